@@ -1,0 +1,38 @@
+//! Surface meshes: reading OBJ files, validating them into a [`SurfaceMesh`],
+//! and the edge topology that springs and reports are built from.
+//!
+//! The pipeline is `bytes ──obj::parse──▶ RawMesh ──validate──▶ SurfaceMesh`.
+//! Only [`validate()`] makes a [`SurfaceMesh`]; code after it trusts the
+//! invariants documented on the type.
+
+pub mod obj;
+pub mod primitives;
+mod raw;
+mod report;
+pub mod topology;
+mod triangulate;
+mod validate;
+
+pub use obj::{ImportError, ImportErrorKind, ImportOptions, ParseStats, import_obj, import_obj_bytes, write_obj};
+pub use raw::{GroupKind, RawGroup, RawMesh};
+pub use report::{Bounds, GroupSummary, MeshReport};
+pub use topology::EdgeTopology;
+pub use validate::{SurfaceMesh, ValidateOptions, ValidationStats, VertexGroup, validate};
+
+/// A position in model space (metres by convention).
+pub type Vec3 = nalgebra::Vector3<f64>;
+
+/// Reads, validates and reports on an OBJ file in one call.
+///
+/// # Errors
+/// Any [`ImportError`] from reading, parsing or validating `path`.
+pub fn load_obj(
+    path: &std::path::Path,
+    import: &ImportOptions,
+    validate_options: &ValidateOptions,
+) -> Result<(SurfaceMesh, MeshReport), ImportError> {
+    let (raw, parse) = import_obj(path, import)?;
+    let (surface, stats) = validate(&raw, path, validate_options)?;
+    let report = MeshReport::new(&path.display().to_string(), Some(parse), stats, &surface);
+    Ok((surface, report))
+}

@@ -1,0 +1,436 @@
+//! Wavefront OBJ reading and writing.
+//!
+//! The reader is a single streaming pass over the bytes that keeps the line
+//! number of everything it reads, so every error names the file and line. It
+//! reads `v` (3 coordinates; an optional `w` or vertex colour is ignored), `f`
+//! with any of the `v`, `v/vt`, `v//vn`, `v/vt/vn` forms and with negative
+//! (relative) indices resolved at the face's line, and `o`/`g` names, which
+//! become named vertex sets. `vt`, `vn`, `vp`, `l`, `p`, `s`, `mtllib`,
+//! `usemtl` and unknown statements are ignored (counted in the report); a
+//! missing material library is not an error because materials play no part in
+//! physics.
+//!
+//! We do not use `tobj` for reading (it is used in the tests as an oracle):
+//! it renumbers vertices per object, so a vertex shared by two groups and two
+//! duplicated vertices cannot be told apart; its errors carry no line number;
+//! it accepts `nan`/`inf` coordinates and two-vertex faces; and it
+//! fan-triangulates concave polygons.
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::Vec3;
+use super::raw::{GroupKind, RawMesh};
+
+/// Options for reading an OBJ file.
+#[derive(Clone, Debug)]
+pub struct ImportOptions {
+    /// Files larger than this many bytes are refused before reading
+    /// (default 2 GiB, about 40 million triangles).
+    pub max_bytes: u64,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self {
+            max_bytes: 2 << 30,
+        }
+    }
+}
+
+/// What is wrong with an input file.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ImportErrorKind {
+    /// The file could not be read.
+    #[error("cannot read the file: {0}")]
+    Io(String),
+    /// The file exceeds [`ImportOptions::max_bytes`].
+    #[error(
+        "the file is {size} bytes, more than the limit of {limit} bytes; decimate the mesh first"
+    )]
+    TooLarge {
+        /// File size in bytes.
+        size: u64,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// The file has no bytes at all.
+    #[error("the file is empty")]
+    Empty,
+    /// NUL bytes or invalid UTF-8 where OBJ text was expected.
+    #[error("binary data, not OBJ text; is this really a .obj file?")]
+    NotText,
+    /// A token that should be a number is not one.
+    #[error("'{token}' is not a number")]
+    BadNumber {
+        /// The offending token.
+        token: String,
+    },
+    /// `nan`, `inf` and friends parse as floats but are not positions.
+    #[error("coordinate '{token}' is not a finite number")]
+    NonFinite {
+        /// The offending token.
+        token: String,
+    },
+    /// A `v` line with fewer than three coordinates.
+    #[error("vertex has {found} coordinate(s); a vertex needs x, y and z")]
+    TooFewCoordinates {
+        /// How many coordinates were found.
+        found: usize,
+    },
+    /// A face corner that is not an integer index.
+    #[error("'{token}' is not a vertex index (expected forms: v, v/vt, v//vn, v/vt/vn)")]
+    BadIndex {
+        /// The offending token.
+        token: String,
+    },
+    /// OBJ indices start at 1 (or are negative); 0 is invalid.
+    #[error("vertex index 0 is invalid: OBJ indices start at 1 (or count back from -1)")]
+    IndexZero,
+    /// An index that refers to a vertex not defined before this line.
+    #[error(
+        "vertex index {index} is out of range: {defined} vertices are defined before this line"
+    )]
+    IndexOutOfRange {
+        /// The index as written.
+        index: i64,
+        /// Vertices defined so far.
+        defined: usize,
+    },
+    /// A face with fewer than three corners (often a file cut mid-line).
+    #[error("face has {found} corner(s); a face needs at least 3 (is the file truncated?)")]
+    TooFewCorners {
+        /// How many corners were found.
+        found: usize,
+    },
+    /// Vertices but no faces.
+    #[error("no faces ({vertices} vertices, 0 faces): nothing to simulate")]
+    NoFaces {
+        /// Vertices defined in the file.
+        vertices: usize,
+    },
+    /// Faces exist but all of them are degenerate or duplicated.
+    #[error("all {faces} faces are degenerate (zero area) or duplicates: nothing to simulate")]
+    NoValidTriangles {
+        /// Faces before validation.
+        faces: usize,
+    },
+    /// Too many vertices for 32-bit indices.
+    #[error("more than 4 billion vertices are not supported")]
+    TooManyVertices,
+}
+
+/// An import failure: the file, the line where the format allows, and what is wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportError {
+    /// The file that was being read.
+    pub path: PathBuf,
+    /// 1-based line number, when the problem is on one line.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub kind: ImportErrorKind,
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: {}", self.path.display(), line, self.kind),
+            None => write!(f, "{}: {}", self.path.display(), self.kind),
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// Statistics of the parse, for the report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ParseStats {
+    /// `v` statements.
+    pub vertices: usize,
+    /// `f` statements.
+    pub faces: usize,
+    /// Faces with more than three corners (triangulated later).
+    pub polygons: usize,
+    /// `vt`, `vn`, `vp` statements (ignored for physics).
+    pub texcoords_and_normals: usize,
+    /// `l` and `p` statements (ignored).
+    pub lines_and_points: usize,
+    /// Statements of unknown or unsupported kinds (ignored).
+    pub unsupported: usize,
+    /// The first unsupported keyword and its line, if any.
+    pub first_unsupported: Option<(String, usize)>,
+}
+
+/// Reads and parses an OBJ file.
+///
+/// # Errors
+/// [`ImportError`] naming the file (and line) when the file cannot be read, is
+/// larger than `options.max_bytes`, or is not valid OBJ.
+pub fn import_obj(path: &Path, options: &ImportOptions) -> Result<(RawMesh, ParseStats), ImportError> {
+    let err = |kind| ImportError {
+        path: path.to_owned(),
+        line: None,
+        kind,
+    };
+    let size = std::fs::metadata(path)
+        .map_err(|e| err(ImportErrorKind::Io(e.to_string())))?
+        .len();
+    if size > options.max_bytes {
+        return Err(err(ImportErrorKind::TooLarge {
+            size,
+            limit: options.max_bytes,
+        }));
+    }
+    let bytes = std::fs::read(path).map_err(|e| err(ImportErrorKind::Io(e.to_string())))?;
+    import_obj_bytes(&bytes, path, options)
+}
+
+/// Parses OBJ text already in memory; `path` is only used in error messages.
+///
+/// # Errors
+/// As [`import_obj`].
+pub fn import_obj_bytes(
+    bytes: &[u8],
+    path: &Path,
+    options: &ImportOptions,
+) -> Result<(RawMesh, ParseStats), ImportError> {
+    if bytes.len() as u64 > options.max_bytes {
+        return Err(ImportError {
+            path: path.to_owned(),
+            line: None,
+            kind: ImportErrorKind::TooLarge {
+                size: bytes.len() as u64,
+                limit: options.max_bytes,
+            },
+        });
+    }
+    Parser::default()
+        .run(bytes)
+        .map_err(|(line, kind)| ImportError {
+            path: path.to_owned(),
+            line,
+            kind,
+        })
+}
+
+type ParseResult<T> = Result<T, (Option<usize>, ImportErrorKind)>;
+
+#[derive(Default)]
+struct Parser {
+    mesh: RawMesh,
+    stats: ParseStats,
+    corners: Vec<u32>,
+    object: Option<u32>,
+    groups: Vec<u32>,
+    current_membership: u32,
+    line_no: usize,
+}
+
+fn is_space(b: u8) -> bool {
+    b == b' ' || b == b'\t' || b == b'\r' || b == 0x0c || b == 0x0b
+}
+
+fn tokens(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|&b| is_space(b)).filter(|t| !t.is_empty())
+}
+
+fn text(token: &[u8]) -> Result<&str, ImportErrorKind> {
+    std::str::from_utf8(token).map_err(|_| ImportErrorKind::NotText)
+}
+
+impl Parser {
+    fn run(mut self, bytes: &[u8]) -> ParseResult<(RawMesh, ParseStats)> {
+        if bytes.is_empty() {
+            return Err((None, ImportErrorKind::Empty));
+        }
+        self.mesh = RawMesh::new();
+        for (i, raw_line) in bytes.split(|&b| b == b'\n').enumerate() {
+            let line_no = i + 1;
+            self.line_no = line_no;
+            self.line(raw_line).map_err(|kind| (Some(line_no), kind))?;
+        }
+        if self.mesh.positions.len() > u32::MAX as usize {
+            return Err((None, ImportErrorKind::TooManyVertices));
+        }
+        if self.stats.faces == 0 {
+            return Err((
+                None,
+                ImportErrorKind::NoFaces {
+                    vertices: self.stats.vertices,
+                },
+            ));
+        }
+        Ok((self.mesh, self.stats))
+    }
+
+    fn line(&mut self, line: &[u8]) -> Result<(), ImportErrorKind> {
+        if line.contains(&0) {
+            return Err(ImportErrorKind::NotText);
+        }
+        let line = match line.iter().position(|&b| b == b'#') {
+            Some(c) => &line[..c],
+            None => line,
+        };
+        let mut toks = tokens(line);
+        let Some(keyword) = toks.next() else {
+            return Ok(());
+        };
+        match keyword {
+            b"v" => self.vertex(toks),
+            b"f" | b"fo" => self.face(toks),
+            b"vt" | b"vn" | b"vp" => {
+                self.stats.texcoords_and_normals += 1;
+                Ok(())
+            }
+            b"l" | b"p" => {
+                self.stats.lines_and_points += 1;
+                Ok(())
+            }
+            b"o" => {
+                let name = self.name(toks)?;
+                self.object = Some(self.mesh.group_index(&name, GroupKind::Object));
+                self.update_membership();
+                Ok(())
+            }
+            b"g" => {
+                let mut groups = Vec::new();
+                for t in toks {
+                    groups.push(self.mesh.group_index(text(t)?, GroupKind::Group));
+                }
+                self.groups = groups;
+                self.update_membership();
+                Ok(())
+            }
+            b"s" | b"mtllib" | b"usemtl" | b"mg" => Ok(()),
+            other => {
+                let word = text(other)?;
+                if word.chars().any(|c| c.is_control()) {
+                    return Err(ImportErrorKind::NotText);
+                }
+                self.stats.unsupported += 1;
+                if self.stats.first_unsupported.is_none() {
+                    self.stats.first_unsupported = Some((word.to_owned(), self.line_no));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn name<'a>(&self, toks: impl Iterator<Item = &'a [u8]>) -> Result<String, ImportErrorKind> {
+        let parts: Vec<&str> = toks.map(text).collect::<Result<_, _>>()?;
+        Ok(parts.join(" "))
+    }
+
+    fn update_membership(&mut self) {
+        let mut set = self.groups.clone();
+        set.extend(self.object);
+        self.current_membership = self.mesh.membership_index(set);
+    }
+
+    fn vertex<'a>(&mut self, toks: impl Iterator<Item = &'a [u8]>) -> Result<(), ImportErrorKind> {
+        let mut xyz = [0.0f64; 3];
+        let mut found = 0;
+        for t in toks.take(3) {
+            let s = text(t)?;
+            let value: f64 = s.parse().map_err(|_| ImportErrorKind::BadNumber {
+                token: s.to_owned(),
+            })?;
+            if !value.is_finite() {
+                return Err(ImportErrorKind::NonFinite {
+                    token: s.to_owned(),
+                });
+            }
+            xyz[found] = value;
+            found += 1;
+        }
+        if found < 3 {
+            return Err(ImportErrorKind::TooFewCoordinates { found });
+        }
+        self.mesh.positions.push(Vec3::new(xyz[0], xyz[1], xyz[2]));
+        self.stats.vertices += 1;
+        Ok(())
+    }
+
+    fn face<'a>(&mut self, toks: impl Iterator<Item = &'a [u8]>) -> Result<(), ImportErrorKind> {
+        let defined = self.mesh.positions.len();
+        self.corners.clear();
+        for t in toks {
+            let s = text(t)?;
+            let mut parts = s.split('/');
+            let v = parts.next().unwrap_or("");
+            let index: i64 = v.parse().map_err(|_| ImportErrorKind::BadIndex {
+                token: s.to_owned(),
+            })?;
+            // Texture and normal indices are ignored for physics, but they
+            // must still be integers (or empty) for the token to be valid.
+            for (k, part) in parts.enumerate() {
+                if k >= 2 || !(part.is_empty() || part.parse::<i64>().is_ok()) {
+                    return Err(ImportErrorKind::BadIndex {
+                        token: s.to_owned(),
+                    });
+                }
+            }
+            let resolved = match index {
+                0 => return Err(ImportErrorKind::IndexZero),
+                i if i > 0 => i - 1,
+                i => defined as i64 + i,
+            };
+            if resolved < 0 || resolved >= defined as i64 {
+                return Err(ImportErrorKind::IndexOutOfRange { index, defined });
+            }
+            self.corners.push(resolved as u32);
+        }
+        if self.corners.len() < 3 {
+            return Err(ImportErrorKind::TooFewCorners {
+                found: self.corners.len(),
+            });
+        }
+        if self.corners.len() > 3 {
+            self.stats.polygons += 1;
+        }
+        self.stats.faces += 1;
+        // Line numbers past u32::MAX are far beyond the size limit.
+        let line = u32::try_from(self.line_no).unwrap_or(u32::MAX);
+        self.mesh
+            .push_polygon(&self.corners, line, self.current_membership);
+        Ok(())
+    }
+}
+
+/// Writes positions and polygons as OBJ text (`v` then `f` lines, 1-based).
+///
+/// Groups in `groups` are written as `o` / `g` statements before their first
+/// polygon when `raw` is given; `header` lines are written as `#` comments.
+///
+/// # Errors
+/// Any I/O error of `out`.
+pub fn write_obj<W: Write>(out: &mut W, raw: &RawMesh, header: &[&str]) -> std::io::Result<()> {
+    for h in header {
+        writeln!(out, "# {h}")?;
+    }
+    for p in &raw.positions {
+        writeln!(out, "v {} {} {}", p.x, p.y, p.z)?;
+    }
+    let mut membership = 0;
+    for poly in 0..raw.polygon_count() {
+        let m = raw.membership.get(poly).copied().unwrap_or(0);
+        if m != membership {
+            membership = m;
+            for &g in &raw.memberships[m as usize] {
+                let group = &raw.groups[g as usize];
+                let keyword = match group.kind {
+                    GroupKind::Object => "o",
+                    GroupKind::Group => "g",
+                };
+                writeln!(out, "{keyword} {}", group.name)?;
+            }
+        }
+        out.write_all(b"f")?;
+        for &i in raw.polygon(poly) {
+            write!(out, " {}", i + 1)?;
+        }
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}

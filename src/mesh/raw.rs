@@ -1,0 +1,113 @@
+//! [`RawMesh`]: polygons exactly as a file or generator gave them, before validation.
+
+use super::Vec3;
+
+/// Whether a name came from an OBJ `o` (object) or `g` (group) statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupKind {
+    /// An `o name` statement.
+    Object,
+    /// A `g name ...` statement.
+    Group,
+}
+
+/// A named set of polygons (an OBJ object or group).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawGroup {
+    /// The name as written in the file.
+    pub name: String,
+    /// Object or group.
+    pub kind: GroupKind,
+}
+
+/// Polygons with 0-based vertex indices, unvalidated.
+///
+/// Polygon `p` uses `indices[offsets[p]..offsets[p + 1]]`; every polygon has at
+/// least three corners and every index is `< positions.len()` (the parser and the
+/// generators guarantee both; [`crate::mesh::validate()`] checks them again).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawMesh {
+    /// Vertex positions, `m × 3`.
+    pub positions: Vec<Vec3>,
+    /// Polygon start offsets into `indices`, `polygons + 1` entries starting at 0.
+    pub offsets: Vec<u32>,
+    /// Concatenated polygon corners.
+    pub indices: Vec<u32>,
+    /// The 1-based source line of each polygon (0 when generated).
+    pub lines: Vec<u32>,
+    /// For each polygon, an index into `memberships`.
+    pub membership: Vec<u32>,
+    /// Distinct sets of group indices (into `groups`) that polygons belong to.
+    /// Entry 0 is always the empty set.
+    pub memberships: Vec<Vec<u32>>,
+    /// Object and group names in order of first appearance.
+    pub groups: Vec<RawGroup>,
+}
+
+impl RawMesh {
+    /// An empty mesh ready for [`RawMesh::push_polygon`].
+    pub fn new() -> Self {
+        Self {
+            offsets: vec![0],
+            memberships: vec![Vec::new()],
+            ..Self::default()
+        }
+    }
+
+    /// Number of polygons.
+    pub fn polygon_count(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// The corners of polygon `p`.
+    pub fn polygon(&self, p: usize) -> &[u32] {
+        &self.indices[self.offsets[p] as usize..self.offsets[p + 1] as usize]
+    }
+
+    /// Appends a polygon with the given corners, source line and membership.
+    pub fn push_polygon(&mut self, corners: &[u32], line: u32, membership: u32) {
+        self.indices.extend_from_slice(corners);
+        self.offsets.push(self.indices.len() as u32);
+        self.lines.push(line);
+        self.membership.push(membership);
+    }
+
+    /// Registers a group name (or finds it) and returns its index.
+    pub fn group_index(&mut self, name: &str, kind: GroupKind) -> u32 {
+        if let Some(i) = self
+            .groups
+            .iter()
+            .position(|g| g.kind == kind && g.name == name)
+        {
+            return i as u32;
+        }
+        self.groups.push(RawGroup {
+            name: name.to_owned(),
+            kind,
+        });
+        (self.groups.len() - 1) as u32
+    }
+
+    /// Registers a membership set (sorted group indices) and returns its index.
+    pub fn membership_index(&mut self, mut set: Vec<u32>) -> u32 {
+        set.sort_unstable();
+        set.dedup();
+        if let Some(i) = self.memberships.iter().position(|m| *m == set) {
+            return i as u32;
+        }
+        self.memberships.push(set);
+        (self.memberships.len() - 1) as u32
+    }
+
+    /// Builds a raw mesh from triangles (no groups).
+    pub fn from_triangles(positions: Vec<Vec3>, triangles: &[[u32; 3]]) -> Self {
+        let mut raw = Self::new();
+        raw.positions = positions;
+        raw.indices.reserve(triangles.len() * 3);
+        for t in triangles {
+            raw.push_polygon(t, 0, 0);
+        }
+        raw
+    }
+}

@@ -1,0 +1,236 @@
+//! [`MeshReport`]: what `softbody inspect` prints about a surface mesh.
+
+use std::fmt;
+
+use super::obj::ParseStats;
+use super::raw::GroupKind;
+use super::topology::{EdgeKind, connected_components};
+use super::validate::{SurfaceMesh, ValidationStats};
+
+/// Axis-aligned bounding box.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Bounds {
+    /// Minimum corner.
+    pub min: [f64; 3],
+    /// Maximum corner.
+    pub max: [f64; 3],
+    /// Length of the diagonal.
+    pub diagonal: f64,
+}
+
+/// A named vertex set and its size.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct GroupSummary {
+    /// Name from the file.
+    pub name: String,
+    /// Object or group.
+    pub kind: GroupKind,
+    /// Vertices in the set.
+    pub vertices: usize,
+}
+
+/// Everything known about an imported surface: what the file held, what
+/// validation changed, and the topology of the result.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MeshReport {
+    /// The file, as given.
+    pub file: String,
+    /// Statement counts from the parser (absent for generated meshes).
+    pub parse: Option<ParseStats>,
+    /// What validation merged and dropped.
+    pub validation: ValidationStats,
+    /// Vertices after validation.
+    pub vertices: usize,
+    /// Triangles after validation.
+    pub triangles: usize,
+    /// Unique edges.
+    pub edges: usize,
+    /// Edges used by one triangle.
+    pub boundary_edges: usize,
+    /// Edges used by two triangles.
+    pub interior_edges: usize,
+    /// Edges used by three or more triangles (no bending springs there).
+    pub non_manifold_edges: usize,
+    /// Interior edges whose triangles disagree in winding.
+    pub inconsistent_edges: usize,
+    /// Connected components.
+    pub components: usize,
+    /// `V − E + F`.
+    pub euler_characteristic: i64,
+    /// No boundary and no non-manifold edges.
+    pub closed: bool,
+    /// Enclosed volume when closed and consistently oriented (negative when
+    /// the faces point inwards).
+    pub volume: Option<f64>,
+    /// Bounding box.
+    pub bounds: Bounds,
+    /// Named vertex sets from `o` / `g` statements.
+    pub groups: Vec<GroupSummary>,
+    /// Things a person should know, in plain words.
+    pub warnings: Vec<String>,
+}
+
+impl MeshReport {
+    /// Builds the report of a validated mesh.
+    pub fn new(file: &str, parse: Option<ParseStats>, validation: ValidationStats, mesh: &SurfaceMesh) -> Self {
+        let topo = mesh.topology();
+        let triangles = mesh.triangles();
+        let boundary_edges = topo.count(EdgeKind::Boundary);
+        let interior_edges = topo.count(EdgeKind::Interior);
+        let non_manifold_edges = topo.count(EdgeKind::NonManifold);
+        let inconsistent_edges = topo.inconsistent_orientations(triangles);
+        let closed = boundary_edges == 0 && non_manifold_edges == 0;
+        let volume = (closed && inconsistent_edges == 0).then(|| mesh.signed_volume());
+        let (lo, hi) = mesh.bounds();
+        let mut warnings = Vec::new();
+        let v = &validation;
+        if v.welded_vertices > 0 {
+            warnings.push(format!(
+                "welded {} coincident vertices (closer than {:.3e})",
+                v.welded_vertices, v.weld_tolerance
+            ));
+        }
+        if v.degenerate_triangles > 0 {
+            warnings.push(format!(
+                "dropped {} zero-area triangles{}",
+                v.degenerate_triangles,
+                lines_suffix(&v.degenerate_lines)
+            ));
+        }
+        if v.duplicate_triangles > 0 {
+            warnings.push(format!("dropped {} duplicate triangles", v.duplicate_triangles));
+        }
+        if v.unreferenced_vertices > 0 {
+            warnings.push(format!("dropped {} vertices no face uses", v.unreferenced_vertices));
+        }
+        if non_manifold_edges > 0 {
+            warnings.push(format!(
+                "{non_manifold_edges} non-manifold edges (3+ faces): no bending springs across them"
+            ));
+        }
+        if inconsistent_edges > 0 {
+            warnings.push(format!(
+                "{inconsistent_edges} edges where neighbouring faces disagree in winding"
+            ));
+        }
+        if volume.is_some_and(|vol| vol < 0.0) {
+            warnings.push("faces point inwards (negative volume)".to_owned());
+        }
+        let empty: Vec<&str> = mesh
+            .groups()
+            .iter()
+            .filter(|g| g.vertices.is_empty())
+            .map(|g| g.name.as_str())
+            .collect();
+        if !empty.is_empty() {
+            warnings.push(format!(
+                "groups with no faces: {} (an 'o'/'g' line written after its faces names the faces that follow it)",
+                empty.join(", ")
+            ));
+        }
+        if let Some(p) = &parse {
+            if let Some((word, line)) = &p.first_unsupported {
+                warnings.push(format!(
+                    "ignored {} unsupported statements (first: '{word}' on line {line})",
+                    p.unsupported
+                ));
+            }
+        }
+        Self {
+            file: file.to_owned(),
+            parse,
+            validation,
+            vertices: mesh.positions().len(),
+            triangles: triangles.len(),
+            edges: topo.edges().len(),
+            boundary_edges,
+            interior_edges,
+            non_manifold_edges,
+            inconsistent_edges,
+            components: connected_components(mesh.positions().len(), triangles),
+            euler_characteristic: mesh.positions().len() as i64 - topo.edges().len() as i64
+                + triangles.len() as i64,
+            closed,
+            volume,
+            bounds: Bounds {
+                min: lo.into(),
+                max: hi.into(),
+                diagonal: (hi - lo).norm(),
+            },
+            groups: mesh
+                .groups()
+                .iter()
+                .map(|g| GroupSummary {
+                    name: g.name.clone(),
+                    kind: g.kind,
+                    vertices: g.vertices.len(),
+                })
+                .collect(),
+            warnings,
+        }
+    }
+}
+
+fn lines_suffix(lines: &[u32]) -> String {
+    let known: Vec<String> = lines.iter().filter(|&&l| l > 0).map(|l| l.to_string()).collect();
+    if known.is_empty() {
+        String::new()
+    } else {
+        format!(" (lines {}{})", known.join(", "), if known.len() == 5 { ", ..." } else { "" })
+    }
+}
+
+impl fmt::Display for MeshReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.file)?;
+        if let Some(p) = &self.parse {
+            writeln!(
+                f,
+                "  file:        {} vertices, {} faces ({} polygons with 4+ corners)",
+                p.vertices, p.faces, p.polygons
+            )?;
+        }
+        writeln!(f, "  mesh:        {} vertices, {} triangles, {} edges", self.vertices, self.triangles, self.edges)?;
+        writeln!(
+            f,
+            "  edges:       {} boundary, {} interior, {} non-manifold",
+            self.boundary_edges, self.interior_edges, self.non_manifold_edges
+        )?;
+        writeln!(
+            f,
+            "  topology:    {} component(s), Euler characteristic {}, {}",
+            self.components,
+            self.euler_characteristic,
+            if self.closed { "closed" } else { "open" }
+        )?;
+        match self.volume {
+            Some(v) => writeln!(f, "  volume:      {v:.6}")?,
+            None => writeln!(f, "  volume:      none (not a closed, consistently oriented surface)")?,
+        }
+        let b = &self.bounds;
+        writeln!(
+            f,
+            "  bounds:      [{:.4}, {:.4}, {:.4}] .. [{:.4}, {:.4}, {:.4}] (diagonal {:.4})",
+            b.min[0], b.min[1], b.min[2], b.max[0], b.max[1], b.max[2], b.diagonal
+        )?;
+        if !self.groups.is_empty() {
+            writeln!(f, "  groups:")?;
+            for g in &self.groups {
+                let kind = match g.kind {
+                    GroupKind::Object => "object",
+                    GroupKind::Group => "group",
+                };
+                writeln!(f, "    {:<6} {:<24} {} vertices", kind, g.name, g.vertices)?;
+            }
+        }
+        if self.warnings.is_empty() {
+            writeln!(f, "  warnings:    none")?;
+        } else {
+            writeln!(f, "  warnings:")?;
+            for w in &self.warnings {
+                writeln!(f, "    - {w}")?;
+            }
+        }
+        Ok(())
+    }
+}

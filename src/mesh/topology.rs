@@ -1,0 +1,222 @@
+//! Edge topology of a triangle mesh from sorted `(min, max, triangle)` triples.
+//!
+//! Every triangle emits one triple per edge; after sorting, equal vertex pairs
+//! are adjacent (physics.md §4, seed 003). A pair seen once is a boundary
+//! edge, twice an interior edge, three or more times a non-manifold edge.
+//!
+//! The sort is a bucket (counting) sort on the smaller vertex followed by an
+//! insertion sort of each bucket on `(max, triangle)`: linear in the number of
+//! triangles, since a vertex starts only a handful of edges.
+
+/// Unique edges of a triangle mesh and the triangles around each.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EdgeTopology {
+    /// Unique edges `[a, b]` with `a < b`, sorted lexicographically.
+    edges: Vec<[u32; 2]>,
+    /// `faces[offsets[e]..offsets[e + 1]]` are the triangles using edge `e`,
+    /// in increasing order.
+    offsets: Vec<u32>,
+    faces: Vec<u32>,
+}
+
+/// Kind of an edge by the number of triangles using it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// Used by one triangle.
+    Boundary,
+    /// Used by exactly two triangles.
+    Interior,
+    /// Used by three or more triangles.
+    NonManifold,
+}
+
+impl EdgeTopology {
+    /// Builds the topology of `triangles` over `vertex_count` vertices.
+    ///
+    /// Every index must be `< vertex_count` and triangles must not repeat a
+    /// vertex (the validator guarantees both).
+    pub fn new(vertex_count: usize, triangles: &[[u32; 3]]) -> Self {
+        // Counting sort of the triples by their smaller vertex.
+        let mut start = vec![0u32; vertex_count + 1];
+        for t in triangles {
+            for k in 0..3 {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                start[a.min(b) as usize + 1] += 1;
+            }
+        }
+        for v in 0..vertex_count {
+            start[v + 1] += start[v];
+        }
+        let mut fill = start.clone();
+        let mut triples = vec![(0u32, 0u32); triangles.len() * 3];
+        for (ti, t) in triangles.iter().enumerate() {
+            for k in 0..3 {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                let slot = &mut fill[a.min(b) as usize];
+                triples[*slot as usize] = (a.max(b), ti as u32);
+                *slot += 1;
+            }
+        }
+        // Each bucket holds the few edges that start at one vertex.
+        let mut edges = Vec::with_capacity(triangles.len() * 3 / 2 + 16);
+        let mut offsets = Vec::with_capacity(edges.capacity() + 1);
+        let mut faces = Vec::with_capacity(triples.len());
+        for v in 0..vertex_count {
+            let bucket = &mut triples[start[v] as usize..start[v + 1] as usize];
+            insertion_sort(bucket);
+            let mut i = 0;
+            while i < bucket.len() {
+                let max = bucket[i].0;
+                edges.push([v as u32, max]);
+                offsets.push(faces.len() as u32);
+                while i < bucket.len() && bucket[i].0 == max {
+                    faces.push(bucket[i].1);
+                    i += 1;
+                }
+            }
+        }
+        offsets.push(faces.len() as u32);
+        Self {
+            edges,
+            offsets,
+            faces,
+        }
+    }
+
+    /// Unique edges `[a, b]`, `a < b`, sorted.
+    pub fn edges(&self) -> &[[u32; 2]] {
+        &self.edges
+    }
+
+    /// Triangles using edge `e`, in increasing order.
+    pub fn edge_faces(&self, e: usize) -> &[u32] {
+        &self.faces[self.offsets[e] as usize..self.offsets[e + 1] as usize]
+    }
+
+    /// Boundary, interior or non-manifold.
+    pub fn kind(&self, e: usize) -> EdgeKind {
+        match self.offsets[e + 1] - self.offsets[e] {
+            1 => EdgeKind::Boundary,
+            2 => EdgeKind::Interior,
+            _ => EdgeKind::NonManifold,
+        }
+    }
+
+    /// Number of edges of the given kind.
+    pub fn count(&self, kind: EdgeKind) -> usize {
+        (0..self.edges.len()).filter(|&e| self.kind(e) == kind).count()
+    }
+
+    /// For every interior edge, the edge index and the two vertices opposite
+    /// it (one from each triangle): the endpoints of its bending spring.
+    pub fn opposite_pairs<'a>(
+        &'a self,
+        triangles: &'a [[u32; 3]],
+    ) -> impl Iterator<Item = (usize, [u32; 2])> + 'a {
+        (0..self.edges.len()).filter_map(move |e| {
+            let [t1, t2] = *self.edge_faces(e) else {
+                return None;
+            };
+            let [a, b] = self.edges[e];
+            let opposite = |t: u32| {
+                let tri = triangles[t as usize];
+                tri.into_iter().find(|&v| v != a && v != b)
+            };
+            Some((e, [opposite(t1)?, opposite(t2)?]))
+        })
+    }
+
+    /// Interior edges whose two triangles traverse them in the same direction
+    /// (the triangles' windings disagree across the edge).
+    pub fn inconsistent_orientations(&self, triangles: &[[u32; 3]]) -> usize {
+        (0..self.edges.len())
+            .filter(|&e| {
+                let [t1, t2] = *self.edge_faces(e) else {
+                    return false;
+                };
+                let [a, b] = self.edges[e];
+                goes_forward(triangles[t1 as usize], a, b) == goes_forward(triangles[t2 as usize], a, b)
+            })
+            .count()
+    }
+}
+
+/// Whether triangle `t` contains the directed edge `a → b`.
+fn goes_forward(t: [u32; 3], a: u32, b: u32) -> bool {
+    (0..3).any(|k| t[k] == a && t[(k + 1) % 3] == b)
+}
+
+fn insertion_sort(bucket: &mut [(u32, u32)]) {
+    for i in 1..bucket.len() {
+        let mut j = i;
+        while j > 0 && bucket[j - 1] > bucket[j] {
+            bucket.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
+/// Number of connected components of the vertex graph of `triangles`
+/// (isolated vertices excluded).
+pub fn connected_components(vertex_count: usize, triangles: &[[u32; 3]]) -> usize {
+    let mut parent: Vec<u32> = (0..vertex_count as u32).collect();
+    fn find(parent: &mut [u32], mut x: u32) -> u32 {
+        while parent[x as usize] != x {
+            let grand = parent[parent[x as usize] as usize];
+            parent[x as usize] = grand;
+            x = grand;
+        }
+        x
+    }
+    let mut used = vec![false; vertex_count];
+    for t in triangles {
+        for &v in t {
+            used[v as usize] = true;
+        }
+        let r0 = find(&mut parent, t[0]);
+        for &v in &t[1..] {
+            let r = find(&mut parent, v);
+            if r != r0 {
+                parent[r as usize] = r0;
+            }
+        }
+    }
+    (0..vertex_count as u32)
+        .filter(|&v| used[v as usize] && find(&mut parent, v) == v)
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tetrahedron_is_closed_and_consistent() {
+        let tris = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]];
+        let topo = EdgeTopology::new(4, &tris);
+        assert_eq!(topo.edges().len(), 6);
+        assert_eq!(topo.count(EdgeKind::Interior), 6);
+        assert_eq!(topo.count(EdgeKind::Boundary), 0);
+        assert_eq!(topo.inconsistent_orientations(&tris), 0);
+        assert_eq!(topo.opposite_pairs(&tris).count(), 6);
+        assert_eq!(connected_components(4, &tris), 1);
+    }
+
+    #[test]
+    fn flipped_triangle_is_inconsistent() {
+        let tris = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 3, 2]];
+        let topo = EdgeTopology::new(4, &tris);
+        assert_eq!(topo.inconsistent_orientations(&tris), 3);
+    }
+
+    #[test]
+    fn three_triangles_on_one_edge_are_non_manifold() {
+        let tris = [[0, 1, 2], [1, 0, 3], [0, 1, 4]];
+        let topo = EdgeTopology::new(5, &tris);
+        let e = topo.edges().iter().position(|&e| e == [0, 1]).unwrap();
+        assert_eq!(topo.kind(e), EdgeKind::NonManifold);
+        assert_eq!(topo.edge_faces(e), &[0, 1, 2]);
+        assert_eq!(topo.count(EdgeKind::NonManifold), 1);
+        assert_eq!(topo.opposite_pairs(&tris).count(), 0);
+    }
+}

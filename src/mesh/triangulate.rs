@@ -1,0 +1,190 @@
+//! Polygon triangulation that respects concave and non-planar polygons.
+//!
+//! Triangles pass through. Quads are split along the diagonal that keeps both
+//! halves facing the quad's normal (so concave quads are split correctly),
+//! preferring the shorter diagonal. Larger polygons are projected onto the
+//! plane of their Newell normal and ear-clipped with `earcut` (the mapbox
+//! algorithm); if ear clipping cannot use every corner (a self-intersecting
+//! polygon), the polygon falls back to a fan around its centroid-nearest
+//! corner. Winding is preserved in every case.
+
+use super::Vec3;
+
+/// Reusable buffers for triangulating many polygons without allocating.
+#[derive(Default)]
+pub(crate) struct Triangulator {
+    earcut: earcut::Earcut<f64>,
+    projected: Vec<[f64; 2]>,
+    local: Vec<u32>,
+}
+
+/// Newell's normal of a polygon (unnormalised; twice the vector area).
+fn newell_normal(positions: &[Vec3], corners: &[u32]) -> Vec3 {
+    let mut n = Vec3::zeros();
+    let mut prev = positions[corners[corners.len() - 1] as usize];
+    for &c in corners {
+        let cur = positions[c as usize];
+        n += (prev - cur).cross(&(prev + cur));
+        prev = cur;
+    }
+    n * 0.5
+}
+
+impl Triangulator {
+    /// Appends the triangles of polygon `corners` to `out`.
+    pub(crate) fn triangulate(&mut self, positions: &[Vec3], corners: &[u32], out: &mut Vec<[u32; 3]>) {
+        match *corners {
+            [a, b, c] => out.push([a, b, c]),
+            [a, b, c, d] => out.extend(split_quad(positions, [a, b, c, d])),
+            _ => self.ear_clip(positions, corners, out),
+        }
+    }
+
+    fn ear_clip(&mut self, positions: &[Vec3], corners: &[u32], out: &mut Vec<[u32; 3]>) {
+        let normal = newell_normal(positions, corners);
+        let norm = normal.norm();
+        if norm == 0.0 || !norm.is_finite() {
+            // No usable plane: a fan keeps the connectivity, and the
+            // validator drops whatever comes out degenerate.
+            fan(corners, 0, out);
+            return;
+        }
+        let n = normal / norm;
+        let helper = if n.x.abs() < 0.9 { Vec3::x() } else { Vec3::y() };
+        let u = n.cross(&helper).normalize();
+        let v = n.cross(&u);
+        let origin = positions[corners[0] as usize];
+        self.projected.clear();
+        self.projected.extend(corners.iter().map(|&c| {
+            let d = positions[c as usize] - origin;
+            [d.dot(&u), d.dot(&v)]
+        }));
+        self.earcut
+            .earcut_slice(&self.projected, &[] as &[u32], &mut self.local);
+        if self.local.len() != 3 * (corners.len() - 2) {
+            fan(corners, centre_corner(positions, corners), out);
+            return;
+        }
+        for t in self.local.chunks_exact(3) {
+            let [p, q, r] = [t[0], t[1], t[2]].map(|i| self.projected[i as usize]);
+            let area = (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0]);
+            let [a, b, c] = [t[0], t[1], t[2]].map(|i| corners[i as usize]);
+            // (u, v, n) is right-handed, so the polygon winds counter-clockwise
+            // in the projection; keep each triangle the same way round.
+            out.push(if area >= 0.0 { [a, b, c] } else { [a, c, b] });
+        }
+    }
+}
+
+/// Splits a quad along the diagonal whose two triangles both face the quad's
+/// normal, preferring the shorter diagonal when both do.
+fn split_quad(positions: &[Vec3], q: [u32; 4]) -> [[u32; 3]; 2] {
+    let p = q.map(|i| positions[i as usize]);
+    let normal = newell_normal(positions, &q);
+    let faces_up = |a: usize, b: usize, c: usize| (p[b] - p[a]).cross(&(p[c] - p[a])).dot(&normal) > 0.0;
+    let diag02 = [[q[0], q[1], q[2]], [q[0], q[2], q[3]]];
+    let diag13 = [[q[0], q[1], q[3]], [q[1], q[2], q[3]]];
+    let ok02 = faces_up(0, 1, 2) && faces_up(0, 2, 3);
+    let ok13 = faces_up(0, 1, 3) && faces_up(1, 2, 3);
+    match (ok02, ok13) {
+        (true, false) => diag02,
+        (false, true) => diag13,
+        _ => {
+            if (p[2] - p[0]).norm_squared() <= (p[3] - p[1]).norm_squared() {
+                diag02
+            } else {
+                diag13
+            }
+        }
+    }
+}
+
+/// The corner closest to the polygon's centroid (the best fan apex for a
+/// star-shaped polygon).
+fn centre_corner(positions: &[Vec3], corners: &[u32]) -> usize {
+    let centroid = corners
+        .iter()
+        .fold(Vec3::zeros(), |acc, &c| acc + positions[c as usize])
+        / corners.len() as f64;
+    (0..corners.len())
+        .min_by(|&i, &j| {
+            let di = (positions[corners[i] as usize] - centroid).norm_squared();
+            let dj = (positions[corners[j] as usize] - centroid).norm_squared();
+            di.total_cmp(&dj)
+        })
+        .unwrap_or(0)
+}
+
+fn fan(corners: &[u32], apex: usize, out: &mut Vec<[u32; 3]>) {
+    let n = corners.len();
+    for k in 1..n - 1 {
+        let b = (apex + k) % n;
+        let c = (apex + k + 1) % n;
+        out.push([corners[apex], corners[b], corners[c]]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn area_normal(positions: &[Vec3], tris: &[[u32; 3]]) -> Vec3 {
+        tris.iter()
+            .map(|t| {
+                let [a, b, c] = t.map(|i| positions[i as usize]);
+                (b - a).cross(&(c - a)) * 0.5
+            })
+            .sum()
+    }
+
+    #[test]
+    fn concave_quad_is_split_on_the_inside_diagonal() {
+        // An arrowhead: corner 0 points inwards, so only the 0-2 diagonal is
+        // inside, although the 1-3 diagonal is shorter.
+        let p = vec![
+            Vec3::new(0.0, 0.1, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(0.0, 3.0, 0.0),
+            Vec3::new(-1.0, 0.0, 0.0),
+        ];
+        let mut t = Triangulator::default();
+        let mut out = Vec::new();
+        t.triangulate(&p, &[0, 1, 2, 3], &mut out);
+        assert_eq!(out, vec![[0, 1, 2], [0, 2, 3]]);
+        let expected_area = newell_normal(&p, &[0, 1, 2, 3]) * 0.5;
+        assert!((area_normal(&p, &out) - expected_area).norm() < 1e-12);
+    }
+
+    #[test]
+    fn concave_polygon_ear_clipping_preserves_area_and_winding() {
+        // An "E"-like concave 12-gon in the xz plane.
+        let outline = [
+            (0.0, 0.0),
+            (3.0, 0.0),
+            (3.0, 1.0),
+            (1.0, 1.0),
+            (1.0, 2.0),
+            (2.0, 2.0),
+            (2.0, 3.0),
+            (1.0, 3.0),
+            (1.0, 4.0),
+            (3.0, 4.0),
+            (3.0, 5.0),
+            (0.0, 5.0),
+        ];
+        let p: Vec<Vec3> = outline.iter().map(|&(x, z)| Vec3::new(x, 0.0, -z)).collect();
+        let corners: Vec<u32> = (0..12).collect();
+        let mut t = Triangulator::default();
+        let mut out = Vec::new();
+        t.triangulate(&p, &corners, &mut out);
+        assert_eq!(out.len(), 10);
+        let expected = newell_normal(&p, &corners) * 0.5;
+        let got = area_normal(&p, &out);
+        assert!((got - expected).norm() < 1e-12, "{got} vs {expected}");
+        // Every triangle faces the same way as the polygon (no fan flips).
+        for tri in &out {
+            let [a, b, c] = tri.map(|i| p[i as usize]);
+            assert!((b - a).cross(&(c - a)).dot(&expected) > 0.0);
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! Validation: the only way to make a [`SurfaceMesh`].
+//!
+//! Steps, in order: check indices and coordinates, triangulate polygons, weld
+//! coincident vertices (tolerance relative to the bounding-box diagonal), drop
+//! degenerate (zero-area) and duplicate triangles, drop unreferenced vertices,
+//! and build the edge topology. Everything dropped or merged is counted in
+//! [`ValidationStats`].
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::obj::{ImportError, ImportErrorKind};
+use super::raw::{GroupKind, RawMesh};
+use super::topology::EdgeTopology;
+use super::triangulate::Triangulator;
+use super::Vec3;
+
+/// Options for [`validate()`].
+#[derive(Clone, Debug)]
+pub struct ValidateOptions {
+    /// Vertices closer than this fraction of the bounding-box diagonal are
+    /// welded (default `1e-6`: exact duplicates and float noise from exporters,
+    /// never intended geometry). `0` welds only exact duplicates.
+    pub weld_relative: f64,
+}
+
+impl Default for ValidateOptions {
+    fn default() -> Self {
+        Self {
+            weld_relative: 1e-6,
+        }
+    }
+}
+
+/// A named set of vertices of a [`SurfaceMesh`] (from an OBJ `o` or `g`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VertexGroup {
+    /// The name from the file.
+    pub name: String,
+    /// Object or group.
+    pub kind: GroupKind,
+    /// Sorted, unique vertex indices.
+    pub vertices: Vec<u32>,
+}
+
+/// A validated triangle mesh.
+///
+/// Invariants: every coordinate is finite; every triangle has three distinct
+/// in-range vertices and non-zero area; no two triangles share the same three
+/// vertices; every vertex is used by a triangle; `topology` describes
+/// `triangles`.
+#[derive(Clone, Debug)]
+pub struct SurfaceMesh {
+    positions: Vec<Vec3>,
+    triangles: Vec<[u32; 3]>,
+    groups: Vec<VertexGroup>,
+    topology: EdgeTopology,
+}
+
+impl SurfaceMesh {
+    /// Vertex positions, `m × 3`.
+    pub fn positions(&self) -> &[Vec3] {
+        &self.positions
+    }
+
+    /// Triangles (counter-clockwise seen from outside when the input was
+    /// oriented that way).
+    pub fn triangles(&self) -> &[[u32; 3]] {
+        &self.triangles
+    }
+
+    /// Named vertex sets from the file's objects and groups.
+    pub fn groups(&self) -> &[VertexGroup] {
+        &self.groups
+    }
+
+    /// Unique edges and the triangles around them.
+    pub fn topology(&self) -> &EdgeTopology {
+        &self.topology
+    }
+
+    /// Axis-aligned bounds `(min, max)`.
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        bounds(&self.positions, None)
+    }
+
+    /// Signed enclosed volume by the divergence theorem, `Σ a·(b×c) / 6`.
+    /// Meaningful only for a closed, consistently oriented surface.
+    pub fn signed_volume(&self) -> f64 {
+        self.triangles
+            .iter()
+            .map(|t| {
+                let [a, b, c] = t.map(|i| self.positions[i as usize]);
+                a.dot(&b.cross(&c))
+            })
+            .sum::<f64>()
+            / 6.0
+    }
+}
+
+/// What validation merged and dropped.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ValidationStats {
+    /// Vertices in the input.
+    pub input_vertices: usize,
+    /// Polygons in the input.
+    pub input_polygons: usize,
+    /// Polygons with more than three corners that were triangulated.
+    pub triangulated_polygons: usize,
+    /// Absolute weld distance used.
+    pub weld_tolerance: f64,
+    /// Vertices merged into a coincident one.
+    pub welded_vertices: usize,
+    /// Zero-area triangles dropped (including ones that lost a corner to welding).
+    pub degenerate_triangles: usize,
+    /// Source lines of the first few degenerate faces (0 when generated).
+    pub degenerate_lines: Vec<u32>,
+    /// Triangles dropped because another triangle has the same three vertices
+    /// (either winding).
+    pub duplicate_triangles: usize,
+    /// Vertices no triangle uses, dropped.
+    pub unreferenced_vertices: usize,
+}
+
+fn bounds(positions: &[Vec3], used: Option<&[bool]>) -> (Vec3, Vec3) {
+    let mut lo = Vec3::repeat(f64::INFINITY);
+    let mut hi = Vec3::repeat(f64::NEG_INFINITY);
+    for (i, p) in positions.iter().enumerate() {
+        if used.is_none_or(|u| u[i]) {
+            lo = lo.inf(p);
+            hi = hi.sup(p);
+        }
+    }
+    if lo.x > hi.x {
+        (Vec3::zeros(), Vec3::zeros())
+    } else {
+        (lo, hi)
+    }
+}
+
+/// Validates `raw` into a [`SurfaceMesh`]; `path` names the source in errors.
+///
+/// # Errors
+/// [`ImportErrorKind::NoFaces`] for no polygons, [`ImportErrorKind::IndexOutOfRange`]
+/// or [`ImportErrorKind::NonFinite`] for inconsistent generated data, and
+/// [`ImportErrorKind::NoValidTriangles`] when every triangle is degenerate.
+pub fn validate(
+    raw: &RawMesh,
+    path: &Path,
+    options: &ValidateOptions,
+) -> Result<(SurfaceMesh, ValidationStats), ImportError> {
+    let fail = |line: u32, kind| ImportError {
+        path: path.to_owned(),
+        line: (line > 0).then_some(line as usize),
+        kind,
+    };
+    let n = raw.positions.len();
+    let polygons = raw.polygon_count();
+    if polygons == 0 {
+        return Err(fail(0, ImportErrorKind::NoFaces { vertices: n }));
+    }
+    if n > u32::MAX as usize {
+        return Err(fail(0, ImportErrorKind::TooManyVertices));
+    }
+    let mut used = vec![false; n];
+    for p in 0..polygons {
+        let line = raw.lines.get(p).copied().unwrap_or(0);
+        for &i in raw.polygon(p) {
+            let Some(u) = used.get_mut(i as usize) else {
+                return Err(fail(
+                    line,
+                    ImportErrorKind::IndexOutOfRange {
+                        index: i as i64 + 1,
+                        defined: n,
+                    },
+                ));
+            };
+            *u = true;
+            let x = raw.positions[i as usize];
+            if !x.iter().all(|c| c.is_finite()) {
+                let token = format!("{}", x.iter().find(|c| !c.is_finite()).copied().unwrap_or(f64::NAN));
+                return Err(fail(line, ImportErrorKind::NonFinite { token }));
+            }
+        }
+    }
+    let (lo, hi) = bounds(&raw.positions, Some(&used));
+    let diagonal = (hi - lo).norm();
+    let mut stats = ValidationStats {
+        input_vertices: n,
+        input_polygons: polygons,
+        weld_tolerance: options.weld_relative * diagonal,
+        ..ValidationStats::default()
+    };
+
+    // Weld, then triangulate on the welded indices.
+    let remap = weld(&raw.positions, &used, stats.weld_tolerance);
+    stats.welded_vertices = remap.iter().enumerate().filter(|&(i, &r)| used[i] && r as usize != i).count();
+    let mut triangles = Vec::with_capacity(raw.indices.len().saturating_sub(2 * polygons));
+    let mut tri_polygon = Vec::with_capacity(triangles.capacity());
+    let mut triangulator = Triangulator::default();
+    let mut corners = Vec::new();
+    let area_eps = 1e-12 * diagonal * diagonal;
+    for p in 0..polygons {
+        let poly = raw.polygon(p);
+        if poly.len() > 3 {
+            stats.triangulated_polygons += 1;
+        }
+        let first = triangles.len();
+        triangulator.triangulate(&raw.positions, poly, &mut triangles);
+        corners.clear();
+        for t in first..triangles.len() {
+            let tri: [u32; 3] = triangles[t];
+            let welded = tri.map(|i| remap[i as usize]);
+            let [a, b, c] = welded.map(|i| raw.positions[i as usize]);
+            let twice_area = (b - a).cross(&(c - a)).norm();
+            let distinct = welded[0] != welded[1] && welded[1] != welded[2] && welded[0] != welded[2];
+            if distinct && twice_area > area_eps {
+                corners.push(welded);
+            } else {
+                stats.degenerate_triangles += 1;
+                if stats.degenerate_lines.len() < 5 {
+                    stats.degenerate_lines.push(raw.lines.get(p).copied().unwrap_or(0));
+                }
+            }
+        }
+        triangles.truncate(first);
+        triangles.extend_from_slice(&corners);
+        tri_polygon.resize(triangles.len(), p as u32);
+    }
+
+    // Drop unreferenced vertices, keeping the file's order.
+    let mut new_index = vec![u32::MAX; n];
+    let mut positions = Vec::new();
+    for t in &mut triangles {
+        for v in t.iter_mut() {
+            let slot = &mut new_index[*v as usize];
+            if *slot == u32::MAX {
+                *slot = 0; // mark; numbered below in file order
+            }
+        }
+    }
+    for (i, slot) in new_index.iter_mut().enumerate() {
+        if *slot == 0 {
+            *slot = positions.len() as u32;
+            positions.push(raw.positions[i]);
+        }
+    }
+    for t in &mut triangles {
+        *t = t.map(|v| new_index[v as usize]);
+    }
+    stats.unreferenced_vertices = n - stats.welded_vertices - positions.len();
+
+    let mut topology = EdgeTopology::new(positions.len(), &triangles);
+    let duplicates = duplicate_triangles(&topology, &triangles);
+    if !duplicates.is_empty() {
+        stats.duplicate_triangles = duplicates.len();
+        let mut keep = vec![true; triangles.len()];
+        for d in duplicates {
+            keep[d as usize] = false;
+        }
+        let mut k = 0;
+        triangles.retain(|_| {
+            k += 1;
+            keep[k - 1]
+        });
+        let mut k = 0;
+        tri_polygon.retain(|_| {
+            k += 1;
+            keep[k - 1]
+        });
+        topology = EdgeTopology::new(positions.len(), &triangles);
+    }
+    if triangles.is_empty() {
+        return Err(fail(0, ImportErrorKind::NoValidTriangles { faces: polygons }));
+    }
+    let groups = vertex_groups(raw, &triangles, &tri_polygon);
+    Ok((
+        SurfaceMesh {
+            positions,
+            triangles,
+            groups,
+            topology,
+        },
+        stats,
+    ))
+}
+
+/// For each vertex, the index of the vertex it welds to (itself if none).
+///
+/// A hash grid with cells of four tolerances: a vertex looks only into the
+/// neighbouring cells it is within `tol` of, so most vertices look into one.
+fn weld(positions: &[Vec3], used: &[bool], tol: f64) -> Vec<u32> {
+    let mut remap: Vec<u32> = (0..positions.len() as u32).collect();
+    let cell = if tol > 0.0 { 4.0 * tol } else { 1.0 };
+    let key = |p: &Vec3| p.map(|c| (c / cell).floor() as i64);
+    let mut heads: HashMap<[i64; 3], u32, BuildFx> = HashMap::with_capacity_and_hasher(positions.len(), BuildFx);
+    let mut next = vec![u32::MAX; positions.len()];
+    let tol2 = tol * tol;
+    for (i, p) in positions.iter().enumerate() {
+        if !used[i] {
+            continue;
+        }
+        let k = key(p);
+        let mut found = None;
+        let frac = p.map(|c| c / cell) - k.map(|c| c as f64);
+        let range = |f: f64| -> std::ops::RangeInclusive<i64> {
+            let lo = if tol > 0.0 && f * cell < tol { -1 } else { 0 };
+            let hi = if tol > 0.0 && (1.0 - f) * cell <= tol { 1 } else { 0 };
+            lo..=hi
+        };
+        'search: for dx in range(frac.x) {
+            for dy in range(frac.y) {
+                for dz in range(frac.z) {
+                    let mut j = heads.get(&[k.x + dx, k.y + dy, k.z + dz]).copied().unwrap_or(u32::MAX);
+                    while j != u32::MAX {
+                        if (positions[j as usize] - p).norm_squared() <= tol2 {
+                            found = Some(j);
+                            break 'search;
+                        }
+                        j = next[j as usize];
+                    }
+                }
+            }
+        }
+        match found {
+            Some(j) => remap[i] = j,
+            None => {
+                let head = heads.entry([k.x, k.y, k.z]).or_insert(u32::MAX);
+                next[i] = *head;
+                *head = i as u32;
+            }
+        }
+    }
+    remap
+}
+
+/// A small multiplicative hasher for integer keys (the default SipHash is
+/// several times slower here and hash flooding is not a concern).
+#[derive(Clone, Copy, Default)]
+struct BuildFx;
+
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl std::hash::BuildHasher for BuildFx {
+    type Hasher = FxHasher;
+    fn build_hasher(&self) -> FxHasher {
+        FxHasher(0)
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_i64(&mut self, i: i64) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// Triangles with the same three vertices as an earlier triangle. Two such
+/// triangles share every edge, so comparing the third vertices of the
+/// triangles around each edge finds them all.
+fn duplicate_triangles(topology: &EdgeTopology, triangles: &[[u32; 3]]) -> Vec<u32> {
+    let mut dups = Vec::new();
+    for e in 0..topology.edges().len() {
+        let faces = topology.edge_faces(e);
+        if faces.len() < 2 {
+            continue;
+        }
+        let [a, b] = topology.edges()[e];
+        // Only look at each pair once: from the triangle's smallest edge.
+        for (i, &t1) in faces.iter().enumerate() {
+            let tri1 = triangles[t1 as usize];
+            let c1 = tri1.into_iter().find(|&v| v != a && v != b);
+            let mut sorted = tri1;
+            sorted.sort_unstable();
+            if [sorted[0], sorted[1]] != [a, b] {
+                continue;
+            }
+            for &t2 in &faces[..i] {
+                let c2 = triangles[t2 as usize].into_iter().find(|&v| v != a && v != b);
+                if c1 == c2 {
+                    dups.push(t1);
+                    break;
+                }
+            }
+        }
+    }
+    dups.sort_unstable();
+    dups.dedup();
+    dups
+}
+
+fn vertex_groups(raw: &RawMesh, triangles: &[[u32; 3]], tri_polygon: &[u32]) -> Vec<VertexGroup> {
+    let mut per_group: Vec<Vec<u32>> = vec![Vec::new(); raw.groups.len()];
+    for (t, &p) in triangles.iter().zip(tri_polygon) {
+        let membership = raw.membership.get(p as usize).copied().unwrap_or(0);
+        for &g in &raw.memberships[membership as usize] {
+            per_group[g as usize].extend_from_slice(t);
+        }
+    }
+    raw.groups
+        .iter()
+        .zip(per_group)
+        .map(|(g, mut vertices)| {
+            vertices.sort_unstable();
+            vertices.dedup();
+            VertexGroup {
+                name: g.name.clone(),
+                kind: g.kind,
+                vertices,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weld_merges_near_and_keeps_far() {
+        let p = vec![
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(1e-9, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(1.0, 1e-3, 0.0),
+        ];
+        let used = vec![true; 4];
+        assert_eq!(weld(&p, &used, 1e-6), vec![0, 0, 2, 3]);
+        // Across a cell boundary too.
+        let q = vec![Vec3::new(4e-6 - 1e-9, 0.0, 0.0), Vec3::new(4e-6 + 1e-9, 0.0, 0.0)];
+        assert_eq!(weld(&q, &[true, true], 1e-6), vec![0, 0]);
+    }
+}

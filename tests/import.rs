@@ -1,0 +1,342 @@
+//! OBJ import and validation: real files from `../shared/testdata`, the
+//! malformed ones with their specific errors, tobj as an oracle, and the
+//! shipped sample meshes.
+
+use std::path::{Path, PathBuf};
+
+use softbody::mesh::{
+    self, ImportErrorKind, ImportOptions, MeshReport, RawMesh, ValidateOptions, import_obj,
+    import_obj_bytes, primitives, validate,
+};
+
+fn testdata(sub: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata").join(sub);
+    dir.is_dir().then_some(dir)
+}
+
+fn obj_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "obj"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn load(path: &Path) -> Result<MeshReport, mesh::ImportError> {
+    mesh::load_obj(path, &ImportOptions::default(), &ValidateOptions::default()).map(|(_, r)| r)
+}
+
+#[test]
+fn every_good_file_imports() {
+    let Some(dir) = testdata("good") else {
+        eprintln!("skipped: ../shared/testdata not present");
+        return;
+    };
+    let files = obj_files(&dir);
+    assert!(files.len() >= 10);
+    for path in files {
+        let report = load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(report.triangles > 0, "{}", path.display());
+    }
+}
+
+#[test]
+fn known_facts_about_real_files() {
+    let Some(dir) = testdata("good") else {
+        return;
+    };
+    let teapot = load(&dir.join("teapot.obj")).unwrap();
+    assert_eq!(teapot.validation.welded_vertices, 403);
+    assert_eq!(teapot.boundary_edges, 160);
+    assert_eq!(teapot.components, 3);
+    assert!(!teapot.closed);
+
+    let beetle = load(&dir.join("beetle.obj")).unwrap();
+    assert_eq!(beetle.non_manifold_edges, 47);
+    assert_eq!(beetle.boundary_edges, 296);
+    assert_eq!(beetle.groups.len(), 1);
+    assert_eq!(beetle.groups[0].name, "VWBUG");
+
+    let spot = load(&dir.join("spot.obj")).unwrap();
+    assert!(spot.closed);
+    assert_eq!(spot.euler_characteristic, 2);
+    assert!(spot.volume.unwrap() > 0.0);
+
+    let torus = load(&dir.join("torus.obj")).unwrap();
+    assert!(torus.closed);
+    assert_eq!(torus.euler_characteristic, 0);
+
+    let spheres = load(&dir.join("two_spheres.obj")).unwrap();
+    assert_eq!(spheres.components, 2);
+    assert_eq!(spheres.euler_characteristic, 4);
+
+    // Quads and pentagons are triangulated: F = faces + Σ(corners − 3).
+    let cage = load(&dir.join("spot_control_mesh.obj")).unwrap();
+    assert!(cage.closed);
+    assert_eq!(cage.euler_characteristic, 2);
+    assert!(cage.validation.triangulated_polygons > 100);
+
+    // Groups, tabs and relative indices; duplicate faces dropped.
+    let cornell = load(&dir.join("CornellBox-Original.obj")).unwrap();
+    let names: Vec<&str> = cornell.groups.iter().map(|g| g.name.as_str()).collect();
+    assert!(names.contains(&"floor") && names.contains(&"light"));
+    assert!(cornell.validation.duplicate_triangles > 0);
+
+    // One concave 12-gon: ear clipping gives 10 triangles whose area is the
+    // polygon's (a fan from vertex 0 would overlap and overshoot it).
+    let (raw, _) = import_obj(&dir.join("E.obj"), &ImportOptions::default()).unwrap();
+    let (surface, _) = validate(&raw, Path::new("E.obj"), &ValidateOptions::default()).unwrap();
+    assert_eq!(surface.triangles().len(), 10);
+    let p = surface.positions();
+    let mut area = 0.0;
+    for t in surface.triangles() {
+        let [a, b, c] = t.map(|i| p[i as usize]);
+        area += (b - a).cross(&(c - a)).norm() / 2.0;
+    }
+    let poly = raw.polygon(0);
+    let newell: f64 = (0..poly.len())
+        .map(|k| {
+            let (a, b) = (raw.positions[poly[k] as usize], raw.positions[poly[(k + 1) % poly.len()] as usize]);
+            (a.x - b.x) * (a.y + b.y) / 2.0
+        })
+        .sum();
+    assert!((area - newell.abs()).abs() < 1e-9, "{area} vs {newell}");
+}
+
+#[test]
+fn bad_files_give_their_specific_errors() {
+    let Some(dir) = testdata("bad") else {
+        return;
+    };
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("EXPECTED.json")).unwrap()).unwrap();
+    for case in expected.as_array().unwrap() {
+        let file = case["file"].as_str().unwrap();
+        let path = dir.join(file);
+        let result = load(&path);
+        let err = result.as_ref().err().cloned();
+        let err = err.as_ref();
+        let kind = err.map(|e| e.kind.clone());
+        let line = err.and_then(|e| e.line);
+        match file {
+            "binary_garbage.obj" => assert_eq!(kind, Some(ImportErrorKind::NotText)),
+            "empty.obj" => assert_eq!(kind, Some(ImportErrorKind::Empty)),
+            "face_bad_token.obj" => {
+                assert_eq!(kind, Some(ImportErrorKind::BadIndex { token: "x".into() }));
+                assert_eq!(line, Some(8));
+            }
+            "face_index_zero.obj" => {
+                assert_eq!(kind, Some(ImportErrorKind::IndexZero));
+                assert_eq!(line, Some(5));
+            }
+            "index_out_of_range.obj" => {
+                assert_eq!(kind, Some(ImportErrorKind::IndexOutOfRange { index: 5, defined: 4 }));
+                assert_eq!(line, Some(8));
+            }
+            "inf_coord.obj" => {
+                assert_eq!(kind, Some(ImportErrorKind::NonFinite { token: "inf".into() }));
+                assert_eq!(line, Some(3));
+            }
+            "nan_coord.obj" => {
+                assert_eq!(kind, Some(ImportErrorKind::NonFinite { token: "nan".into() }));
+                assert_eq!(line, Some(2));
+            }
+            "negative_index_forward.obj" => {
+                assert_eq!(kind, Some(ImportErrorKind::IndexOutOfRange { index: -3, defined: 2 }));
+                assert_eq!(line, Some(3));
+            }
+            "no_faces.obj" => assert_eq!(kind, Some(ImportErrorKind::NoFaces { vertices: 4 })),
+            "truncated_line.obj" => {
+                assert_eq!(kind, Some(ImportErrorKind::TooFewCorners { found: 2 }));
+                assert_eq!(line, Some(8));
+            }
+            "truncated_number.obj" => {
+                assert_eq!(kind, Some(ImportErrorKind::BadNumber { token: "1e".into() }));
+                assert_eq!(line, Some(4));
+            }
+            "v_two_coords.obj" => {
+                assert_eq!(kind, Some(ImportErrorKind::TooFewCoordinates { found: 2 }));
+                assert_eq!(line, Some(2));
+            }
+            "negative_indices_valid.obj" => {
+                let r = result.unwrap();
+                assert_eq!((r.vertices, r.triangles), (4, 4));
+                assert!(r.closed);
+                assert!((r.volume.unwrap() - 1.0 / 6.0).abs() < 1e-12);
+            }
+            "flat_zero_volume.obj" => {
+                // Parses; the two reversed copies are duplicates, and what is
+                // left is a flat open square (the tetrahedraliser rejects it).
+                let r = result.unwrap();
+                assert_eq!(r.validation.duplicate_triangles, 2);
+                assert!(!r.closed);
+                assert_eq!(r.volume, None);
+            }
+            other => panic!("no expectation written for {other}"),
+        }
+        if let Some(e) = err {
+            // Every message names the file (and the line where there is one).
+            let message = e.to_string();
+            assert!(message.contains(file), "{message}");
+            if let Some(l) = e.line {
+                assert!(message.contains(&format!(":{l}:")), "{message}");
+            }
+        }
+    }
+}
+
+/// Our reader and tobj must agree on every face of every file tobj accepts:
+/// the same corner positions in the same order.
+#[test]
+fn tobj_agrees_on_faces() {
+    let Some(dir) = testdata("good") else {
+        return;
+    };
+    for path in obj_files(&dir) {
+        let (raw, stats) = import_obj(&path, &ImportOptions::default()).unwrap();
+        let options = tobj::LoadOptions {
+            triangulate: false,
+            single_index: false,
+            ignore_points: true,
+            ignore_lines: true,
+        };
+        let (models, _) = tobj::load_obj(&path, &options).unwrap();
+        let mut theirs: Vec<Vec<[f32; 3]>> = Vec::new();
+        for m in &models {
+            let mesh = &m.mesh;
+            let arities: Vec<u32> = if mesh.face_arities.is_empty() {
+                vec![3; mesh.indices.len() / 3]
+            } else {
+                mesh.face_arities.clone()
+            };
+            let mut k = 0;
+            for a in arities {
+                let face = (0..a as usize)
+                    .map(|c| {
+                        let i = mesh.indices[k + c] as usize;
+                        [0, 1, 2].map(|d| mesh.positions[3 * i + d])
+                    })
+                    .collect();
+                theirs.push(face);
+                k += a as usize;
+            }
+        }
+        assert_eq!(theirs.len(), stats.faces, "{}", path.display());
+        // tobj reads single precision.
+        let ours: Vec<Vec<[f32; 3]>> = (0..raw.polygon_count())
+            .map(|p| {
+                raw.polygon(p)
+                    .iter()
+                    .map(|&i| raw.positions[i as usize].map(|c| c as f32).into())
+                    .collect()
+            })
+            .collect();
+        // tobj groups faces by model; compare as multisets of faces.
+        let key = |f: &Vec<[f32; 3]>| format!("{f:?}");
+        let mut a: Vec<String> = ours.iter().map(key).collect();
+        let mut b: Vec<String> = theirs.iter().map(key).collect();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "{}", path.display());
+    }
+}
+
+#[test]
+fn committed_meshes_match_the_generator() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes");
+    for sample in primitives::samples() {
+        let mut expected = Vec::new();
+        mesh::write_obj(
+            &mut expected,
+            &sample.mesh,
+            &[sample.about, "generated by `cargo run --example make_meshes`"],
+        )
+        .unwrap();
+        let committed = std::fs::read(dir.join(sample.file)).unwrap();
+        assert!(committed == expected, "meshes/{} is stale: run `cargo run --example make_meshes`", sample.file);
+    }
+}
+
+#[test]
+fn sample_meshes_have_the_topology_of_their_shapes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes");
+    let r = |f: &str| load(&dir.join(f)).unwrap();
+    for (file, closed, chi, components) in [
+        ("cloth_tri.obj", false, 1, 1),
+        ("cloth_quad.obj", false, 1, 1),
+        ("sphere.obj", true, 2, 1),
+        ("torus.obj", true, 0, 1),
+        ("box.obj", true, 2, 1),
+        ("sleeve.obj", false, 0, 1),
+    ] {
+        let report = r(file);
+        assert_eq!(report.closed, closed, "{file}");
+        assert_eq!(report.euler_characteristic, chi, "{file}");
+        assert_eq!(report.components, components, "{file}");
+        assert_eq!(report.non_manifold_edges, 0, "{file}");
+        assert_eq!(report.inconsistent_edges, 0, "{file}");
+        if closed {
+            // Closed triangle meshes: every edge has two faces, so 2E = 3F.
+            assert_eq!(2 * report.edges, 3 * report.triangles, "{file}");
+            assert!(report.volume.unwrap() > 0.0, "{file} must face outwards");
+        }
+    }
+    let cube = r("box.obj");
+    assert!((cube.volume.unwrap() - 0.125).abs() < 1e-12);
+    let names: Vec<&str> = cube.groups.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, ["left", "right", "bottom", "top", "back", "front"]);
+    // A side of 8 × 8 quads has 9 × 9 vertices.
+    assert!(cube.groups.iter().all(|g| g.vertices == 81));
+    // The sleeve's two boundary loops.
+    assert_eq!(r("sleeve.obj").boundary_edges, 64);
+}
+
+#[test]
+fn writer_and_reader_round_trip() {
+    let raw = primitives::cuboid(softbody::mesh::Vec3::new(1.0, 2.0, 3.0), 3);
+    let mut text = Vec::new();
+    mesh::write_obj(&mut text, &raw, &["test"]).unwrap();
+    let (back, _) = import_obj_bytes(&text, Path::new("mem.obj"), &ImportOptions::default()).unwrap();
+    assert_eq!(back.positions, raw.positions);
+    assert_eq!(back.indices, raw.indices);
+    assert_eq!(back.offsets, raw.offsets);
+    assert_eq!(back.groups, raw.groups);
+}
+
+#[test]
+fn odd_but_legal_syntax_is_accepted() {
+    let text = b"# comment\r\nmtllib missing.mtl\r\nv 0 0 0 1.0\r\nv 1 0 0 0.5 0.5 0.5\nv\t0\t1\t0\nvt 0 0\nvn 0 0 1\n\
+                 o thing\ng a b\nusemtl red\ns 1\nf 1/1/1 2/1/1 3/1/1\nf 1//1 3//1 -1//1\nl 1 2\ncstype bezier\n";
+    let (raw, stats) = import_obj_bytes(text, Path::new("odd.obj"), &ImportOptions::default()).unwrap();
+    assert_eq!(raw.positions.len(), 3);
+    assert_eq!(stats.faces, 2);
+    assert_eq!(stats.lines_and_points, 1);
+    assert_eq!(stats.unsupported, 1);
+    assert_eq!(stats.first_unsupported, Some(("cstype".to_owned(), 15)));
+    let (surface, v) = validate(&raw, Path::new("odd.obj"), &ValidateOptions::default()).unwrap();
+    // The second face repeats a vertex (3 and -1 are the same): degenerate.
+    assert_eq!(v.degenerate_triangles, 1);
+    assert_eq!(v.degenerate_lines, vec![13]);
+    assert_eq!(surface.triangles().len(), 1);
+    let names: Vec<&str> = surface.groups().iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, ["thing", "a", "b"]);
+}
+
+#[test]
+fn size_limit_is_enforced_with_a_clear_message() {
+    let options = ImportOptions { max_bytes: 10 };
+    let err = import_obj_bytes(b"v 0 0 0\nv 1 0 0\n", Path::new("big.obj"), &options).unwrap_err();
+    assert!(matches!(err.kind, ImportErrorKind::TooLarge { size: 16, limit: 10 }));
+    assert!(err.to_string().contains("big.obj"));
+}
+
+#[test]
+fn all_degenerate_faces_is_an_error() {
+    let mut raw = RawMesh::new();
+    raw.positions = vec![softbody::mesh::Vec3::zeros(); 3];
+    raw.push_polygon(&[0, 1, 2], 1, 0);
+    let err = validate(&raw, Path::new("dot.obj"), &ValidateOptions::default()).unwrap_err();
+    assert_eq!(err.kind, ImportErrorKind::NoValidTriangles { faces: 1 });
+}
