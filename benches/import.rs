@@ -26,7 +26,9 @@ fn million_triangles(c: &mut Criterion) {
         b.iter(|| black_box(mesh::validate(&parsed, path, &validate).unwrap()))
     });
     let (surface, _) = mesh::validate(&parsed, path, &validate).unwrap();
-    group.bench_function("springs", |b| b.iter(|| black_box(Springs::from_surface(&surface))));
+    group.bench_function("springs", |b| {
+        b.iter(|| black_box(Springs::from_surface(&surface)))
+    });
     group.bench_function("parse_validate_springs", |b| {
         b.iter(|| {
             let (raw, _) = mesh::import_obj_bytes(&text, path, &import).unwrap();

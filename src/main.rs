@@ -44,12 +44,15 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<(), Failure> {
     match command {
         Command::Inspect { file, json, weld } => {
-            let validate = ValidateOptions { weld_relative: weld };
+            let validate = ValidateOptions {
+                weld_relative: weld,
+            };
             let (surface, report) = mesh::load_obj(&file, &ImportOptions::default(), &validate)
                 .map_err(|e| Failure::BadInput(e.into()))?;
             let springs = Springs::from_surface(&surface);
             if json {
-                let mut value = serde_json::to_value(&report).map_err(|e| Failure::Runtime(e.into()))?;
+                let mut value =
+                    serde_json::to_value(&report).map_err(|e| Failure::Runtime(e.into()))?;
                 value["springs"] = serde_json::json!({
                     "structural": springs.structural.len(),
                     "bending": springs.bending.len(),

@@ -9,7 +9,9 @@ use softbody::mesh::{RawMesh, ValidateOptions, Vec3, primitives, validate};
 use softbody::model::{ClothGrid, Springs};
 
 fn surface(raw: &RawMesh) -> softbody::mesh::SurfaceMesh {
-    validate(raw, Path::new("generated"), &ValidateOptions::default()).unwrap().0
+    validate(raw, Path::new("generated"), &ValidateOptions::default())
+        .unwrap()
+        .0
 }
 
 #[test]
@@ -70,7 +72,11 @@ fn seed_grid_has_6n2_minus_10n_plus_2_springs() {
         // Rest lengths: spacing, diagonal, twice the spacing.
         let d = 1.0 / (n - 1) as f64;
         assert!(s.structural.iter().all(|sp| (sp.rest - d).abs() < 1e-12));
-        assert!(s.shear.iter().all(|sp| (sp.rest - d * 2f64.sqrt()).abs() < 1e-12));
+        assert!(
+            s.shear
+                .iter()
+                .all(|sp| (sp.rest - d * 2f64.sqrt()).abs() < 1e-12)
+        );
         assert!(s.bending.iter().all(|sp| (sp.rest - 2.0 * d).abs() < 1e-12));
     }
 }

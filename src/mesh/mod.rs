@@ -13,7 +13,10 @@ pub mod topology;
 mod triangulate;
 mod validate;
 
-pub use obj::{ImportError, ImportErrorKind, ImportOptions, ParseStats, import_obj, import_obj_bytes, write_obj};
+pub use obj::{
+    ImportError, ImportErrorKind, ImportOptions, ParseStats, import_obj, import_obj_bytes,
+    write_obj,
+};
 pub use raw::{GroupKind, RawGroup, RawMesh};
 pub use report::{Bounds, GroupSummary, MeshReport};
 pub use topology::EdgeTopology;

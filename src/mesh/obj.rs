@@ -33,9 +33,7 @@ pub struct ImportOptions {
 
 impl Default for ImportOptions {
     fn default() -> Self {
-        Self {
-            max_bytes: 2 << 30,
-        }
+        Self { max_bytes: 2 << 30 }
     }
 }
 
@@ -167,7 +165,10 @@ pub struct ParseStats {
 /// # Errors
 /// [`ImportError`] naming the file (and line) when the file cannot be read, is
 /// larger than `options.max_bytes`, or is not valid OBJ.
-pub fn import_obj(path: &Path, options: &ImportOptions) -> Result<(RawMesh, ParseStats), ImportError> {
+pub fn import_obj(
+    path: &Path,
+    options: &ImportOptions,
+) -> Result<(RawMesh, ParseStats), ImportError> {
     let err = |kind| ImportError {
         path: path.to_owned(),
         line: None,

@@ -25,7 +25,11 @@ pub fn cloth_square(n: usize, width: f64, quads: bool) -> RawMesh {
     let d = width / (n - 1) as f64;
     for j in 0..n {
         for i in 0..n {
-            raw.positions.push(Vec3::new(i as f64 * d - width / 2.0, width / 2.0 - j as f64 * d, 0.0));
+            raw.positions.push(Vec3::new(
+                i as f64 * d - width / 2.0,
+                width / 2.0 - j as f64 * d,
+                0.0,
+            ));
         }
     }
     let m = named(&mut raw, "cloth", GroupKind::Object);
@@ -71,7 +75,16 @@ pub fn uv_sphere(radius: f64, segments: usize, rings: usize) -> RawMesh {
     }
     for r in 1..rings - 1 {
         for s in 0..segments {
-            raw.push_polygon(&[ring(r, s), ring(r + 1, s), ring(r + 1, s + 1), ring(r, s + 1)], 0, m);
+            raw.push_polygon(
+                &[
+                    ring(r, s),
+                    ring(r + 1, s),
+                    ring(r + 1, s + 1),
+                    ring(r, s + 1),
+                ],
+                0,
+                m,
+            );
         }
     }
     for s in 0..segments {
@@ -90,13 +103,21 @@ pub fn torus(major: f64, minor: f64, segments: usize, sides: usize) -> RawMesh {
         for k in 0..sides {
             let theta = TAU * k as f64 / sides as f64;
             let r = major + minor * theta.cos();
-            raw.positions.push(Vec3::new(r * phi.cos(), minor * theta.sin(), -r * phi.sin()));
+            raw.positions.push(Vec3::new(
+                r * phi.cos(),
+                minor * theta.sin(),
+                -r * phi.sin(),
+            ));
         }
     }
     let id = |s: usize, k: usize| ((s % segments) * sides + k % sides) as u32;
     for s in 0..segments {
         for k in 0..sides {
-            raw.push_polygon(&[id(s, k), id(s + 1, k), id(s + 1, k + 1), id(s, k + 1)], 0, m);
+            raw.push_polygon(
+                &[id(s, k), id(s + 1, k), id(s + 1, k + 1), id(s, k + 1)],
+                0,
+                m,
+            );
         }
     }
     raw
@@ -135,7 +156,12 @@ pub fn cuboid(size: Vec3, divisions: usize) -> RawMesh {
         let mut quads = Vec::new();
         for a in 0..k {
             for b in 0..k {
-                let q = [vertex(a, b), vertex(a + 1, b), vertex(a + 1, b + 1), vertex(a, b + 1)];
+                let q = [
+                    vertex(a, b),
+                    vertex(a + 1, b),
+                    vertex(a + 1, b + 1),
+                    vertex(a, b + 1),
+                ];
                 quads.push(q);
             }
         }
@@ -160,7 +186,8 @@ pub fn open_cylinder(radius: f64, height: f64, segments: usize, rows: usize) -> 
         let y = height / 2.0 - height * r as f64 / rows as f64;
         for s in 0..segments {
             let phi = TAU * s as f64 / segments as f64;
-            raw.positions.push(Vec3::new(radius * phi.cos(), y, -radius * phi.sin()));
+            raw.positions
+                .push(Vec3::new(radius * phi.cos(), y, -radius * phi.sin()));
         }
     }
     let id = |r: usize, s: usize| (r * segments + s % segments) as u32;

@@ -72,7 +72,12 @@ pub struct MeshReport {
 
 impl MeshReport {
     /// Builds the report of a validated mesh.
-    pub fn new(file: &str, parse: Option<ParseStats>, validation: ValidationStats, mesh: &SurfaceMesh) -> Self {
+    pub fn new(
+        file: &str,
+        parse: Option<ParseStats>,
+        validation: ValidationStats,
+        mesh: &SurfaceMesh,
+    ) -> Self {
         let topo = mesh.topology();
         let triangles = mesh.triangles();
         let boundary_edges = topo.count(EdgeKind::Boundary);
@@ -98,10 +103,16 @@ impl MeshReport {
             ));
         }
         if v.duplicate_triangles > 0 {
-            warnings.push(format!("dropped {} duplicate triangles", v.duplicate_triangles));
+            warnings.push(format!(
+                "dropped {} duplicate triangles",
+                v.duplicate_triangles
+            ));
         }
         if v.unreferenced_vertices > 0 {
-            warnings.push(format!("dropped {} vertices no face uses", v.unreferenced_vertices));
+            warnings.push(format!(
+                "dropped {} vertices no face uses",
+                v.unreferenced_vertices
+            ));
         }
         if non_manifold_edges > 0 {
             warnings.push(format!(
@@ -172,11 +183,19 @@ impl MeshReport {
 }
 
 fn lines_suffix(lines: &[u32]) -> String {
-    let known: Vec<String> = lines.iter().filter(|&&l| l > 0).map(|l| l.to_string()).collect();
+    let known: Vec<String> = lines
+        .iter()
+        .filter(|&&l| l > 0)
+        .map(|l| l.to_string())
+        .collect();
     if known.is_empty() {
         String::new()
     } else {
-        format!(" (lines {}{})", known.join(", "), if known.len() == 5 { ", ..." } else { "" })
+        format!(
+            " (lines {}{})",
+            known.join(", "),
+            if known.len() == 5 { ", ..." } else { "" }
+        )
     }
 }
 
@@ -190,7 +209,11 @@ impl fmt::Display for MeshReport {
                 p.vertices, p.faces, p.polygons
             )?;
         }
-        writeln!(f, "  mesh:        {} vertices, {} triangles, {} edges", self.vertices, self.triangles, self.edges)?;
+        writeln!(
+            f,
+            "  mesh:        {} vertices, {} triangles, {} edges",
+            self.vertices, self.triangles, self.edges
+        )?;
         writeln!(
             f,
             "  edges:       {} boundary, {} interior, {} non-manifold",
@@ -205,7 +228,10 @@ impl fmt::Display for MeshReport {
         )?;
         match self.volume {
             Some(v) => writeln!(f, "  volume:      {v:.6}")?,
-            None => writeln!(f, "  volume:      none (not a closed, consistently oriented surface)")?,
+            None => writeln!(
+                f,
+                "  volume:      none (not a closed, consistently oriented surface)"
+            )?,
         }
         let b = &self.bounds;
         writeln!(

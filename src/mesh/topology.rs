@@ -104,7 +104,9 @@ impl EdgeTopology {
 
     /// Number of edges of the given kind.
     pub fn count(&self, kind: EdgeKind) -> usize {
-        (0..self.edges.len()).filter(|&e| self.kind(e) == kind).count()
+        (0..self.edges.len())
+            .filter(|&e| self.kind(e) == kind)
+            .count()
     }
 
     /// For every interior edge, the edge index and the two vertices opposite
@@ -135,7 +137,8 @@ impl EdgeTopology {
                     return false;
                 };
                 let [a, b] = self.edges[e];
-                goes_forward(triangles[t1 as usize], a, b) == goes_forward(triangles[t2 as usize], a, b)
+                goes_forward(triangles[t1 as usize], a, b)
+                    == goes_forward(triangles[t2 as usize], a, b)
             })
             .count()
     }

@@ -32,7 +32,12 @@ fn newell_normal(positions: &[Vec3], corners: &[u32]) -> Vec3 {
 
 impl Triangulator {
     /// Appends the triangles of polygon `corners` to `out`.
-    pub(crate) fn triangulate(&mut self, positions: &[Vec3], corners: &[u32], out: &mut Vec<[u32; 3]>) {
+    pub(crate) fn triangulate(
+        &mut self,
+        positions: &[Vec3],
+        corners: &[u32],
+        out: &mut Vec<[u32; 3]>,
+    ) {
         match *corners {
             [a, b, c] => out.push([a, b, c]),
             [a, b, c, d] => out.extend(split_quad(positions, [a, b, c, d])),
@@ -50,7 +55,11 @@ impl Triangulator {
             return;
         }
         let n = normal / norm;
-        let helper = if n.x.abs() < 0.9 { Vec3::x() } else { Vec3::y() };
+        let helper = if n.x.abs() < 0.9 {
+            Vec3::x()
+        } else {
+            Vec3::y()
+        };
         let u = n.cross(&helper).normalize();
         let v = n.cross(&u);
         let origin = positions[corners[0] as usize];
@@ -81,7 +90,8 @@ impl Triangulator {
 fn split_quad(positions: &[Vec3], q: [u32; 4]) -> [[u32; 3]; 2] {
     let p = q.map(|i| positions[i as usize]);
     let normal = newell_normal(positions, &q);
-    let faces_up = |a: usize, b: usize, c: usize| (p[b] - p[a]).cross(&(p[c] - p[a])).dot(&normal) > 0.0;
+    let faces_up =
+        |a: usize, b: usize, c: usize| (p[b] - p[a]).cross(&(p[c] - p[a])).dot(&normal) > 0.0;
     let diag02 = [[q[0], q[1], q[2]], [q[0], q[2], q[3]]];
     let diag13 = [[q[0], q[1], q[3]], [q[1], q[2], q[3]]];
     let ok02 = faces_up(0, 1, 2) && faces_up(0, 2, 3);
@@ -172,7 +182,10 @@ mod tests {
             (3.0, 5.0),
             (0.0, 5.0),
         ];
-        let p: Vec<Vec3> = outline.iter().map(|&(x, z)| Vec3::new(x, 0.0, -z)).collect();
+        let p: Vec<Vec3> = outline
+            .iter()
+            .map(|&(x, z)| Vec3::new(x, 0.0, -z))
+            .collect();
         let corners: Vec<u32> = (0..12).collect();
         let mut t = Triangulator::default();
         let mut out = Vec::new();

@@ -9,11 +9,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::Vec3;
 use super::obj::{ImportError, ImportErrorKind};
 use super::raw::{GroupKind, RawMesh};
 use super::topology::EdgeTopology;
 use super::triangulate::Triangulator;
-use super::Vec3;
 
 /// Options for [`validate()`].
 #[derive(Clone, Debug)]
@@ -178,7 +178,13 @@ pub fn validate(
             *u = true;
             let x = raw.positions[i as usize];
             if !x.iter().all(|c| c.is_finite()) {
-                let token = format!("{}", x.iter().find(|c| !c.is_finite()).copied().unwrap_or(f64::NAN));
+                let token = format!(
+                    "{}",
+                    x.iter()
+                        .find(|c| !c.is_finite())
+                        .copied()
+                        .unwrap_or(f64::NAN)
+                );
                 return Err(fail(line, ImportErrorKind::NonFinite { token }));
             }
         }
@@ -194,7 +200,11 @@ pub fn validate(
 
     // Weld, then triangulate on the welded indices.
     let remap = weld(&raw.positions, &used, stats.weld_tolerance);
-    stats.welded_vertices = remap.iter().enumerate().filter(|&(i, &r)| used[i] && r as usize != i).count();
+    stats.welded_vertices = remap
+        .iter()
+        .enumerate()
+        .filter(|&(i, &r)| used[i] && r as usize != i)
+        .count();
     let mut triangles = Vec::with_capacity(raw.indices.len().saturating_sub(2 * polygons));
     let mut tri_polygon = Vec::with_capacity(triangles.capacity());
     let mut triangulator = Triangulator::default();
@@ -208,18 +218,20 @@ pub fn validate(
         let first = triangles.len();
         triangulator.triangulate(&raw.positions, poly, &mut triangles);
         corners.clear();
-        for t in first..triangles.len() {
-            let tri: [u32; 3] = triangles[t];
+        for tri in &triangles[first..] {
             let welded = tri.map(|i| remap[i as usize]);
             let [a, b, c] = welded.map(|i| raw.positions[i as usize]);
             let twice_area = (b - a).cross(&(c - a)).norm();
-            let distinct = welded[0] != welded[1] && welded[1] != welded[2] && welded[0] != welded[2];
+            let distinct =
+                welded[0] != welded[1] && welded[1] != welded[2] && welded[0] != welded[2];
             if distinct && twice_area > area_eps {
                 corners.push(welded);
             } else {
                 stats.degenerate_triangles += 1;
                 if stats.degenerate_lines.len() < 5 {
-                    stats.degenerate_lines.push(raw.lines.get(p).copied().unwrap_or(0));
+                    stats
+                        .degenerate_lines
+                        .push(raw.lines.get(p).copied().unwrap_or(0));
                 }
             }
         }
@@ -271,9 +283,12 @@ pub fn validate(
         topology = EdgeTopology::new(positions.len(), &triangles);
     }
     if triangles.is_empty() {
-        return Err(fail(0, ImportErrorKind::NoValidTriangles { faces: polygons }));
+        return Err(fail(
+            0,
+            ImportErrorKind::NoValidTriangles { faces: polygons },
+        ));
     }
-    let groups = vertex_groups(raw, &triangles, &tri_polygon);
+    let groups = vertex_groups(raw, positions.len(), &triangles, &tri_polygon);
     Ok((
         SurfaceMesh {
             positions,
@@ -293,7 +308,8 @@ fn weld(positions: &[Vec3], used: &[bool], tol: f64) -> Vec<u32> {
     let mut remap: Vec<u32> = (0..positions.len() as u32).collect();
     let cell = if tol > 0.0 { 4.0 * tol } else { 1.0 };
     let key = |p: &Vec3| p.map(|c| (c / cell).floor() as i64);
-    let mut heads: HashMap<[i64; 3], u32, BuildFx> = HashMap::with_capacity_and_hasher(positions.len(), BuildFx);
+    let mut heads: HashMap<(i64, i64, i64), u32, BuildFx> =
+        HashMap::with_capacity_and_hasher(positions.len(), BuildFx);
     let mut next = vec![u32::MAX; positions.len()];
     let tol2 = tol * tol;
     for (i, p) in positions.iter().enumerate() {
@@ -305,13 +321,20 @@ fn weld(positions: &[Vec3], used: &[bool], tol: f64) -> Vec<u32> {
         let frac = p.map(|c| c / cell) - k.map(|c| c as f64);
         let range = |f: f64| -> std::ops::RangeInclusive<i64> {
             let lo = if tol > 0.0 && f * cell < tol { -1 } else { 0 };
-            let hi = if tol > 0.0 && (1.0 - f) * cell <= tol { 1 } else { 0 };
+            let hi = if tol > 0.0 && (1.0 - f) * cell <= tol {
+                1
+            } else {
+                0
+            };
             lo..=hi
         };
         'search: for dx in range(frac.x) {
             for dy in range(frac.y) {
                 for dz in range(frac.z) {
-                    let mut j = heads.get(&[k.x + dx, k.y + dy, k.z + dz]).copied().unwrap_or(u32::MAX);
+                    let mut j = heads
+                        .get(&(k.x + dx, k.y + dy, k.z + dz))
+                        .copied()
+                        .unwrap_or(u32::MAX);
                     while j != u32::MAX {
                         if (positions[j as usize] - p).norm_squared() <= tol2 {
                             found = Some(j);
@@ -325,7 +348,7 @@ fn weld(positions: &[Vec3], used: &[bool], tol: f64) -> Vec<u32> {
         match found {
             Some(j) => remap[i] = j,
             None => {
-                let head = heads.entry([k.x, k.y, k.z]).or_insert(u32::MAX);
+                let head = heads.entry((k.x, k.y, k.z)).or_insert(u32::MAX);
                 next[i] = *head;
                 *head = i as u32;
             }
@@ -361,6 +384,9 @@ impl std::hash::Hasher for FxHasher {
     fn write_i64(&mut self, i: i64) {
         self.write_u64(i as u64);
     }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
     fn write_u64(&mut self, i: u64) {
         self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
@@ -368,44 +394,66 @@ impl std::hash::Hasher for FxHasher {
 
 /// Triangles with the same three vertices as an earlier triangle. Two such
 /// triangles share every edge, so comparing the third vertices of the
-/// triangles around each edge finds them all.
+/// triangles around each edge finds them all; the later one is marked.
 fn duplicate_triangles(topology: &EdgeTopology, triangles: &[[u32; 3]]) -> Vec<u32> {
-    let mut dups = Vec::new();
+    let mut duplicate = vec![false; triangles.len()];
+    let mut any = false;
     for e in 0..topology.edges().len() {
         let faces = topology.edge_faces(e);
         if faces.len() < 2 {
             continue;
         }
         let [a, b] = topology.edges()[e];
-        // Only look at each pair once: from the triangle's smallest edge.
-        for (i, &t1) in faces.iter().enumerate() {
-            let tri1 = triangles[t1 as usize];
-            let c1 = tri1.into_iter().find(|&v| v != a && v != b);
-            let mut sorted = tri1;
-            sorted.sort_unstable();
-            if [sorted[0], sorted[1]] != [a, b] {
-                continue;
-            }
-            for &t2 in &faces[..i] {
-                let c2 = triangles[t2 as usize].into_iter().find(|&v| v != a && v != b);
-                if c1 == c2 {
-                    dups.push(t1);
-                    break;
-                }
+        let third = |t: u32| {
+            triangles[t as usize]
+                .into_iter()
+                .find(|&v| v != a && v != b)
+        };
+        for (j, &later) in faces.iter().enumerate().skip(1) {
+            if faces[..j]
+                .iter()
+                .any(|&earlier| third(earlier) == third(later))
+            {
+                duplicate[later as usize] = true;
+                any = true;
             }
         }
     }
-    dups.sort_unstable();
-    dups.dedup();
-    dups
+    if !any {
+        return Vec::new();
+    }
+    (0..triangles.len() as u32)
+        .filter(|&t| duplicate[t as usize])
+        .collect()
 }
 
-fn vertex_groups(raw: &RawMesh, triangles: &[[u32; 3]], tri_polygon: &[u32]) -> Vec<VertexGroup> {
+fn vertex_groups(
+    raw: &RawMesh,
+    vertex_count: usize,
+    triangles: &[[u32; 3]],
+    tri_polygon: &[u32],
+) -> Vec<VertexGroup> {
     let mut per_group: Vec<Vec<u32>> = vec![Vec::new(); raw.groups.len()];
+    // `stamp[v] == g + 1` when v was just added to group g: skips the repeats
+    // that dominate (each vertex is in about six triangles); the few left
+    // when groups interleave are removed by the dedup below.
+    let mut stamp = vec![
+        0u32;
+        if raw.groups.is_empty() {
+            0
+        } else {
+            vertex_count
+        }
+    ];
     for (t, &p) in triangles.iter().zip(tri_polygon) {
         let membership = raw.membership.get(p as usize).copied().unwrap_or(0);
         for &g in &raw.memberships[membership as usize] {
-            per_group[g as usize].extend_from_slice(t);
+            for &v in t {
+                if stamp[v as usize] != g + 1 {
+                    stamp[v as usize] = g + 1;
+                    per_group[g as usize].push(v);
+                }
+            }
         }
     }
     raw.groups
@@ -438,7 +486,10 @@ mod tests {
         let used = vec![true; 4];
         assert_eq!(weld(&p, &used, 1e-6), vec![0, 0, 2, 3]);
         // Across a cell boundary too.
-        let q = vec![Vec3::new(4e-6 - 1e-9, 0.0, 0.0), Vec3::new(4e-6 + 1e-9, 0.0, 0.0)];
+        let q = vec![
+            Vec3::new(4e-6 - 1e-9, 0.0, 0.0),
+            Vec3::new(4e-6 + 1e-9, 0.0, 0.0),
+        ];
         assert_eq!(weld(&q, &[true, true], 1e-6), vec![0, 0]);
     }
 }

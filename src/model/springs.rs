@@ -61,7 +61,11 @@ impl Springs {
     pub fn from_surface(mesh: &SurfaceMesh) -> Self {
         let x = mesh.positions();
         let topo = mesh.topology();
-        let structural = topo.edges().iter().map(|&[a, b]| Spring::at_rest(x, a, b)).collect();
+        let structural = topo
+            .edges()
+            .iter()
+            .map(|&[a, b]| Spring::at_rest(x, a, b))
+            .collect();
         let bending = topo
             .opposite_pairs(mesh.triangles())
             .map(|(_, [a, b])| Spring::at_rest(x, a, b))

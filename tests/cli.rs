@@ -1,0 +1,53 @@
+//! The `softbody` binary end to end: output, JSON and exit codes.
+
+use std::process::Command;
+
+fn softbody(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_softbody"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn inspect_prints_the_report() {
+    let out = softbody(&["inspect", "meshes/box.obj"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("386 vertices, 768 triangles, 1152 edges"),
+        "{text}"
+    );
+    assert!(text.contains("closed"), "{text}");
+    assert!(text.contains("1152 structural, 1152 bending"), "{text}");
+}
+
+#[test]
+fn inspect_json_is_one_object() {
+    let out = softbody(&["inspect", "--json", "meshes/cloth_quad.obj"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["vertices"], 625);
+    assert_eq!(v["edges"], 3 * 625 - 4 * 25 + 1);
+    assert_eq!(v["boundary_edges"], 96);
+    assert_eq!(v["closed"], false);
+    assert_eq!(v["validation"]["triangulated_polygons"], 576);
+    assert_eq!(v["springs"]["bending"], 1776 - 96);
+}
+
+#[test]
+fn bad_input_exits_2_with_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("softbody-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("broken.obj");
+    std::fs::write(&file, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n").unwrap();
+    let out = softbody(&["inspect", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("broken.obj:4:"), "{err}");
+    assert!(err.contains("out of range"), "{err}");
+    let missing = softbody(&["inspect", "no/such/file.obj"]);
+    assert_eq!(missing.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
