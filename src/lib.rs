@@ -25,3 +25,4 @@
 
 pub mod mesh;
 pub mod model;
+pub mod solver;

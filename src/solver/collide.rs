@@ -1,0 +1,128 @@
+//! Colliders: a ground plane and spheres, resolved by projecting positions
+//! out at the end of each step, with Coulomb friction on the tangential motion.
+
+use crate::mesh::Vec3;
+
+/// A static obstacle.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Collider {
+    /// The half-space `y ≥ height`.
+    Ground {
+        /// Height of the plane.
+        height: f64,
+        /// Coulomb friction coefficient (0 = ice).
+        friction: f64,
+    },
+    /// A solid sphere.
+    Sphere {
+        /// Centre.
+        center: Vec3,
+        /// Radius.
+        radius: f64,
+        /// Coulomb friction coefficient.
+        friction: f64,
+    },
+}
+
+impl Collider {
+    /// Moves `x` out of the collider if it ended the step inside. `start` is
+    /// the vertex's position at the start of the step: the tangential part of
+    /// the motion is shortened by `friction × penetration` (the normal
+    /// correction bounds the friction impulse), and stops when that exceeds it.
+    /// Returns whether there was contact.
+    #[inline]
+    pub fn resolve(&self, x: &mut Vec3, start: Vec3) -> bool {
+        match *self {
+            Collider::Ground { height, friction } => {
+                let depth = height - x.y;
+                if depth <= 0.0 {
+                    return false;
+                }
+                x.y = height;
+                let mut tangential = *x - start;
+                tangential.y = 0.0;
+                *x -= friction_cut(tangential, friction * depth);
+                true
+            }
+            Collider::Sphere {
+                center,
+                radius,
+                friction,
+            } => {
+                let d = *x - center;
+                let dist = d.norm();
+                if dist >= radius {
+                    return false;
+                }
+                let normal = if dist > 0.0 { d / dist } else { Vec3::y() };
+                let depth = radius - dist;
+                let surface = center + normal * radius;
+                let motion = surface - start;
+                let tangential = motion - normal * motion.dot(&normal);
+                let slid = surface - friction_cut(tangential, friction * depth);
+                // Back onto the surface (sliding along a tangent leaves it),
+                // a hair outside so rounding cannot put it inside.
+                let out = slid - center;
+                let n = out.norm();
+                let dir = if n > 0.0 { out / n } else { normal };
+                *x = center + dir * (radius * (1.0 + 4.0 * f64::EPSILON));
+                true
+            }
+        }
+    }
+
+    /// Whether `x` is strictly inside.
+    pub fn contains(&self, x: Vec3) -> bool {
+        match *self {
+            Collider::Ground { height, .. } => x.y < height,
+            Collider::Sphere { center, radius, .. } => (x - center).norm() < radius,
+        }
+    }
+}
+
+/// The part of the tangential motion `t` that friction removes: all of it
+/// when `|t| ≤ limit` (static friction), else `limit` along `t`.
+#[inline]
+fn friction_cut(t: Vec3, limit: f64) -> Vec3 {
+    let len = t.norm();
+    if len <= limit { t } else { t * (limit / len) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ground_pushes_up_and_friction_slows() {
+        let g = Collider::Ground {
+            height: 0.0,
+            friction: 0.5,
+        };
+        let mut x = Vec3::new(1.0, -0.1, 0.0);
+        assert!(g.resolve(&mut x, Vec3::new(0.0, 0.1, 0.0)));
+        assert_eq!(x.y, 0.0);
+        // Slid 1.0, friction removes 0.5 × 0.1.
+        assert!((x.x - 0.95).abs() < 1e-12);
+        let mut stuck = Vec3::new(0.01, -0.1, 0.0);
+        g.resolve(&mut stuck, Vec3::new(0.0, 0.1, 0.0));
+        assert!(stuck.x.abs() < 1e-15);
+    }
+
+    #[test]
+    fn sphere_never_leaves_a_point_inside() {
+        let s = Collider::Sphere {
+            center: Vec3::new(0.1, 0.2, 0.3),
+            radius: 0.7,
+            friction: 0.3,
+        };
+        for k in 0..1000 {
+            let a = k as f64 * 0.37;
+            let mut x =
+                Vec3::new(a.sin(), a.cos(), (2.0 * a).sin()) * 0.5 + Vec3::new(0.1, 0.2, 0.3);
+            let start = x + Vec3::new(0.0, 1.0, 0.0);
+            s.resolve(&mut x, start);
+            assert!(!s.contains(x), "{x}");
+        }
+    }
+}

@@ -1,0 +1,588 @@
+//! The projective-dynamics solver (Liu et al. 2013; Bouaziz et al. 2014).
+//!
+//! Each step minimises `g(x) = 1/(2h²) ‖x − s‖²_M + Σ_c w_c/2 ‖G_c x − p_c‖²`
+//! by alternating a local step (project every constraint, fused with the
+//! right-hand side accumulation) and a global step (two triangular solves with
+//! the prefactored `A = M/h² + Σ w Gᵀ G`, 3 columns at once). Hard-pinned
+//! vertices are eliminated from the unknowns; see physics.md.
+
+pub mod collide;
+pub mod energy;
+pub mod newton;
+pub mod params;
+pub mod project;
+mod system;
+
+use std::time::Instant;
+
+pub use collide::Collider;
+pub use energy::Energies;
+pub use params::SimParams;
+pub use system::FactorStats;
+
+use crate::mesh::Vec3;
+use crate::model::{Model, SpringKind};
+use system::System;
+
+/// Positions and velocities of every vertex, `m × 3` each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    /// Current positions.
+    pub positions: Vec<Vec3>,
+    /// Current velocities.
+    pub velocities: Vec<Vec3>,
+    /// Simulated time in seconds.
+    pub time: f64,
+    /// Frames stepped.
+    pub frame: u64,
+}
+
+impl State {
+    /// The model at rest: rest positions, zero velocities.
+    pub fn at_rest(model: &Model) -> Self {
+        Self {
+            positions: model.rest.clone(),
+            velocities: vec![Vec3::zeros(); model.rest.len()],
+            time: 0.0,
+            frame: 0,
+        }
+    }
+}
+
+/// Wall-clock time per phase of one frame, in milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Timings {
+    /// Projections and right-hand side accumulation.
+    pub local_ms: f64,
+    /// Triangular solves.
+    pub global_ms: f64,
+    /// Everything else (inertial target, collisions, energies, checks).
+    pub other_ms: f64,
+}
+
+impl Timings {
+    /// Sum of the phases.
+    pub fn total_ms(&self) -> f64 {
+        self.local_ms + self.global_ms + self.other_ms
+    }
+}
+
+/// What happened in one frame.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// Energies at the end of the frame.
+    pub energies: Energies,
+    /// The PD objective `g` at the start of the last substep and after each
+    /// of its iterations (`iterations + 1` values, non-increasing).
+    pub objective: Vec<f64>,
+    /// Time per phase.
+    pub timings: Timings,
+    /// Vertices pushed out of a collider in the last substep.
+    pub contacts: usize,
+    /// With [`Solver::set_trace`] on: `g(x, p)` after every half step of the
+    /// last substep, `g(x₀, p₀), g(x₁, p₀), g(x₁, p₁), …` (`2·iterations + 1`
+    /// values, non-increasing). Empty otherwise.
+    pub trace: Vec<f64>,
+}
+
+/// Why a step or a solver setup failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SolverError {
+    /// A parameter is out of its valid range.
+    #[error("invalid parameter: {0}")]
+    InvalidParameter(String),
+    /// The system matrix could not be factorised.
+    #[error(
+        "the system matrix is not positive definite ({0}); check for zero masses or negative weights"
+    )]
+    Factorization(String),
+    /// The simulation diverged; the state was left at the last good frame.
+    #[error("simulation blew up at frame {frame}: {reason}; paused at the last good frame")]
+    BlowUp {
+        /// The frame that failed.
+        frame: u64,
+        /// What was detected.
+        reason: String,
+    },
+}
+
+/// A prefactored projective-dynamics solver for one [`Model`].
+pub struct Solver {
+    model: Model,
+    params: SimParams,
+    system: System,
+    // Scratch, allocated once.
+    start: Vec<Vec3>,
+    target: Vec<Vec3>,
+    constant: Vec<Vec3>,
+    rhs: Vec<Vec3>,
+    x: Vec<Vec3>,
+    v: Vec<Vec3>,
+    diagonal: f64,
+    /// Projections of the last local step, kept only when tracing.
+    projections: Option<Vec<Vec3>>,
+}
+
+/// Elastic energies by constraint type at one iterate.
+#[derive(Clone, Copy, Default)]
+struct Elastic {
+    structural: f64,
+    shear: f64,
+    bending: f64,
+    attachment: f64,
+}
+
+impl Elastic {
+    fn sum(&self) -> f64 {
+        self.structural + self.shear + self.bending + self.attachment
+    }
+}
+
+fn check_params(model: &Model, params: &SimParams) -> Result<(), SolverError> {
+    let bad = |what: String| Err(SolverError::InvalidParameter(what));
+    if !(params.dt.is_finite() && params.dt > 0.0) {
+        return bad(format!("time step {} must be positive", params.dt));
+    }
+    if params.substeps == 0 {
+        return bad("substeps must be at least 1".into());
+    }
+    if !(0.0..=1.0).contains(&params.damping) {
+        return bad(format!("damping {} must be in [0, 1]", params.damping));
+    }
+    if !params.gravity.iter().all(|g| g.is_finite()) {
+        return bad("gravity must be finite".into());
+    }
+    let w = &model.weights;
+    for (name, value) in [
+        ("structural", w.structural),
+        ("shear", w.shear),
+        ("bending", w.bending),
+        ("attachment", w.attachment),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return bad(format!(
+                "{name} weight {value} must be finite and non-negative"
+            ));
+        }
+    }
+    if let Some(i) = model
+        .masses
+        .iter()
+        .position(|m| !(m.is_finite() && *m > 0.0))
+    {
+        return bad(format!(
+            "vertex {i} has mass {}; masses must be positive",
+            model.masses[i]
+        ));
+    }
+    Ok(())
+}
+
+impl Solver {
+    /// Assembles, orders and factorises the system for `model` and `params`.
+    ///
+    /// # Errors
+    /// [`SolverError::InvalidParameter`] for a non-positive time step or mass,
+    /// or a negative or non-finite weight; [`SolverError::Factorization`] if
+    /// the matrix is not positive definite.
+    pub fn new(model: &Model, params: &SimParams) -> Result<Self, SolverError> {
+        check_params(model, params)?;
+        let system = System::new(model, params.substep_dt())?;
+        let m = model.vertex_count();
+        let (lo, hi) = model.rest.iter().fold(
+            (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
+            |(lo, hi), p| (lo.inf(p), hi.sup(p)),
+        );
+        Ok(Self {
+            model: model.clone(),
+            params: params.clone(),
+            system,
+            start: vec![Vec3::zeros(); m],
+            target: vec![Vec3::zeros(); m],
+            constant: vec![Vec3::zeros(); m],
+            rhs: vec![Vec3::zeros(); m],
+            x: vec![Vec3::zeros(); m],
+            v: vec![Vec3::zeros(); m],
+            projections: None,
+            diagonal: (hi - lo).norm().max(f64::MIN_POSITIVE),
+        })
+    }
+
+    /// The model being simulated.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The parameters in force.
+    pub fn params(&self) -> &SimParams {
+        &self.params
+    }
+
+    /// Records `g` after every half step in [`StepReport::trace`] (costs a
+    /// buffer of projections and one extra energy pass per iteration; for
+    /// tests and diagnostics).
+    pub fn set_trace(&mut self, on: bool) {
+        self.projections = on.then(Vec::new);
+    }
+
+    /// Size and cost of the current factorisation.
+    pub fn factor_stats(&self) -> FactorStats {
+        self.system.stats()
+    }
+
+    /// Changes weights, masses, time step or substeps: a numeric
+    /// refactorisation on the same ordering and sparsity pattern.
+    ///
+    /// # Errors
+    /// As [`Solver::new`]; on error the solver is unchanged.
+    pub fn refactor(
+        &mut self,
+        weights: crate::model::Weights,
+        masses: Option<&[f64]>,
+        params: &SimParams,
+    ) -> Result<(), SolverError> {
+        let mut model = self.model.clone();
+        model.weights = weights;
+        if let Some(m) = masses {
+            if m.len() != model.masses.len() {
+                return Err(SolverError::InvalidParameter(format!(
+                    "{} masses given for {} vertices",
+                    m.len(),
+                    model.masses.len()
+                )));
+            }
+            model.masses.copy_from_slice(m);
+        }
+        check_params(&model, params)?;
+        self.system.refactor(&model, params.substep_dt())?;
+        self.model = model;
+        self.params = params.clone();
+        Ok(())
+    }
+
+    /// Changes parameters that do not touch the matrix (iterations, damping,
+    /// gravity, colliders). A changed time step goes through [`Solver::refactor`].
+    ///
+    /// # Errors
+    /// As [`Solver::refactor`].
+    pub fn set_params(&mut self, params: &SimParams) -> Result<(), SolverError> {
+        if params.substep_dt() != self.params.substep_dt() {
+            return self.refactor(self.model.weights, None, params);
+        }
+        check_params(&self.model, params)?;
+        self.params = params.clone();
+        Ok(())
+    }
+
+    /// Moves soft-pin targets (no refactorisation). `targets[k]` belongs to
+    /// `model.pins.soft[k]`.
+    ///
+    /// # Errors
+    /// [`SolverError::InvalidParameter`] if the count differs or a target is not finite.
+    pub fn set_attachment_targets(&mut self, targets: &[Vec3]) -> Result<(), SolverError> {
+        let soft = &mut self.model.pins.soft;
+        if targets.len() != soft.len() || !targets.iter().all(|t| t.iter().all(|c| c.is_finite())) {
+            return Err(SolverError::InvalidParameter(
+                "soft-pin targets must match the soft pins and be finite".into(),
+            ));
+        }
+        for (a, t) in soft.iter_mut().zip(targets) {
+            a.target = *t;
+        }
+        Ok(())
+    }
+
+    /// Advances `state` by one frame (`substeps` implicit Euler steps).
+    ///
+    /// # Errors
+    /// [`SolverError::BlowUp`] when positions become non-finite or run away;
+    /// `state` is then left unchanged.
+    pub fn step(&mut self, state: &mut State) -> Result<StepReport, SolverError> {
+        let mut report = StepReport {
+            objective: Vec::with_capacity(self.params.iterations + 1),
+            ..StepReport::default()
+        };
+        let h = self.params.substep_dt();
+        let alpha = 1.0 - self.params.damping;
+        let gravity = self.params.gravity;
+        self.x.copy_from_slice(&state.positions);
+        let mut velocities = std::mem::take(&mut self.v);
+        velocities.copy_from_slice(&state.velocities);
+        let mut elastic = Elastic::default();
+        for _ in 0..self.params.substeps {
+            let t0 = Instant::now();
+            // Inertial target s = q + α h v + h² g (physics.md §1); hard
+            // pins stay where they are.
+            self.start.copy_from_slice(&self.x);
+            let inv_h2 = 1.0 / (h * h);
+            for (i, ((s, q), v)) in self
+                .target
+                .iter_mut()
+                .zip(&self.start)
+                .zip(&velocities)
+                .enumerate()
+            {
+                *s = if self.system.is_free(i) {
+                    q + v * (alpha * h) + gravity * (h * h)
+                } else {
+                    *q
+                };
+            }
+            for (i, (c, s)) in self.constant.iter_mut().zip(&self.target).enumerate() {
+                *c = s * (self.model.masses[i] * inv_h2);
+            }
+            self.system
+                .add_pinned_coupling(&self.model, &self.x, &mut self.constant);
+            // Initial guess q + α h v: the motion without forces. (Starting
+            // at s, as Liu et al. do, gives a frame map whose fixed points
+            // are not equilibria when the iterations stop short: a hanging
+            // cloth then rests with a residual force. From q + α h v, a frame
+            // that returns to q with v = 0 had PD(q) = q by the monotone
+            // objective, i.e. ∇g(q) = 0: an exact equilibrium.)
+            for (i, (x, v)) in self.x.iter_mut().zip(&velocities).enumerate() {
+                if self.system.is_free(i) {
+                    *x += v * (alpha * h);
+                }
+            }
+            report.objective.clear();
+            report.trace.clear();
+            let mut local = 0.0;
+            let mut global = 0.0;
+            for _ in 0..self.params.iterations {
+                let tl = Instant::now();
+                self.rhs.copy_from_slice(&self.constant);
+                elastic = local_step(
+                    &self.model,
+                    &self.x,
+                    Some(&mut self.rhs),
+                    self.projections.as_mut(),
+                );
+                let objective = self.inertia(inv_h2) + elastic.sum();
+                report.objective.push(objective);
+                let tg = Instant::now();
+                local += (tg - tl).as_secs_f64();
+                self.system.solve(&self.rhs, &mut self.x);
+                global += tg.elapsed().as_secs_f64();
+                if let Some(p) = &self.projections {
+                    report.trace.push(objective);
+                    report
+                        .trace
+                        .push(self.inertia(inv_h2) + stored_energy(&self.model, &self.x, p));
+                }
+            }
+            let tl = Instant::now();
+            elastic = local_step(&self.model, &self.x, None, None);
+            report.objective.push(self.inertia(inv_h2) + elastic.sum());
+            if self.projections.is_some() {
+                report.trace.push(self.inertia(inv_h2) + elastic.sum());
+            }
+            local += tl.elapsed().as_secs_f64();
+            report.contacts = self.collide();
+            let inv_h = 1.0 / h;
+            for ((v, x), q) in velocities.iter_mut().zip(&self.x).zip(&self.start) {
+                *v = (x - q) * inv_h;
+            }
+            report.timings.local_ms += local * 1e3;
+            report.timings.global_ms += global * 1e3;
+            report.timings.other_ms += (t0.elapsed().as_secs_f64() - local - global) * 1e3;
+        }
+        let tf = Instant::now();
+        if report.contacts > 0 {
+            // Collisions moved vertices after the last projection.
+            elastic = local_step(&self.model, &self.x, None, None);
+        }
+        report.energies = self.energies_at(&self.x, &velocities, &elastic);
+        let checked = self.check_blow_up(state.frame + 1, &velocities, &report.energies);
+        if checked.is_ok() {
+            state.positions.copy_from_slice(&self.x);
+            state.velocities.copy_from_slice(&velocities);
+        }
+        self.v = velocities;
+        checked?;
+        state.time += self.params.dt;
+        state.frame += 1;
+        report.timings.other_ms += tf.elapsed().as_secs_f64() * 1e3;
+        Ok(report)
+    }
+
+    /// `1/(2h²) ‖x − s‖²_M` at the current iterate.
+    fn inertia(&self, inv_h2: f64) -> f64 {
+        let sum: f64 = self
+            .x
+            .iter()
+            .zip(&self.target)
+            .zip(&self.model.masses)
+            .map(|((x, s), m)| m * (x - s).norm_squared())
+            .sum();
+        0.5 * inv_h2 * sum
+    }
+
+    fn collide(&mut self) -> usize {
+        let mut contacts = 0;
+        if self.params.colliders.is_empty() {
+            return 0;
+        }
+        for (i, (x, start)) in self.x.iter_mut().zip(&self.start).enumerate() {
+            if !self.system.is_free(i) {
+                continue;
+            }
+            let mut touched = false;
+            // Two passes settle a vertex wedged between two colliders.
+            for _ in 0..2 {
+                for c in &self.params.colliders {
+                    touched |= c.resolve(x, *start);
+                }
+            }
+            contacts += touched as usize;
+        }
+        contacts
+    }
+
+    /// The energies of any state of this model (e.g. the first frame, before
+    /// any step).
+    pub fn energies(&self, state: &State) -> Energies {
+        let elastic = local_step(&self.model, &state.positions, None, None);
+        self.energies_at(&state.positions, &state.velocities, &elastic)
+    }
+
+    fn energies_at(&self, positions: &[Vec3], velocities: &[Vec3], elastic: &Elastic) -> Energies {
+        let g = self.params.gravity;
+        let (mut kinetic, mut gravitational) = (0.0, 0.0);
+        for (((v, x), x0), m) in velocities
+            .iter()
+            .zip(positions)
+            .zip(&self.model.rest)
+            .zip(&self.model.masses)
+        {
+            kinetic += 0.5 * m * v.norm_squared();
+            gravitational -= m * g.dot(&(x - x0));
+        }
+        Energies {
+            kinetic,
+            gravitational,
+            structural: elastic.structural,
+            shear: elastic.shear,
+            bending: elastic.bending,
+            attachment: elastic.attachment,
+        }
+    }
+
+    fn check_blow_up(
+        &self,
+        frame: u64,
+        velocities: &[Vec3],
+        energies: &Energies,
+    ) -> Result<(), SolverError> {
+        let fail = |reason: String| Err(SolverError::BlowUp { frame, reason });
+        if let Some(i) = self.x.iter().position(|x| !x.iter().all(|c| c.is_finite())) {
+            return fail(format!("vertex {i} has a non-finite position"));
+        }
+        if !energies.total().is_finite() {
+            return fail("the energy is not finite".into());
+        }
+        // A vertex covering a hundred model sizes in one frame is no longer
+        // simulating anything a person asked for.
+        let limit = 100.0 * self.diagonal / self.params.dt;
+        if let Some(i) = velocities.iter().position(|v| v.norm() > limit) {
+            return fail(format!(
+                "vertex {i} moves at {:.3e} m/s, over {limit:.3e} m/s (100 model sizes per frame)",
+                velocities[i].norm()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Projects every constraint at `x`, returns the elastic energy per type,
+/// and, when `rhs` is given, accumulates `Σ w Gᵀ p` into it (rows of
+/// hard-pinned vertices receive values that are never read). With `store`,
+/// the projections are also kept, in constraint order.
+fn local_step(
+    model: &Model,
+    x: &[Vec3],
+    mut rhs: Option<&mut [Vec3]>,
+    store: Option<&mut Vec<Vec3>>,
+) -> Elastic {
+    if let Some(store) = store {
+        store.clear();
+        for kind in [
+            SpringKind::Structural,
+            SpringKind::Shear,
+            SpringKind::Bending,
+        ] {
+            for s in model.springs.of_kind(kind) {
+                store.push(project::spring(x[s.a as usize] - x[s.b as usize], s.rest));
+            }
+        }
+        store.extend(model.pins.soft.iter().map(|a| a.target));
+    }
+    let mut e = Elastic::default();
+    for kind in [
+        SpringKind::Structural,
+        SpringKind::Shear,
+        SpringKind::Bending,
+    ] {
+        let w = model.weights.spring(kind);
+        let springs = model.springs.of_kind(kind);
+        let mut sum = 0.0;
+        match rhs.as_deref_mut() {
+            Some(rhs) => {
+                for s in springs {
+                    let (a, b) = (s.a as usize, s.b as usize);
+                    let d = x[a] - x[b];
+                    let p = project::spring(d, s.rest);
+                    sum += (d - p).norm_squared();
+                    let wp = p * w;
+                    rhs[a] += wp;
+                    rhs[b] -= wp;
+                }
+            }
+            None => {
+                for s in springs {
+                    let d = x[s.a as usize] - x[s.b as usize];
+                    sum += (d - project::spring(d, s.rest)).norm_squared();
+                }
+            }
+        }
+        let energy = 0.5 * w * sum;
+        match kind {
+            SpringKind::Structural => e.structural = energy,
+            SpringKind::Shear => e.shear = energy,
+            SpringKind::Bending => e.bending = energy,
+        }
+    }
+    let w = model.weights.attachment;
+    let mut sum = 0.0;
+    for a in &model.pins.soft {
+        let i = a.vertex as usize;
+        sum += (x[i] - a.target).norm_squared();
+        if let Some(rhs) = rhs.as_deref_mut() {
+            rhs[i] += a.target * w;
+        }
+    }
+    e.attachment = 0.5 * w * sum;
+    e
+}
+
+/// `Σ w/2 ‖G x − p‖²` for projections `p` stored by [`local_step`].
+fn stored_energy(model: &Model, x: &[Vec3], stored: &[Vec3]) -> f64 {
+    let mut p = stored.iter();
+    let mut sum = 0.0;
+    for kind in [
+        SpringKind::Structural,
+        SpringKind::Shear,
+        SpringKind::Bending,
+    ] {
+        let w = model.weights.spring(kind);
+        for s in model.springs.of_kind(kind) {
+            let d = x[s.a as usize] - x[s.b as usize];
+            sum += 0.5 * w * (d - p.next().expect("one per spring")).norm_squared();
+        }
+    }
+    let w = model.weights.attachment;
+    for a in &model.pins.soft {
+        sum +=
+            0.5 * w * (x[a.vertex as usize] - p.next().expect("one per soft pin")).norm_squared();
+    }
+    sum
+}

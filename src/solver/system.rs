@@ -1,0 +1,359 @@
+//! The global-step system `A = M/h² + Σ_c w_c G_cᵀ G_c` over the free
+//! (not hard-pinned) vertices: assembly, fill-reducing ordering and sparse
+//! Cholesky factorisation, numeric refactorisation, and the 3-column solve.
+//!
+//! The factorisation is faer's sparse Cholesky with an approximate minimum
+//! degree ordering, supernodal or simplicial as faer's flop heuristic picks.
+//! It was chosen over nalgebra-sparse's `CscCholesky` by measurement (see
+//! `benches/factor.rs` and the README): nalgebra-sparse has no ordering, and
+//! even fed faer's AMD permutation its left-looking kernel is slower.
+
+use std::time::Instant;
+
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::cholesky::llt::factor::LltRegularization;
+use faer::sparse::linalg::cholesky::{
+    CholeskySymbolicParams, LltRef, SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering,
+    factorize_symbolic_cholesky,
+};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Conj, MatMut, Par, Side};
+
+use super::SolverError;
+use crate::mesh::Vec3;
+use crate::model::{Model, SpringKind};
+
+/// The lower triangle of a symmetric sparsity pattern in compressed columns,
+/// rows sorted within each column.
+#[derive(Clone, Debug)]
+pub(crate) struct LowerPattern {
+    n: usize,
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+}
+
+impl LowerPattern {
+    /// The pattern with the given `(row, col)` entries, `row ≥ col`
+    /// (duplicates allowed); the diagonal is always included.
+    pub(crate) fn new(n: usize, mut pairs: Vec<(usize, usize)>) -> Self {
+        pairs.extend((0..n).map(|i| (i, i)));
+        pairs.sort_unstable_by_key(|&(r, c)| (c, r));
+        pairs.dedup();
+        let mut col_ptr = vec![0usize; n + 1];
+        for &(r, c) in &pairs {
+            debug_assert!(r >= c && r < n);
+            col_ptr[c + 1] += 1;
+        }
+        for c in 0..n {
+            col_ptr[c + 1] += col_ptr[c];
+        }
+        Self {
+            n,
+            col_ptr,
+            row_idx: pairs.into_iter().map(|(r, _)| r).collect(),
+        }
+    }
+
+    /// Stored entries.
+    pub(crate) fn nnz(&self) -> usize {
+        self.row_idx.len()
+    }
+
+    /// Index into the values of entry `(row, col)`, `row ≥ col`, which must
+    /// be in the pattern.
+    pub(crate) fn slot(&self, row: usize, col: usize) -> usize {
+        let rows = &self.row_idx[self.col_ptr[col]..self.col_ptr[col + 1]];
+        self.col_ptr[col]
+            + rows
+                .binary_search(&row)
+                .expect("entry outside the assembled pattern")
+    }
+
+    fn symbolic(&self) -> SymbolicSparseColMatRef<'_, usize> {
+        SymbolicSparseColMatRef::new_checked(self.n, self.n, &self.col_ptr, None, &self.row_idx)
+    }
+}
+
+/// A sparse Cholesky factorisation `A = L Lᵀ` (with a fill-reducing
+/// permutation) that can be refactorised with new values on the same pattern
+/// and solves in place without allocating.
+pub(crate) struct SparseCholesky {
+    pattern: LowerPattern,
+    symbolic: SymbolicCholesky<usize>,
+    l_values: Vec<f64>,
+    buffer: MemBuffer,
+    par: Par,
+}
+
+const MAX_RHS_COLUMNS: usize = 3;
+
+impl SparseCholesky {
+    /// Orders, analyses and factorises the matrix with `pattern` and `values`.
+    ///
+    /// # Errors
+    /// [`SolverError::Factorization`] if the matrix is not positive definite.
+    pub(crate) fn new(pattern: &LowerPattern, values: &[f64]) -> Result<Self, SolverError> {
+        let symbolic = factorize_symbolic_cholesky(
+            pattern.symbolic(),
+            Side::Lower,
+            SymmetricOrdering::Amd,
+            CholeskySymbolicParams::default(),
+        )
+        .map_err(|e| SolverError::Factorization(format!("{e:?}")))?;
+        let par = Par::Seq;
+        let req = StackReq::any_of(&[
+            symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()),
+            symbolic.solve_in_place_scratch::<f64>(MAX_RHS_COLUMNS, par),
+        ]);
+        let mut this = Self {
+            l_values: vec![0.0; symbolic.len_val()],
+            symbolic,
+            pattern: pattern.clone(),
+            buffer: MemBuffer::new(req),
+            par,
+        };
+        this.refactor(values)?;
+        Ok(this)
+    }
+
+    /// Numeric refactorisation with new values on the same pattern.
+    ///
+    /// # Errors
+    /// [`SolverError::Factorization`] if the matrix is not positive definite.
+    pub(crate) fn refactor(&mut self, values: &[f64]) -> Result<(), SolverError> {
+        let a = SparseColMatRef::new(self.pattern.symbolic(), values);
+        let stack = MemStack::new(&mut self.buffer);
+        self.symbolic
+            .factorize_numeric_llt(
+                &mut self.l_values,
+                a,
+                Side::Lower,
+                LltRegularization::default(),
+                self.par,
+                stack,
+                Default::default(),
+            )
+            .map(|_| ())
+            .map_err(|e| SolverError::Factorization(format!("{e:?}")))
+    }
+
+    /// Solves `A X = B` in place; `b` holds `ncols ≤ 3` columns of length
+    /// `n`, one after the other.
+    pub(crate) fn solve_in_place(&mut self, b: &mut [f64], ncols: usize) {
+        debug_assert!(ncols <= MAX_RHS_COLUMNS && b.len() == ncols * self.pattern.n);
+        let rhs = MatMut::from_column_major_slice_mut(b, self.pattern.n, ncols);
+        let stack = MemStack::new(&mut self.buffer);
+        LltRef::new(&self.symbolic, &self.l_values).solve_in_place_with_conj(
+            Conj::No,
+            rhs,
+            self.par,
+            stack,
+        );
+    }
+
+    /// Stored values of `L` (for a supernodal factor, including the zeros
+    /// stored inside its dense blocks).
+    pub(crate) fn factor_nnz(&self) -> usize {
+        self.l_values.len()
+    }
+
+    fn is_supernodal(&self) -> bool {
+        matches!(self.symbolic.raw(), SymbolicCholeskyRaw::Supernodal(_))
+    }
+}
+
+/// Size and cost of a factorisation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct FactorStats {
+    /// Unknown vertices (not hard-pinned).
+    pub unknowns: usize,
+    /// Stored entries of the lower triangle of `A`.
+    pub matrix_nnz: usize,
+    /// Stored entries of the Cholesky factor `L`.
+    pub factor_nnz: usize,
+    /// Whether faer chose its supernodal kernels.
+    pub supernodal: bool,
+    /// Assembly, ordering and symbolic analysis, milliseconds.
+    pub analyse_ms: f64,
+    /// The last numeric factorisation, milliseconds.
+    pub factor_ms: f64,
+}
+
+const PINNED: u32 = u32::MAX;
+const SPRING_KINDS: [SpringKind; 3] = [
+    SpringKind::Structural,
+    SpringKind::Shear,
+    SpringKind::Bending,
+];
+
+/// The PD system over the free vertices of one model.
+pub(crate) struct System {
+    /// Vertex of each unknown.
+    free: Vec<u32>,
+    /// Unknown of each vertex, or `PINNED`.
+    index: Vec<u32>,
+    pattern: LowerPattern,
+    values: Vec<f64>,
+    factor: Option<SparseCholesky>,
+    /// Springs between a free and a pinned vertex: `(free, pinned, kind)`.
+    coupling: Vec<(u32, u32, SpringKind)>,
+    /// Right-hand side / solution, 3 columns of length `free.len()`.
+    b: Vec<f64>,
+    stats: FactorStats,
+}
+
+impl System {
+    /// Assembles and factorises `A` for `model` with substep `h`.
+    pub(crate) fn new(model: &Model, h: f64) -> Result<Self, SolverError> {
+        let t0 = Instant::now();
+        let m = model.vertex_count();
+        let mut index = vec![PINNED; m];
+        let mut free = Vec::with_capacity(m);
+        for v in 0..m as u32 {
+            if !model.pins.is_hard(v) {
+                index[v as usize] = free.len() as u32;
+                free.push(v);
+            }
+        }
+        let mut pairs = Vec::with_capacity(model.springs.len());
+        let mut coupling = Vec::new();
+        for kind in SPRING_KINDS {
+            for s in model.springs.of_kind(kind) {
+                let (ia, ib) = (index[s.a as usize], index[s.b as usize]);
+                match (ia != PINNED, ib != PINNED) {
+                    (true, true) if ia != ib => {
+                        pairs.push((ia.max(ib) as usize, ia.min(ib) as usize))
+                    }
+                    (true, false) => coupling.push((s.a, s.b, kind)),
+                    (false, true) => coupling.push((s.b, s.a, kind)),
+                    _ => {}
+                }
+            }
+        }
+        let pattern = LowerPattern::new(free.len(), pairs);
+        let nf = free.len();
+        let mut this = Self {
+            free,
+            index,
+            values: vec![0.0; pattern.nnz()],
+            pattern,
+            factor: None,
+            coupling,
+            b: vec![0.0; 3 * nf],
+            stats: FactorStats::default(),
+        };
+        this.assemble(model, h);
+        let t1 = Instant::now();
+        if nf > 0 {
+            this.factor = Some(SparseCholesky::new(&this.pattern, &this.values)?);
+        }
+        let total = t0.elapsed().as_secs_f64() * 1e3;
+        let factor = this.factor.as_ref();
+        this.stats = FactorStats {
+            unknowns: nf,
+            matrix_nnz: this.pattern.nnz(),
+            factor_nnz: factor.map_or(0, SparseCholesky::factor_nnz),
+            supernodal: factor.is_some_and(SparseCholesky::is_supernodal),
+            analyse_ms: (t1 - t0).as_secs_f64() * 1e3,
+            factor_ms: total - (t1 - t0).as_secs_f64() * 1e3,
+        };
+        // Time one numeric factorisation alone (what a weight change costs).
+        this.refactor(model, h)?;
+        Ok(this)
+    }
+
+    /// Re-assembles the values (weights, masses, `h`) and refactorises
+    /// numerically on the same ordering and pattern.
+    pub(crate) fn refactor(&mut self, model: &Model, h: f64) -> Result<(), SolverError> {
+        let t0 = Instant::now();
+        let saved = self.values.clone();
+        self.assemble(model, h);
+        if let Some(f) = self.factor.as_mut() {
+            if let Err(e) = f.refactor(&self.values) {
+                // Leave the solver as it was.
+                self.values = saved;
+                f.refactor(&self.values)?;
+                return Err(e);
+            }
+        }
+        self.stats.factor_ms = t0.elapsed().as_secs_f64() * 1e3;
+        Ok(())
+    }
+
+    fn assemble(&mut self, model: &Model, h: f64) {
+        self.values.fill(0.0);
+        let inv_h2 = 1.0 / (h * h);
+        for (k, &v) in self.free.iter().enumerate() {
+            let slot = self.pattern.slot(k, k);
+            self.values[slot] += model.masses[v as usize] * inv_h2;
+        }
+        for kind in SPRING_KINDS {
+            let w = model.weights.spring(kind);
+            for s in model.springs.of_kind(kind) {
+                let (ia, ib) = (self.index[s.a as usize], self.index[s.b as usize]);
+                if ia == ib {
+                    continue; // both pinned, or a spring from a vertex to itself
+                }
+                for i in [ia, ib] {
+                    if i != PINNED {
+                        let slot = self.pattern.slot(i as usize, i as usize);
+                        self.values[slot] += w;
+                    }
+                }
+                if ia != PINNED && ib != PINNED {
+                    let slot = self.pattern.slot(ia.max(ib) as usize, ia.min(ib) as usize);
+                    self.values[slot] -= w;
+                }
+            }
+        }
+        let wa = model.weights.attachment;
+        for a in &model.pins.soft {
+            let i = self.index[a.vertex as usize];
+            if i != PINNED {
+                let slot = self.pattern.slot(i as usize, i as usize);
+                self.values[slot] += wa;
+            }
+        }
+    }
+
+    /// Whether vertex `v` is an unknown (not hard-pinned).
+    #[inline]
+    pub(crate) fn is_free(&self, v: usize) -> bool {
+        self.index[v] != PINNED
+    }
+
+    /// Size and cost of the factorisation.
+    pub(crate) fn stats(&self) -> FactorStats {
+        self.stats
+    }
+
+    /// Moves the pinned ends of springs to the right-hand side:
+    /// `A_fp x_p` has `−w` per spring, so the free row gains `w x_pinned`.
+    pub(crate) fn add_pinned_coupling(&self, model: &Model, x: &[Vec3], constant: &mut [Vec3]) {
+        for &(free, pinned, kind) in &self.coupling {
+            constant[free as usize] += x[pinned as usize] * model.weights.spring(kind);
+        }
+    }
+
+    /// Solves `A x_f = rhs_f` and writes the free rows of `x`.
+    pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3]) {
+        let Some(factor) = self.factor.as_mut() else {
+            return;
+        };
+        let nf = self.free.len();
+        let (bx, rest) = self.b.split_at_mut(nf);
+        let (by, bz) = rest.split_at_mut(nf);
+        for (k, &v) in self.free.iter().enumerate() {
+            let r = rhs[v as usize];
+            bx[k] = r.x;
+            by[k] = r.y;
+            bz[k] = r.z;
+        }
+        factor.solve_in_place(&mut self.b, 3);
+        let (bx, rest) = self.b.split_at(nf);
+        let (by, bz) = rest.split_at(nf);
+        for (k, &v) in self.free.iter().enumerate() {
+            x[v as usize] = Vec3::new(bx[k], by[k], bz[k]);
+        }
+    }
+}

@@ -1,0 +1,443 @@
+//! Solver invariants: monotone PD objective, agreement with Newton, momentum,
+//! rest stability, static equilibrium, pins, ground, energy, refactor, blow-ups.
+
+use proptest::prelude::*;
+use softbody::mesh::Vec3;
+use softbody::model::{ClothGrid, Model, Pins, Weights};
+use softbody::solver::newton::{self, NewtonOptions};
+use softbody::solver::{Collider, SimParams, Solver, SolverError, State};
+
+fn cloth(n: usize, weights: Weights) -> Model {
+    Model::from_cloth_grid(&ClothGrid::new(n, 1.0), 0.3, weights)
+}
+
+fn hanging(n: usize) -> Model {
+    let mut model = cloth(n, Weights::default());
+    model.pins = Pins::hard(ClothGrid::new(n, 1.0).top_corners());
+    model
+}
+
+fn no_gravity() -> SimParams {
+    SimParams {
+        gravity: Vec3::zeros(),
+        damping: 0.0,
+        ..SimParams::default()
+    }
+}
+
+/// A deterministic pseudo-random perturbation.
+fn jiggle(x: &mut [Vec3], amount: f64, seed: u64) {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    for p in x {
+        *p += Vec3::new(next(), next(), next()) * amount;
+    }
+}
+
+fn relative_error(a: &[Vec3], b: &[Vec3], reference: &[Vec3]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y).norm_squared()).sum();
+    let den: f64 = b
+        .iter()
+        .zip(reference)
+        .map(|(x, y)| (x - y).norm_squared())
+        .sum();
+    (num / den).sqrt()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Every local and every global step must not increase g (physics.md §2).
+    #[test]
+    fn objective_never_increases(
+        n in 3usize..9,
+        log_w in proptest::array::uniform4(0.0f64..5.0),
+        log_dt in -3.0f64..-1.0,
+        pin_mask in 0u32..16,
+        seed in 0u64..1000,
+        jig in 0.0f64..0.05,
+    ) {
+        let weights = Weights {
+            structural: 10f64.powf(log_w[0]),
+            shear: 10f64.powf(log_w[1]),
+            bending: 10f64.powf(log_w[2]),
+            attachment: 10f64.powf(log_w[3]),
+        };
+        let mut model = cloth(n, weights);
+        jiggle(&mut model.rest, jig, seed);
+        let corners = [0, n as u32 - 1, (n * n - n) as u32, (n * n - 1) as u32];
+        model.pins = Pins::hard((0..4).filter(|k| pin_mask & (1 << k) != 0).map(|k| corners[k]));
+        if seed % 2 == 0 {
+            let v = (n * n / 2) as u32;
+            if !model.pins.is_hard(v) {
+                model.pins.soft.push(softbody::model::Attachment { vertex: v, target: Vec3::new(0.1, 0.2, 0.3) });
+            }
+        }
+        let params = SimParams { dt: 10f64.powf(log_dt), iterations: 8, ..SimParams::default() };
+        let mut solver = Solver::new(&model, &params).unwrap();
+        solver.set_trace(true);
+        let mut state = State::at_rest(&model);
+        jiggle(&mut state.velocities, 0.5, seed + 1);
+        for pin in model.pins.hard_vertices() {
+            state.velocities[*pin as usize] = Vec3::zeros();
+        }
+        for _ in 0..3 {
+            let report = solver.step(&mut state).unwrap();
+            prop_assert_eq!(report.trace.len(), 2 * params.iterations + 1);
+            for w in report.trace.windows(2) {
+                prop_assert!(w[1] <= w[0] + 1e-12 * w[0].abs().max(1e-12), "{:?}", report.trace);
+            }
+            for w in report.objective.windows(2) {
+                prop_assert!(w[1] <= w[0] + 1e-12 * w[0].abs().max(1e-12));
+            }
+        }
+    }
+}
+
+#[test]
+fn many_iterations_match_newton() {
+    let mut model = hanging(8);
+    model.weights = Weights {
+        structural: 200.0,
+        shear: 100.0,
+        bending: 5.0,
+        attachment: 100.0,
+    };
+    model.pins.soft.push(softbody::model::Attachment {
+        vertex: 40,
+        target: Vec3::new(0.0, 0.0, 0.2),
+    });
+    let params = SimParams {
+        iterations: 4000,
+        ..SimParams::default()
+    };
+    let mut state = State::at_rest(&model);
+    jiggle(&mut state.velocities, 0.3, 7);
+    for v in model.pins.hard_vertices() {
+        state.velocities[*v as usize] = Vec3::zeros();
+    }
+    let start = state.clone();
+    let reference = newton::step(&model, &params, &start, &NewtonOptions::default()).unwrap();
+    assert!(
+        reference.gradient_norm < 1e-8,
+        "Newton did not converge: {}",
+        reference.gradient_norm
+    );
+    let mut solver = Solver::new(&model, &params).unwrap();
+    solver.step(&mut state).unwrap();
+    let err = relative_error(&state.positions, &reference.positions, &start.positions);
+    assert!(err < 1e-6, "relative error {err:e}");
+    // And a few iterations are visibly worse: the comparison can fail.
+    let few = SimParams {
+        iterations: 2,
+        ..params
+    };
+    let mut state2 = start.clone();
+    Solver::new(&model, &few)
+        .unwrap()
+        .step(&mut state2)
+        .unwrap();
+    assert!(relative_error(&state2.positions, &reference.positions, &start.positions) > 1e-4);
+}
+
+#[test]
+fn linear_momentum_is_conserved_without_gravity_or_pins() {
+    let mut model = cloth(10, Weights::default());
+    jiggle(&mut model.rest, 0.0, 0);
+    let mut state = State::at_rest(&model);
+    // Stretch it and give it a drift and a spin.
+    for p in &mut state.positions {
+        *p *= 1.3;
+    }
+    for (v, p) in state.velocities.iter_mut().zip(&state.positions) {
+        *v = Vec3::new(0.3, -0.2, 0.1) + Vec3::z().cross(p);
+    }
+    let momentum = |s: &State| -> Vec3 {
+        s.velocities
+            .iter()
+            .zip(&model.masses)
+            .map(|(v, m)| v * *m)
+            .sum()
+    };
+    let p0 = momentum(&state);
+    let mut solver = Solver::new(&model, &no_gravity()).unwrap();
+    for _ in 0..200 {
+        solver.step(&mut state).unwrap();
+    }
+    let p1 = momentum(&state);
+    // Exact in exact arithmetic; in floating point the stiffness-to-mass
+    // ratio of the diagonal amplifies round-off to ~1e-10 after 200 frames.
+    // (A 1% damping leak would show as 1e-2.)
+    assert!((p1 - p0).norm() < 1e-9 * p0.norm(), "{p0} -> {p1}");
+}
+
+#[test]
+fn rest_stays_at_rest() {
+    let mut model = cloth(12, Weights::default());
+    jiggle(&mut model.rest, 0.02, 3); // rest lengths are whatever the input has
+    let model = Model {
+        springs: softbody::model::Springs::default(),
+        ..model
+    };
+    // Rebuild springs from the jiggled rest pose so it is a true rest state.
+    let grid = ClothGrid::new(12, 1.0);
+    let mut springs = grid.springs.clone();
+    for list in [
+        &mut springs.structural,
+        &mut springs.shear,
+        &mut springs.bending,
+    ] {
+        for s in list.iter_mut() {
+            s.rest = (model.rest[s.a as usize] - model.rest[s.b as usize]).norm();
+        }
+    }
+    let model = Model { springs, ..model };
+    let mut state = State::at_rest(&model);
+    let mut solver = Solver::new(&model, &no_gravity()).unwrap();
+    for _ in 0..100 {
+        solver.step(&mut state).unwrap();
+    }
+    let drift = state
+        .positions
+        .iter()
+        .zip(&model.rest)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    assert!(drift < 1e-10, "drift {drift:e}");
+}
+
+#[test]
+fn hanging_cloth_settles_to_static_equilibrium_and_pins_hold() {
+    let model = hanging(10);
+    let params = SimParams {
+        damping: 0.1,
+        ..SimParams::default()
+    };
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let mut state = State::at_rest(&model);
+    let pinned: Vec<Vec3> = model
+        .pins
+        .hard_vertices()
+        .iter()
+        .map(|&v| state.positions[v as usize])
+        .collect();
+    for _ in 0..2000 {
+        solver.step(&mut state).unwrap();
+        for (k, &v) in model.pins.hard_vertices().iter().enumerate() {
+            assert_eq!(state.positions[v as usize], pinned[k], "a hard pin moved");
+        }
+    }
+    // Net force on every free vertex: springs + gravity.
+    let x = &state.positions;
+    let mut force: Vec<Vec3> = model.masses.iter().map(|m| params.gravity * *m).collect();
+    for (w, list) in [
+        (model.weights.structural, &model.springs.structural),
+        (model.weights.shear, &model.springs.shear),
+        (model.weights.bending, &model.springs.bending),
+    ] {
+        for s in list {
+            let d = x[s.a as usize] - x[s.b as usize];
+            let f = d.normalize() * (w * (d.norm() - s.rest));
+            force[s.a as usize] -= f;
+            force[s.b as usize] += f;
+        }
+    }
+    let weight = model.masses.iter().cloned().fold(0.0, f64::max) * 9.8;
+    for (v, f) in force.iter().enumerate() {
+        if !model.pins.is_hard(v as u32) {
+            assert!(f.norm() < 1e-7 * weight, "vertex {v}: net force {f}");
+        }
+    }
+    // It really sagged: the middle of the top edge hangs between the pins.
+    assert!(
+        x[5].y < model.rest[5].y - 1e-3,
+        "{}",
+        x[5].y - model.rest[5].y
+    );
+}
+
+#[test]
+fn nothing_ends_a_step_inside_a_collider() {
+    let mut model = cloth(12, Weights::default());
+    // Lay the cloth flat above a sphere resting on the ground.
+    for p in &mut model.rest {
+        *p = Vec3::new(p.x, 0.8, p.y);
+    }
+    let params = SimParams {
+        colliders: vec![
+            Collider::Ground {
+                height: 0.0,
+                friction: 0.4,
+            },
+            Collider::Sphere {
+                center: Vec3::new(0.1, 0.3, 0.0),
+                radius: 0.3,
+                friction: 0.2,
+            },
+        ],
+        ..SimParams::default()
+    };
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let mut state = State::at_rest(&model);
+    let mut touched = 0;
+    for _ in 0..240 {
+        let report = solver.step(&mut state).unwrap();
+        touched += report.contacts;
+        for x in &state.positions {
+            for c in &params.colliders {
+                assert!(!c.contains(*x), "{x} inside {c:?}");
+            }
+        }
+    }
+    assert!(touched > 0, "the cloth never reached the colliders");
+}
+
+#[test]
+fn closed_undamped_system_never_gains_energy() {
+    let mut model = cloth(10, Weights::default());
+    model.weights.bending = 50.0;
+    let mut state = State::at_rest(&model);
+    for p in &mut state.positions {
+        *p = Vec3::new(p.x * 1.4, p.y * 0.8, 0.1 * p.x * p.y);
+    }
+    let mut solver = Solver::new(&model, &no_gravity()).unwrap();
+    let e0 = solver.energies(&state).total();
+    assert!(
+        e0 > 1.0,
+        "the released state must hold elastic energy: {e0}"
+    );
+    let mut last = f64::MAX;
+    for frame in 0..1000 {
+        let e = solver.step(&mut state).unwrap().energies.total();
+        assert!(e <= e0 * (1.0 + 1e-6), "frame {frame}: {e} > {e0}");
+        last = e;
+    }
+    assert!(last < e0, "implicit Euler must dissipate");
+}
+
+#[test]
+fn refactor_equals_a_fresh_solver() {
+    let model = hanging(9);
+    let params = SimParams::default();
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let nnz = solver.factor_stats().factor_nnz;
+    let weights = Weights {
+        structural: 5000.0,
+        bending: 1.0,
+        ..model.weights
+    };
+    let new_params = SimParams {
+        dt: 1.0 / 120.0,
+        ..params.clone()
+    };
+    solver.refactor(weights, None, &new_params).unwrap();
+    assert_eq!(
+        solver.factor_stats().factor_nnz,
+        nnz,
+        "same pattern, same ordering"
+    );
+    let mut fresh_model = model.clone();
+    fresh_model.weights = weights;
+    let mut fresh = Solver::new(&fresh_model, &new_params).unwrap();
+    let (mut a, mut b) = (State::at_rest(&model), State::at_rest(&model));
+    for _ in 0..20 {
+        solver.step(&mut a).unwrap();
+        fresh.step(&mut b).unwrap();
+    }
+    let err = a
+        .positions
+        .iter()
+        .zip(&b.positions)
+        .map(|(x, y)| (x - y).norm())
+        .fold(0.0, f64::max);
+    assert!(err < 1e-12, "{err:e}");
+}
+
+#[test]
+fn blow_ups_are_reported_and_the_state_is_kept() {
+    let model = hanging(6);
+    let mut solver = Solver::new(&model, &SimParams::default()).unwrap();
+    let mut state = State::at_rest(&model);
+    state.positions[20].x = f64::NAN;
+    let before = state.clone();
+    match solver.step(&mut state) {
+        Err(SolverError::BlowUp { frame: 1, .. }) => {}
+        other => panic!("expected a blow-up, got {other:?}"),
+    }
+    assert_eq!(format!("{state:?}"), format!("{before:?}"));
+
+    let mut fast = State::at_rest(&model);
+    fast.velocities[20] = Vec3::new(1e9, 0.0, 0.0);
+    let kept = fast.clone();
+    assert!(matches!(
+        solver.step(&mut fast),
+        Err(SolverError::BlowUp { .. })
+    ));
+    assert_eq!(fast, kept);
+}
+
+#[test]
+fn invalid_parameters_are_errors_not_panics() {
+    let model = hanging(4);
+    for params in [
+        SimParams {
+            dt: 0.0,
+            ..SimParams::default()
+        },
+        SimParams {
+            dt: f64::NAN,
+            ..SimParams::default()
+        },
+        SimParams {
+            substeps: 0,
+            ..SimParams::default()
+        },
+        SimParams {
+            damping: 1.5,
+            ..SimParams::default()
+        },
+    ] {
+        assert!(matches!(
+            Solver::new(&model, &params),
+            Err(SolverError::InvalidParameter(_))
+        ));
+    }
+    let mut bad = model.clone();
+    bad.weights.structural = -1.0;
+    assert!(matches!(
+        Solver::new(&bad, &SimParams::default()),
+        Err(SolverError::InvalidParameter(_))
+    ));
+    let mut zero_mass = model;
+    zero_mass.masses[3] = 0.0;
+    assert!(matches!(
+        Solver::new(&zero_mass, &SimParams::default()),
+        Err(SolverError::InvalidParameter(_))
+    ));
+}
+
+#[test]
+fn everything_pinned_and_nothing_pinned_both_work() {
+    let mut model = cloth(5, Weights::default());
+    model.pins = Pins::hard(0..25);
+    let mut solver = Solver::new(&model, &SimParams::default()).unwrap();
+    let mut state = State::at_rest(&model);
+    solver.step(&mut state).unwrap();
+    assert_eq!(state.positions, model.rest);
+    model.pins = Pins::default();
+    let mut solver = Solver::new(&model, &SimParams::default()).unwrap();
+    let mut state = State::at_rest(&model);
+    solver.step(&mut state).unwrap();
+    // Free fall for one step: every vertex moved down by g h².
+    let h = 1.0 / 60.0;
+    for (x, r) in state.positions.iter().zip(&model.rest) {
+        assert!((x.y - (r.y - 9.8 * h * h)).abs() < 1e-12);
+    }
+}
