@@ -27,4 +27,23 @@ pub enum Command {
         #[arg(long, default_value_t = 1e-6)]
         weld: f64,
     },
+    /// Time the standard scenes (release builds only give meaningful numbers).
+    Bench {
+        /// Run only this scene (cloth30, cloth60, cloth100, cloth150, or any clothN).
+        #[arg(long)]
+        scene: Option<String>,
+        /// Frames to measure after warm-up.
+        #[arg(long, default_value_t = 240)]
+        frames: usize,
+        /// Warm-up frames before measuring.
+        #[arg(long, default_value_t = 30)]
+        warmup: usize,
+        /// Print one JSON object per scene and line.
+        #[arg(long)]
+        json: bool,
+        /// Threads for the local step (default: run each scene on 1 thread
+        /// and on all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
 }

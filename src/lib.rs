@@ -23,6 +23,7 @@
 //! # Ok::<(), softbody::mesh::ImportError>(())
 //! ```
 
+pub mod bench;
 pub mod mesh;
 pub mod model;
 pub mod solver;

@@ -68,5 +68,78 @@ fn run(command: Command) -> Result<(), Failure> {
             }
             Ok(())
         }
+        Command::Bench {
+            scene,
+            frames,
+            warmup,
+            json,
+            threads,
+        } => bench(scene.as_deref(), frames, warmup, json, threads),
     }
+}
+
+fn bench(
+    scene: Option<&str>,
+    frames: usize,
+    warmup: usize,
+    json: bool,
+    threads: Option<usize>,
+) -> Result<(), Failure> {
+    use softbody::bench::{self, Scene};
+    let scenes = match scene {
+        Some(name) => vec![Scene::by_name(name).ok_or_else(|| {
+            Failure::BadInput(anyhow::anyhow!(
+                "unknown scene '{name}': use cloth30, cloth60, cloth100, cloth150 or clothN"
+            ))
+        })?],
+        None => Scene::standard(),
+    };
+    if !json {
+        println!(
+            "{:<10} {:>7} {:>8} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10}",
+            "scene",
+            "nodes",
+            "springs",
+            "iters",
+            "threads",
+            "setup ms",
+            "factor ms",
+            "frame ms",
+            "local ms",
+            "global ms",
+            "L nnz"
+        );
+    }
+    let thread_counts = match threads {
+        Some(t) => vec![t],
+        None => vec![1, 0],
+    };
+    for (s, &t) in scenes
+        .iter()
+        .flat_map(|s| thread_counts.iter().map(move |t| (s, t)))
+    {
+        let r = bench::run(s, frames, warmup, t).map_err(|e| Failure::Runtime(e.into()))?;
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string(&r).map_err(|e| Failure::Runtime(e.into()))?
+            );
+        } else {
+            println!(
+                "{:<10} {:>7} {:>8} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10}",
+                r.scene,
+                r.nodes,
+                r.springs,
+                r.iterations,
+                r.threads,
+                r.setup_ms,
+                r.factor_ms,
+                r.frame_ms_median,
+                r.local_ms_median,
+                r.global_ms_median,
+                r.factor_nnz
+            );
+        }
+    }
+    Ok(())
 }

@@ -441,3 +441,30 @@ fn everything_pinned_and_nothing_pinned_both_work() {
         assert!((x.y - (r.y - 9.8 * h * h)).abs() < 1e-12);
     }
 }
+
+#[test]
+fn parallel_local_step_matches_serial() {
+    let model = hanging(12);
+    let params = SimParams::default();
+    let mut serial = Solver::new(&model, &params).unwrap();
+    let mut parallel = Solver::new(&model, &params).unwrap();
+    parallel.set_threads(3);
+    assert_eq!(parallel.threads(), 3);
+    let (mut a, mut b) = (State::at_rest(&model), State::at_rest(&model));
+    for _ in 0..50 {
+        let ra = serial.step(&mut a).unwrap();
+        let rb = parallel.step(&mut b).unwrap();
+        // Only the summation order differs.
+        assert!(
+            (ra.energies.total() - rb.energies.total()).abs()
+                < 1e-9 * ra.energies.total().abs().max(1.0)
+        );
+    }
+    let err = a
+        .positions
+        .iter()
+        .zip(&b.positions)
+        .map(|(x, y)| (x - y).norm())
+        .fold(0.0, f64::max);
+    assert!(err < 1e-10, "{err:e}");
+}

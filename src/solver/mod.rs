@@ -21,7 +21,9 @@ pub use params::SimParams;
 pub use system::FactorStats;
 
 use crate::mesh::Vec3;
-use crate::model::{Model, SpringKind};
+use rayon::prelude::*;
+
+use crate::model::{Model, Spring, SpringKind};
 use system::System;
 
 /// Positions and velocities of every vertex, `m × 3` each.
@@ -121,6 +123,9 @@ pub struct Solver {
     diagonal: f64,
     /// Projections of the last local step, kept only when tracing.
     projections: Option<Vec<Vec3>>,
+    /// One right-hand-side buffer per thread of the parallel local step
+    /// (empty: serial).
+    partials: Vec<Vec<Vec3>>,
 }
 
 /// Elastic energies by constraint type at one iterate.
@@ -204,6 +209,7 @@ impl Solver {
             x: vec![Vec3::zeros(); m],
             v: vec![Vec3::zeros(); m],
             projections: None,
+            partials: Vec::new(),
             diagonal: (hi - lo).norm().max(f64::MIN_POSITIVE),
         })
     }
@@ -223,6 +229,35 @@ impl Solver {
     /// tests and diagnostics).
     pub fn set_trace(&mut self, on: bool) {
         self.projections = on.then(Vec::new);
+    }
+
+    /// The system matrix `A = M/h² + Σ w Gᵀ G` over the unknowns (the
+    /// vertices that are not hard-pinned, in vertex order), as a full
+    /// symmetric `n × n` matrix: for benchmarks and external solvers.
+    pub fn system_matrix(&self) -> nalgebra_sparse::CscMatrix<f64> {
+        self.system.matrix()
+    }
+
+    /// Runs the local step on `threads` threads of the current rayon pool
+    /// (1: serial, the default; 0: as many as the pool has). The global step
+    /// is a sequential triangular solve either way.
+    pub fn set_threads(&mut self, threads: usize) {
+        let threads = if threads == 0 {
+            rayon::current_num_threads()
+        } else {
+            threads
+        };
+        let m = self.model.vertex_count();
+        self.partials = if threads > 1 {
+            vec![vec![Vec3::zeros(); m]; threads]
+        } else {
+            Vec::new()
+        };
+    }
+
+    /// Threads of the local step.
+    pub fn threads(&self) -> usize {
+        self.partials.len().max(1)
     }
 
     /// Size and cost of the current factorisation.
@@ -351,12 +386,16 @@ impl Solver {
             for _ in 0..self.params.iterations {
                 let tl = Instant::now();
                 self.rhs.copy_from_slice(&self.constant);
-                elastic = local_step(
-                    &self.model,
-                    &self.x,
-                    Some(&mut self.rhs),
-                    self.projections.as_mut(),
-                );
+                elastic = if self.partials.is_empty() || self.projections.is_some() {
+                    local_step(
+                        &self.model,
+                        &self.x,
+                        Some(&mut self.rhs),
+                        self.projections.as_mut(),
+                    )
+                } else {
+                    local_step_parallel(&self.model, &self.x, &mut self.rhs, &mut self.partials)
+                };
                 let objective = self.inertia(inv_h2) + elastic.sum();
                 report.objective.push(objective);
                 let tg = Instant::now();
@@ -493,6 +532,74 @@ impl Solver {
     }
 }
 
+const SPRING_KINDS: [SpringKind; 3] = [
+    SpringKind::Structural,
+    SpringKind::Shear,
+    SpringKind::Bending,
+];
+
+/// `Σ (‖x_a − x_b‖ − r)²` over `springs`, and, with `rhs`, `rhs_a += w p`,
+/// `rhs_b −= w p` for each spring's projection `p`.
+#[inline]
+fn spring_block(springs: &[Spring], w: f64, x: &[Vec3], rhs: Option<&mut [Vec3]>) -> f64 {
+    let mut sum = 0.0;
+    match rhs {
+        Some(rhs) => {
+            for s in springs {
+                let (a, b) = (s.a as usize, s.b as usize);
+                let (p, stretch) = project::spring_with_stretch(x[a] - x[b], s.rest);
+                sum += stretch * stretch;
+                let wp = p * w;
+                rhs[a] += wp;
+                rhs[b] -= wp;
+            }
+        }
+        None => {
+            for s in springs {
+                let stretch = (x[s.a as usize] - x[s.b as usize]).norm() - s.rest;
+                sum += stretch * stretch;
+            }
+        }
+    }
+    sum
+}
+
+impl Elastic {
+    fn set(&mut self, kind: SpringKind, energy: f64) {
+        match kind {
+            SpringKind::Structural => self.structural = energy,
+            SpringKind::Shear => self.shear = energy,
+            SpringKind::Bending => self.bending = energy,
+        }
+    }
+
+    fn add(self, other: Elastic) -> Elastic {
+        Elastic {
+            structural: self.structural + other.structural,
+            shear: self.shear + other.shear,
+            bending: self.bending + other.bending,
+            attachment: self.attachment + other.attachment,
+        }
+    }
+}
+
+/// Soft pins: the energy, and with `rhs`, `rhs_i += w t_i`.
+fn attachment_block(model: &Model, x: &[Vec3], rhs: Option<&mut [Vec3]>) -> f64 {
+    let w = model.weights.attachment;
+    let sum: f64 = model
+        .pins
+        .soft
+        .iter()
+        .map(|a| (x[a.vertex as usize] - a.target).norm_squared())
+        .sum();
+    if let Some(rhs) = rhs {
+        for a in &model.pins.soft {
+            rhs[a.vertex as usize] += a.target * w;
+        }
+    }
+    0.5 * w * sum
+}
+
 /// Projects every constraint at `x`, returns the elastic energy per type,
 /// and, when `rhs` is given, accumulates `Σ w Gᵀ p` into it (rows of
 /// hard-pinned vertices receive values that are never read). With `store`,
@@ -505,11 +612,7 @@ fn local_step(
 ) -> Elastic {
     if let Some(store) = store {
         store.clear();
-        for kind in [
-            SpringKind::Structural,
-            SpringKind::Shear,
-            SpringKind::Bending,
-        ] {
+        for kind in SPRING_KINDS {
             for s in model.springs.of_kind(kind) {
                 store.push(project::spring(x[s.a as usize] - x[s.b as usize], s.rest));
             }
@@ -517,50 +620,47 @@ fn local_step(
         store.extend(model.pins.soft.iter().map(|a| a.target));
     }
     let mut e = Elastic::default();
-    for kind in [
-        SpringKind::Structural,
-        SpringKind::Shear,
-        SpringKind::Bending,
-    ] {
+    for kind in SPRING_KINDS {
         let w = model.weights.spring(kind);
-        let springs = model.springs.of_kind(kind);
-        let mut sum = 0.0;
-        match rhs.as_deref_mut() {
-            Some(rhs) => {
-                for s in springs {
-                    let (a, b) = (s.a as usize, s.b as usize);
-                    let d = x[a] - x[b];
-                    let p = project::spring(d, s.rest);
-                    sum += (d - p).norm_squared();
-                    let wp = p * w;
-                    rhs[a] += wp;
-                    rhs[b] -= wp;
-                }
+        let sum = spring_block(model.springs.of_kind(kind), w, x, rhs.as_deref_mut());
+        e.set(kind, 0.5 * w * sum);
+    }
+    e.attachment = attachment_block(model, x, rhs);
+    e
+}
+
+/// [`local_step`] with the springs split over threads, each accumulating
+/// into its own buffer of `partials`; the buffers are then added to `rhs`.
+fn local_step_parallel(
+    model: &Model,
+    x: &[Vec3],
+    rhs: &mut [Vec3],
+    partials: &mut [Vec<Vec3>],
+) -> Elastic {
+    let parts = partials.len();
+    let mut e = partials
+        .par_iter_mut()
+        .enumerate()
+        .map(|(k, buf)| {
+            buf.fill(Vec3::zeros());
+            let mut e = Elastic::default();
+            for kind in SPRING_KINDS {
+                let springs = model.springs.of_kind(kind);
+                let chunk = springs.len().div_ceil(parts);
+                let part =
+                    &springs[(k * chunk).min(springs.len())..((k + 1) * chunk).min(springs.len())];
+                let w = model.weights.spring(kind);
+                e.set(kind, 0.5 * w * spring_block(part, w, x, Some(buf)));
             }
-            None => {
-                for s in springs {
-                    let d = x[s.a as usize] - x[s.b as usize];
-                    sum += (d - project::spring(d, s.rest)).norm_squared();
-                }
-            }
-        }
-        let energy = 0.5 * w * sum;
-        match kind {
-            SpringKind::Structural => e.structural = energy,
-            SpringKind::Shear => e.shear = energy,
-            SpringKind::Bending => e.bending = energy,
+            e
+        })
+        .reduce(Elastic::default, Elastic::add);
+    for buf in partials.iter() {
+        for (o, p) in rhs.iter_mut().zip(buf) {
+            *o += *p;
         }
     }
-    let w = model.weights.attachment;
-    let mut sum = 0.0;
-    for a in &model.pins.soft {
-        let i = a.vertex as usize;
-        sum += (x[i] - a.target).norm_squared();
-        if let Some(rhs) = rhs.as_deref_mut() {
-            rhs[i] += a.target * w;
-        }
-    }
-    e.attachment = 0.5 * w * sum;
+    e.attachment = attachment_block(model, x, Some(rhs));
     e
 }
 
@@ -568,11 +668,7 @@ fn local_step(
 fn stored_energy(model: &Model, x: &[Vec3], stored: &[Vec3]) -> f64 {
     let mut p = stored.iter();
     let mut sum = 0.0;
-    for kind in [
-        SpringKind::Structural,
-        SpringKind::Shear,
-        SpringKind::Bending,
-    ] {
+    for kind in SPRING_KINDS {
         let w = model.weights.spring(kind);
         for s in model.springs.of_kind(kind) {
             let d = x[s.a as usize] - x[s.b as usize];

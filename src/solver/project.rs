@@ -10,11 +10,18 @@ use crate::mesh::Vec3;
 /// direction; any unit vector is a closest point, and we take `+x`.
 #[inline(always)]
 pub fn spring(d: Vec3, rest: f64) -> Vec3 {
-    let len2 = d.norm_squared();
-    if len2 > 0.0 {
-        d * (rest / len2.sqrt())
+    spring_with_stretch(d, rest).0
+}
+
+/// [`spring`] and the stretch `‖d‖ − rest`, whose square is `‖d − p‖²`
+/// (one square root for both; the local step needs both).
+#[inline(always)]
+pub fn spring_with_stretch(d: Vec3, rest: f64) -> (Vec3, f64) {
+    let len = d.norm();
+    if len > 0.0 {
+        (d * (rest / len), len - rest)
     } else {
-        Vec3::new(rest, 0.0, 0.0)
+        (Vec3::new(rest, 0.0, 0.0), -rest)
     }
 }
 
@@ -37,5 +44,8 @@ mod tests {
         assert!((p.normalize() - d.normalize()).norm() < 1e-15);
         assert!((0.5 * 7.0 * (d - p).norm_squared() - spring_energy(d, 2.0, 7.0)).abs() < 1e-12);
         assert_eq!(spring(Vec3::zeros(), 0.5).norm(), 0.5);
+        let (q, stretch) = spring_with_stretch(d, 2.0);
+        assert_eq!(q, p);
+        assert!((stretch * stretch - (d - p).norm_squared()).abs() < 1e-12);
     }
 }

@@ -2,16 +2,21 @@
 //! (not hard-pinned) vertices: assembly, fill-reducing ordering and sparse
 //! Cholesky factorisation, numeric refactorisation, and the 3-column solve.
 //!
-//! The factorisation is faer's sparse Cholesky with an approximate minimum
-//! degree ordering, supernodal or simplicial as faer's flop heuristic picks.
-//! It was chosen over nalgebra-sparse's `CscCholesky` by measurement (see
-//! `benches/factor.rs` and the README): nalgebra-sparse has no ordering, and
-//! even fed faer's AMD permutation its left-looking kernel is slower.
+//! The factorisation is faer's supernodal sparse Cholesky with an
+//! approximate minimum degree ordering. It was chosen over nalgebra-sparse's
+//! `CscCholesky` by measurement (see `benches/factor.rs` and the README):
+//! nalgebra-sparse has no ordering, and even fed faer's AMD permutation its
+//! left-looking kernel is slower. faer's own solve handles right-hand-side
+//! columns one at a time inside each supernode, reading `L` three times per
+//! PD iteration; [`FusedFactor`] copies `L` into compact compressed columns
+//! after each factorisation and solves x, y and z in one pass.
 
 use std::time::Instant;
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::LltRegularization;
+use faer::sparse::linalg::SupernodalThreshold;
+use faer::sparse::linalg::cholesky::supernodal::SupernodalLltRef;
 use faer::sparse::linalg::cholesky::{
     CholeskySymbolicParams, LltRef, SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering,
     factorize_symbolic_cholesky,
@@ -97,7 +102,12 @@ impl SparseCholesky {
             pattern.symbolic(),
             Side::Lower,
             SymmetricOrdering::Amd,
-            CholeskySymbolicParams::default(),
+            CholeskySymbolicParams {
+                // The fused solve reads the supernodal layout; supernodal is
+                // also the faster numeric factorisation at every size measured.
+                supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
+                ..Default::default()
+            },
         )
         .map_err(|e| SolverError::Factorization(format!("{e:?}")))?;
         let par = Par::Seq;
@@ -151,14 +161,98 @@ impl SparseCholesky {
         );
     }
 
-    /// Stored values of `L` (for a supernodal factor, including the zeros
-    /// stored inside its dense blocks).
-    pub(crate) fn factor_nnz(&self) -> usize {
-        self.l_values.len()
+    /// Copies `L` into `out` for fused solves.
+    pub(crate) fn extract(&self, out: &mut FusedFactor) {
+        let SymbolicCholeskyRaw::Supernodal(symbolic) = self.symbolic.raw() else {
+            unreachable!("the factorisation is forced to be supernodal")
+        };
+        let n = self.pattern.n;
+        out.perm.clear();
+        match self.symbolic.perm() {
+            Some(p) => out.perm.extend(p.arrays().0.iter().map(|&i| i as u32)),
+            None => out.perm.extend(0..n as u32),
+        }
+        out.inv_diag.clear();
+        out.col_ptr.clear();
+        out.row_idx.clear();
+        out.values.clear();
+        out.col_ptr.push(0);
+        let l = SupernodalLltRef::new(symbolic, &self.l_values);
+        for s in 0..symbolic.n_supernodes() {
+            let node = l.supernode(s);
+            let (start, pattern, block) = (node.start(), node.pattern(), node.val());
+            let size = block.ncols();
+            for c in 0..size {
+                out.inv_diag.push(1.0 / block[(c, c)]);
+                let below = (c + 1..size).map(|r| (start + r, block[(r, c)]));
+                let outside = pattern
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &r)| (r, block[(size + k, c)]));
+                for (row, value) in below.chain(outside) {
+                    // Relaxed supernodes store explicit zeros: skip them.
+                    if value != 0.0 {
+                        out.row_idx.push(row as u32);
+                        out.values.push(value);
+                    }
+                }
+                out.col_ptr.push(out.row_idx.len() as u32);
+            }
+        }
+        out.work.resize(n, Vec3::zeros());
+    }
+}
+
+/// `L` of `P A Pᵀ = L Lᵀ` in compressed columns (strictly lower part, 32-bit
+/// row indices, reciprocal diagonal apart) for solving three right-hand sides
+/// in one pass.
+#[derive(Default)]
+pub(crate) struct FusedFactor {
+    /// `perm[k]`: the unknown that is row `k` of the permuted system.
+    perm: Vec<u32>,
+    inv_diag: Vec<f64>,
+    col_ptr: Vec<u32>,
+    row_idx: Vec<u32>,
+    values: Vec<f64>,
+    /// The permuted right-hand side / solution.
+    work: Vec<Vec3>,
+}
+
+impl FusedFactor {
+    /// Stored off-diagonal entries plus the diagonal.
+    fn nnz(&self) -> usize {
+        self.values.len() + self.inv_diag.len()
     }
 
-    fn is_supernodal(&self) -> bool {
-        matches!(self.symbolic.raw(), SymbolicCholeskyRaw::Supernodal(_))
+    /// Solves `L Lᵀ y = y` in place on `self.work` (forward then backward
+    /// substitution, x, y and z together).
+    fn solve_work(&mut self) {
+        let work = &mut self.work;
+        for j in 0..work.len() {
+            let yj = work[j] * self.inv_diag[j];
+            work[j] = yj;
+            let range = self.col_ptr[j] as usize..self.col_ptr[j + 1] as usize;
+            for (&i, &l) in self.row_idx[range.clone()].iter().zip(&self.values[range]) {
+                work[i as usize] -= yj * l;
+            }
+        }
+        for j in (0..work.len()).rev() {
+            let range = self.col_ptr[j] as usize..self.col_ptr[j + 1] as usize;
+            let rows = &self.row_idx[range.clone()];
+            let values = &self.values[range];
+            // Two accumulators halve the dependency chain of the dot product.
+            let (mut even, mut odd) = (Vec3::zeros(), Vec3::zeros());
+            let mut pairs_r = rows.chunks_exact(2);
+            let mut pairs_v = values.chunks_exact(2);
+            for (r, v) in (&mut pairs_r).zip(&mut pairs_v) {
+                even += work[r[0] as usize] * v[0];
+                odd += work[r[1] as usize] * v[1];
+            }
+            for (&r, &v) in pairs_r.remainder().iter().zip(pairs_v.remainder()) {
+                even += work[r as usize] * v;
+            }
+            work[j] = (work[j] - even - odd) * self.inv_diag[j];
+        }
     }
 }
 
@@ -171,8 +265,6 @@ pub struct FactorStats {
     pub matrix_nnz: usize,
     /// Stored entries of the Cholesky factor `L`.
     pub factor_nnz: usize,
-    /// Whether faer chose its supernodal kernels.
-    pub supernodal: bool,
     /// Assembly, ordering and symbolic analysis, milliseconds.
     pub analyse_ms: f64,
     /// The last numeric factorisation, milliseconds.
@@ -197,8 +289,9 @@ pub(crate) struct System {
     factor: Option<SparseCholesky>,
     /// Springs between a free and a pinned vertex: `(free, pinned, kind)`.
     coupling: Vec<(u32, u32, SpringKind)>,
-    /// Right-hand side / solution, 3 columns of length `free.len()`.
-    b: Vec<f64>,
+    fused: FusedFactor,
+    /// The vertex of each row of the permuted system.
+    row_vertex: Vec<u32>,
     stats: FactorStats,
 }
 
@@ -239,21 +332,33 @@ impl System {
             pattern,
             factor: None,
             coupling,
-            b: vec![0.0; 3 * nf],
+            fused: FusedFactor::default(),
+            row_vertex: Vec::new(),
             stats: FactorStats::default(),
         };
         this.assemble(model, h);
         let t1 = Instant::now();
         if nf > 0 {
-            this.factor = Some(SparseCholesky::new(&this.pattern, &this.values)?);
+            let factor = SparseCholesky::new(&this.pattern, &this.values)?;
+            factor.extract(&mut this.fused);
+            this.row_vertex = this
+                .fused
+                .perm
+                .iter()
+                .map(|&k| this.free[k as usize])
+                .collect();
+            this.factor = Some(factor);
         }
         let total = t0.elapsed().as_secs_f64() * 1e3;
         let factor = this.factor.as_ref();
         this.stats = FactorStats {
             unknowns: nf,
             matrix_nnz: this.pattern.nnz(),
-            factor_nnz: factor.map_or(0, SparseCholesky::factor_nnz),
-            supernodal: factor.is_some_and(SparseCholesky::is_supernodal),
+            factor_nnz: if factor.is_some() {
+                this.fused.nnz()
+            } else {
+                0
+            },
             analyse_ms: (t1 - t0).as_secs_f64() * 1e3,
             factor_ms: total - (t1 - t0).as_secs_f64() * 1e3,
         };
@@ -275,6 +380,7 @@ impl System {
                 f.refactor(&self.values)?;
                 return Err(e);
             }
+            f.extract(&mut self.fused);
         }
         self.stats.factor_ms = t0.elapsed().as_secs_f64() * 1e3;
         Ok(())
@@ -322,6 +428,22 @@ impl System {
         self.index[v] != PINNED
     }
 
+    /// `A` over the unknowns as a full symmetric matrix.
+    pub(crate) fn matrix(&self) -> nalgebra_sparse::CscMatrix<f64> {
+        let p = &self.pattern;
+        let mut coo = nalgebra_sparse::CooMatrix::new(p.n, p.n);
+        for c in 0..p.n {
+            for k in p.col_ptr[c]..p.col_ptr[c + 1] {
+                let r = p.row_idx[k];
+                coo.push(r, c, self.values[k]);
+                if r != c {
+                    coo.push(c, r, self.values[k]);
+                }
+            }
+        }
+        nalgebra_sparse::CscMatrix::from(&coo)
+    }
+
     /// Size and cost of the factorisation.
     pub(crate) fn stats(&self) -> FactorStats {
         self.stats
@@ -337,23 +459,12 @@ impl System {
 
     /// Solves `A x_f = rhs_f` and writes the free rows of `x`.
     pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3]) {
-        let Some(factor) = self.factor.as_mut() else {
-            return;
-        };
-        let nf = self.free.len();
-        let (bx, rest) = self.b.split_at_mut(nf);
-        let (by, bz) = rest.split_at_mut(nf);
-        for (k, &v) in self.free.iter().enumerate() {
-            let r = rhs[v as usize];
-            bx[k] = r.x;
-            by[k] = r.y;
-            bz[k] = r.z;
+        for (w, &v) in self.fused.work.iter_mut().zip(&self.row_vertex) {
+            *w = rhs[v as usize];
         }
-        factor.solve_in_place(&mut self.b, 3);
-        let (bx, rest) = self.b.split_at(nf);
-        let (by, bz) = rest.split_at(nf);
-        for (k, &v) in self.free.iter().enumerate() {
-            x[v as usize] = Vec3::new(bx[k], by[k], bz[k]);
+        self.fused.solve_work();
+        for (w, &v) in self.fused.work.iter().zip(&self.row_vertex) {
+            x[v as usize] = *w;
         }
     }
 }

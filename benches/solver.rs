@@ -1,0 +1,61 @@
+//! Solver benchmarks on the seed cloth scenes (see `softbody::bench`):
+//! one frame (10 local/global iterations), a numeric refactorisation, and
+//! the sparse Cholesky choice: faer (AMD ordering, supernodal) against
+//! nalgebra-sparse's `CscCholesky` (no fill-reducing ordering).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use nalgebra_sparse::factorization::CscCholesky;
+use softbody::bench::Scene;
+use softbody::solver::{Solver, State};
+
+fn frames(c: &mut Criterion) {
+    let mut group = c.benchmark_group("frame");
+    for n in [30, 60, 100] {
+        let scene = Scene::cloth(n);
+        let model = scene.model();
+        let mut solver = Solver::new(&model, &scene.params()).unwrap();
+        let mut state = State::at_rest(&model);
+        for _ in 0..30 {
+            solver.step(&mut state).unwrap();
+        }
+        group.bench_function(&scene.name, |b| {
+            b.iter(|| black_box(solver.step(&mut state).unwrap()))
+        });
+    }
+    group.finish();
+}
+
+fn factorisation(c: &mut Criterion) {
+    let mut group = c.benchmark_group("factor");
+    group.sample_size(20);
+    for n in [30, 60] {
+        let scene = Scene::cloth(n);
+        let model = scene.model();
+        let params = scene.params();
+        let mut solver = Solver::new(&model, &params).unwrap();
+        group.bench_function(format!("faer_refactor_{}", scene.name), |b| {
+            b.iter(|| solver.refactor(model.weights, None, &params).unwrap())
+        });
+        let a = solver.system_matrix();
+        let mut nalgebra = CscCholesky::factor(&a).unwrap();
+        eprintln!(
+            "{}: faer L nnz {}, nalgebra-sparse L nnz {}",
+            scene.name,
+            solver.factor_stats().factor_nnz,
+            nalgebra.l().nnz()
+        );
+        group.bench_function(format!("nalgebra_refactor_{}", scene.name), |b| {
+            b.iter(|| nalgebra.refactor(a.values()).unwrap())
+        });
+        let mut rhs = nalgebra::DMatrix::<f64>::from_element(a.nrows(), 3, 1.0);
+        group.bench_function(format!("nalgebra_solve3_{}", scene.name), |b| {
+            b.iter(|| nalgebra.solve_mut(&mut rhs))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, frames, factorisation);
+criterion_main!(benches);
