@@ -54,11 +54,21 @@ fn bad_input_exits_2_with_file_and_line() {
 
 #[test]
 fn bench_json_has_the_documented_fields() {
-    let out = softbody(&["bench", "--scene", "cloth30", "--frames", "5", "--warmup", "1", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = softbody(&[
+        "bench", "--scene", "cloth30", "--frames", "5", "--warmup", "1", "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 2, "one line for 1 thread, one for all cores: {text}");
+    assert_eq!(
+        lines.len(),
+        2,
+        "one line for 1 thread, one for all cores: {text}"
+    );
     for line in lines {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["scene"], "cloth30");
@@ -66,7 +76,13 @@ fn bench_json_has_the_documented_fields() {
         assert_eq!(v["nodes"], 900);
         assert_eq!(v["springs"], 6 * 900 - 10 * 30 + 2);
         assert_eq!(v["iterations"], 10);
-        for key in ["threads", "factor_ms", "frame_ms_median", "factor_nnz", "setup_ms"] {
+        for key in [
+            "threads",
+            "factor_ms",
+            "frame_ms_median",
+            "factor_nnz",
+            "setup_ms",
+        ] {
             assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key} in {line}");
         }
     }

@@ -41,14 +41,23 @@ fn jiggle(x: &mut [Vec3], amount: f64, seed: u64) {
     }
 }
 
-fn relative_error(a: &[Vec3], b: &[Vec3], reference: &[Vec3]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y).norm_squared()).sum();
-    let den: f64 = b
-        .iter()
-        .zip(reference)
-        .map(|(x, y)| (x - y).norm_squared())
-        .sum();
-    (num / den).sqrt()
+use newton::relative_error;
+
+/// A validated sample surface as a spring model (random meshes beyond grids).
+fn surface_model(which: usize, weights: Weights) -> Model {
+    use softbody::mesh::{ValidateOptions, primitives, validate};
+    let raw = match which % 3 {
+        0 => primitives::uv_sphere(0.5, 10, 6),
+        1 => primitives::cuboid(Vec3::new(0.4, 0.6, 0.3), 3),
+        _ => primitives::torus(0.4, 0.15, 12, 6),
+    };
+    let (surface, _) = validate(
+        &raw,
+        std::path::Path::new("generated"),
+        &ValidateOptions::default(),
+    )
+    .unwrap();
+    Model::from_surface(&surface, 0.5, weights)
 }
 
 proptest! {
@@ -70,12 +79,14 @@ proptest! {
             bending: 10f64.powf(log_w[2]),
             attachment: 10f64.powf(log_w[3]),
         };
-        let mut model = cloth(n, weights);
+        // Half the cases are cloth grids, half closed surfaces.
+        let mut model = if seed % 4 < 2 { cloth(n, weights) } else { surface_model(n, weights) };
         jiggle(&mut model.rest, jig, seed);
-        let corners = [0, n as u32 - 1, (n * n - n) as u32, (n * n - 1) as u32];
+        let m = model.vertex_count();
+        let corners = [0, (n as u32 - 1) % m as u32, ((n * n - n) % m) as u32, ((n * n - 1) % m) as u32];
         model.pins = Pins::hard((0..4).filter(|k| pin_mask & (1 << k) != 0).map(|k| corners[k]));
         if seed % 2 == 0 {
-            let v = (n * n / 2) as u32;
+            let v = (m / 2) as u32;
             if !model.pins.is_hard(v) {
                 model.pins.soft.push(softbody::model::Attachment { vertex: v, target: Vec3::new(0.1, 0.2, 0.3) });
             }

@@ -311,3 +311,24 @@ pub fn step(
         gradient_norm: grad.iter().map(|g| g * g).sum::<f64>().sqrt(),
     })
 }
+
+/// The accuracy figure: `‖x − x*‖ / ‖x* − q‖` over all vertices, the error of
+/// a step's result `x` against the reference `x*`, relative to how far the
+/// reference step moved from the start `q`.
+pub fn relative_error(x: &[Vec3], reference: &[Vec3], start: &[Vec3]) -> f64 {
+    let num: f64 = x
+        .iter()
+        .zip(reference)
+        .map(|(a, b)| (a - b).norm_squared())
+        .sum();
+    let den: f64 = reference
+        .iter()
+        .zip(start)
+        .map(|(a, b)| (a - b).norm_squared())
+        .sum();
+    if den > 0.0 {
+        (num / den).sqrt()
+    } else {
+        num.sqrt()
+    }
+}
