@@ -199,7 +199,9 @@ impl SparseCholesky {
                 out.col_ptr.push(out.row_idx.len() as u32);
             }
         }
-        out.work.resize(n, [0.0; 4]);
+        out.wide = n <= WIDE_ROWS;
+        out.work.resize(if out.wide { 0 } else { n }, [0.0; 3]);
+        out.wide_work.resize(if out.wide { n } else { 0 }, [0.0; 4]);
         #[cfg(target_arch = "x86_64")]
         {
             out.avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
@@ -218,8 +220,11 @@ pub(crate) struct FusedFactor {
     col_ptr: Vec<u32>,
     row_idx: Vec<u32>,
     values: Vec<f64>,
-    /// The permuted right-hand side / solution.
-    work: Vec<Row>,
+    /// The permuted right-hand side / solution, 3 lanes per row...
+    work: Vec<[f64; 3]>,
+    /// ... or 4 (padded) when `wide`.
+    wide_work: Vec<[f64; 4]>,
+    wide: bool,
     /// Whether the CPU runs the AVX2 + FMA kernel.
     avx2: bool,
 }
@@ -230,25 +235,34 @@ impl FusedFactor {
         self.values.len() + self.inv_diag.len()
     }
 
-    /// Solves `L Lᵀ y = y` in place on `self.work` (forward then backward
-    /// substitution, x, y and z together).
-    fn solve_work(&mut self) {
-        let (l, work) = (
-            LowerFactor {
-                col_ptr: &self.col_ptr,
-                row_idx: &self.row_idx,
-                values: &self.values,
-                inv_diag: &self.inv_diag,
-            },
-            &mut self.work[..],
-        );
-        #[cfg(target_arch = "x86_64")]
-        if self.avx2 {
-            // SAFETY: `avx2` is set only when the CPU reports AVX2 and FMA.
-            unsafe { solve_avx2(l, work) };
-            return;
+    /// Solves `A x = rhs` for the unknowns `row_vertex[k]` (row `k` of the
+    /// permuted system): gathers, substitutes forward and backward with x, y
+    /// and z together, and writes the result into `x`.
+    fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], row_vertex: &[u32]) {
+        let l = LowerFactor {
+            col_ptr: &self.col_ptr,
+            row_idx: &self.row_idx,
+            values: &self.values,
+            inv_diag: &self.inv_diag,
+        };
+        if self.wide {
+            for (w, &v) in self.wide_work.iter_mut().zip(row_vertex) {
+                let r = rhs[v as usize];
+                *w = [r.x, r.y, r.z, 0.0];
+            }
+            run(l, &mut self.wide_work, self.avx2);
+            for (w, &v) in self.wide_work.iter().zip(row_vertex) {
+                x[v as usize] = Vec3::new(w[0], w[1], w[2]);
+            }
+        } else {
+            for (w, &v) in self.work.iter_mut().zip(row_vertex) {
+                *w = rhs[v as usize].into();
+            }
+            run(l, &mut self.work, self.avx2);
+            for (w, &v) in self.work.iter().zip(row_vertex) {
+                x[v as usize] = (*w).into();
+            }
         }
-        solve_kernel(l, work);
     }
 }
 
@@ -261,20 +275,22 @@ struct LowerFactor<'a> {
     inv_diag: &'a [f64],
 }
 
-/// A right-hand-side row: x, y, z and a pad lane, so that one row is one
-/// 256-bit load or store where the CPU has AVX2.
-pub(crate) type Row = [f64; 4];
+/// Rows of the work vector up to which the padded 4-lane layout is used:
+/// 8192 rows of 32 bytes fill half of a 512 KiB L2 cache. Beyond that the
+/// unpadded 24-byte rows win because the vector no longer fits.
+const WIDE_ROWS: usize = 8192;
 
 #[inline(always)]
-fn axpy(acc: &mut Row, x: &Row, a: f64) {
-    for c in 0..4 {
+fn axpy<const N: usize>(acc: &mut [f64; N], x: &[f64; N], a: f64) {
+    for c in 0..N {
         acc[c] += x[c] * a;
     }
 }
 
-/// Forward then backward substitution with `L`, rows of `work` together.
+/// Forward then backward substitution with `L` on rows of `N` lanes
+/// (x, y, z and, for `N = 4`, a pad lane so a row is one 256-bit access).
 #[inline(always)]
-fn solve_kernel(l: LowerFactor<'_>, work: &mut [Row]) {
+fn solve_kernel<const N: usize>(l: LowerFactor<'_>, work: &mut [[f64; N]]) {
     for j in 0..work.len() {
         let d = l.inv_diag[j];
         let yj = work[j].map(|v| v * d);
@@ -289,7 +305,7 @@ fn solve_kernel(l: LowerFactor<'_>, work: &mut [Row]) {
         let rows = &l.row_idx[range.clone()];
         let values = &l.values[range];
         // Two accumulators halve the dependency chain of the dot product.
-        let (mut even, mut odd) = ([0.0; 4], [0.0; 4]);
+        let (mut even, mut odd) = ([0.0; N], [0.0; N]);
         let mut pairs_r = rows.chunks_exact(2);
         let mut pairs_v = values.chunks_exact(2);
         for (r, v) in (&mut pairs_r).zip(&mut pairs_v) {
@@ -301,17 +317,29 @@ fn solve_kernel(l: LowerFactor<'_>, work: &mut [Row]) {
         }
         let d = l.inv_diag[j];
         let wj = &mut work[j];
-        for c in 0..4 {
+        for c in 0..N {
             wj[c] = (wj[c] - even[c] - odd[c]) * d;
         }
     }
 }
 
-/// [`solve_kernel`] compiled for AVX2 + FMA (one instruction per row
-/// update instead of two SSE2 pairs).
+/// Runs [`solve_kernel`], compiled for AVX2 + FMA when `avx2` says the CPU
+/// has them.
+#[inline(always)]
+fn run<const N: usize>(l: LowerFactor<'_>, work: &mut [[f64; N]], avx2: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: `avx2` is true only when the CPU reports AVX2 and FMA.
+        unsafe { solve_avx2(l, work) };
+        return;
+    }
+    let _ = avx2;
+    solve_kernel(l, work);
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn solve_avx2(l: LowerFactor<'_>, work: &mut [Row]) {
+unsafe fn solve_avx2<const N: usize>(l: LowerFactor<'_>, work: &mut [[f64; N]]) {
     solve_kernel(l, work);
 }
 
@@ -518,14 +546,7 @@ impl System {
 
     /// Solves `A x_f = rhs_f` and writes the free rows of `x`.
     pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3]) {
-        for (w, &v) in self.fused.work.iter_mut().zip(&self.row_vertex) {
-            let r = rhs[v as usize];
-            *w = [r.x, r.y, r.z, 0.0];
-        }
-        self.fused.solve_work();
-        for (w, &v) in self.fused.work.iter().zip(&self.row_vertex) {
-            x[v as usize] = Vec3::new(w[0], w[1], w[2]);
-        }
+        self.fused.solve(rhs, x, &self.row_vertex);
     }
 }
 
@@ -538,10 +559,18 @@ mod tests {
     /// `L`) must agree with faer's own solve of the same factorisation.
     #[test]
     fn fused_solve_matches_faer() {
-        let grid = ClothGrid::new(9, 1.0);
+        // 9 × 9: padded 4-lane rows; 92 × 92 (8,462 unknowns): 3-lane rows.
+        for n in [9, 92] {
+            check_fused_solve(n);
+        }
+    }
+
+    fn check_fused_solve(n: usize) {
+        let grid = ClothGrid::new(n, 1.0);
         let mut model = Model::from_cloth_grid(&grid, 0.3, Weights::default());
         model.pins = Pins::hard(grid.top_corners());
         let mut system = System::new(&model, 1.0 / 60.0).unwrap();
+        assert_eq!(system.fused.wide, n * n - 2 <= WIDE_ROWS);
         let m = model.vertex_count();
         let rhs: Vec<Vec3> = (0..m)
             .map(|i| Vec3::new(i as f64, (i * i % 7) as f64, 1.0 / (1.0 + i as f64)))
@@ -565,23 +594,24 @@ mod tests {
             );
         }
 
-        // The portable kernel gives the same answer as the dispatched one.
-        let fused = &mut system.fused;
-        let start: Vec<Row> = (0..nf).map(|k| [k as f64, 1.0, -2.0, 0.0]).collect();
-        fused.work.copy_from_slice(&start);
-        fused.solve_work();
-        let dispatched = fused.work.clone();
-        fused.work.copy_from_slice(&start);
+        // Portable and AVX2 kernels, 3 and 4 lanes, agree.
+        let fused = &system.fused;
         let l = LowerFactor {
             col_ptr: &fused.col_ptr,
             row_idx: &fused.row_idx,
             values: &fused.values,
             inv_diag: &fused.inv_diag,
         };
-        solve_kernel(l, &mut fused.work);
-        for (a, b) in dispatched.iter().zip(&fused.work) {
+        let mut narrow: Vec<[f64; 3]> = (0..nf).map(|k| [k as f64, 1.0, -2.0]).collect();
+        let mut wide: Vec<[f64; 4]> = narrow.iter().map(|r| [r[0], r[1], r[2], 0.0]).collect();
+        let mut portable = narrow.clone();
+        solve_kernel(l, &mut portable);
+        run(l, &mut narrow, fused.avx2);
+        run(l, &mut wide, fused.avx2);
+        for ((p, n), w) in portable.iter().zip(&narrow).zip(&wide) {
             for c in 0..3 {
-                assert!((a[c] - b[c]).abs() <= 1e-12 * b[c].abs().max(1.0));
+                assert!((p[c] - n[c]).abs() <= 1e-12 * p[c].abs().max(1.0));
+                assert!((p[c] - w[c]).abs() <= 1e-12 * p[c].abs().max(1.0));
             }
         }
     }
