@@ -9,6 +9,7 @@ pub mod obj;
 pub mod primitives;
 mod raw;
 mod report;
+pub mod tet;
 pub mod topology;
 mod triangulate;
 mod validate;
@@ -19,6 +20,7 @@ pub use obj::{
 };
 pub use raw::{GroupKind, RawGroup, RawMesh};
 pub use report::{Bounds, GroupSummary, MeshReport};
+pub use tet::{TetMesh, TetMeshError};
 pub use topology::EdgeTopology;
 pub use validate::{SurfaceMesh, ValidateOptions, ValidationStats, VertexGroup, validate};
 

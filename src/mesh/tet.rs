@@ -1,0 +1,224 @@
+//! Tetrahedral meshes: vertices and positively oriented tetrahedra.
+
+use super::Vec3;
+
+/// A tetrahedral mesh. Every tetrahedron `[a, b, c, d]` is positively
+/// oriented: `(b − a) · ((c − a) × (d − a)) > 0`, and indexes existing
+/// vertices. [`TetMesh::new`] enforces both.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TetMesh {
+    positions: Vec<Vec3>,
+    tets: Vec<[u32; 4]>,
+}
+
+/// Why a list of tetrahedra is not a tet mesh.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TetMeshError {
+    /// A tetrahedron names a vertex that does not exist.
+    #[error("tetrahedron {tet} uses vertex {vertex}, but there are only {vertices} vertices")]
+    IndexOutOfRange {
+        /// The tetrahedron (0-based).
+        tet: usize,
+        /// The vertex index it uses.
+        vertex: u32,
+        /// Vertices in the mesh.
+        vertices: usize,
+    },
+    /// A vertex position is NaN or infinite.
+    #[error("vertex {0} has a non-finite coordinate")]
+    NonFinite(usize),
+    /// A tetrahedron has (numerically) zero volume or repeats a vertex.
+    #[error("tetrahedron {0} is degenerate (zero volume or a repeated vertex)")]
+    Degenerate(usize),
+    /// No tetrahedra at all.
+    #[error("the mesh has no tetrahedra")]
+    Empty,
+}
+
+/// Signed volume of the tetrahedron `a b c d`, `(b − a) · ((c − a) × (d − a)) / 6`:
+/// positive when `a b c` turns counter-clockwise seen from `d`.
+#[inline]
+pub fn signed_volume(a: &Vec3, b: &Vec3, c: &Vec3, d: &Vec3) -> f64 {
+    (b - a).dot(&(c - a).cross(&(d - a))) / 6.0
+}
+
+impl TetMesh {
+    /// A tet mesh from positions and tetrahedra. Negatively oriented
+    /// tetrahedra are flipped (two vertices swapped); degenerate ones, bad
+    /// indices and non-finite positions are errors.
+    ///
+    /// # Errors
+    /// [`TetMeshError`] naming the first offending tetrahedron or vertex.
+    pub fn new(positions: Vec<Vec3>, mut tets: Vec<[u32; 4]>) -> Result<Self, TetMeshError> {
+        if tets.is_empty() {
+            return Err(TetMeshError::Empty);
+        }
+        if let Some(i) = positions
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return Err(TetMeshError::NonFinite(i));
+        }
+        let scale = bounds_diagonal(&positions).max(f64::MIN_POSITIVE);
+        // Relative to the model size: a tet this flat is a sliver of nothing.
+        let tiny = 1e-14 * scale * scale * scale;
+        for (t, tet) in tets.iter_mut().enumerate() {
+            if let Some(&vertex) = tet.iter().find(|&&v| v as usize >= positions.len()) {
+                return Err(TetMeshError::IndexOutOfRange {
+                    tet: t,
+                    vertex,
+                    vertices: positions.len(),
+                });
+            }
+            let [a, b, c, d] = tet.map(|v| positions[v as usize]);
+            let v = signed_volume(&a, &b, &c, &d);
+            if v.abs() <= tiny {
+                return Err(TetMeshError::Degenerate(t));
+            }
+            if v < 0.0 {
+                tet.swap(2, 3);
+            }
+        }
+        Ok(Self { positions, tets })
+    }
+
+    /// Vertex positions.
+    pub fn positions(&self) -> &[Vec3] {
+        &self.positions
+    }
+
+    /// Positively oriented tetrahedra.
+    pub fn tets(&self) -> &[[u32; 4]] {
+        &self.tets
+    }
+
+    /// Total volume.
+    pub fn volume(&self) -> f64 {
+        self.tets
+            .iter()
+            .map(|t| {
+                let [a, b, c, d] = t.map(|v| self.positions[v as usize]);
+                signed_volume(&a, &b, &c, &d)
+            })
+            .sum()
+    }
+
+    /// The boundary: faces that belong to exactly one tetrahedron, oriented
+    /// with outward normals (counter-clockwise seen from outside), in a
+    /// deterministic order.
+    pub fn boundary_faces(&self) -> Vec<[u32; 3]> {
+        // The faces of a positively oriented tet `a b c d`, each
+        // counter-clockwise seen from outside.
+        let mut faces: Vec<([u32; 3], [u32; 3])> = Vec::with_capacity(self.tets.len() * 4);
+        for &[a, b, c, d] in &self.tets {
+            for f in [[a, c, b], [a, b, d], [a, d, c], [b, c, d]] {
+                let mut key = f;
+                key.sort_unstable();
+                faces.push((key, f));
+            }
+        }
+        faces.sort_unstable_by_key(|&(k, _)| k);
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < faces.len() {
+            let mut j = i + 1;
+            while j < faces.len() && faces[j].0 == faces[i].0 {
+                j += 1;
+            }
+            if j - i == 1 {
+                out.push(faces[i].1);
+            }
+            i = j;
+        }
+        out
+    }
+
+    /// The unique edges `(a, b)`, `a < b`, sorted.
+    pub fn edges(&self) -> Vec<(u32, u32)> {
+        let mut edges: Vec<(u32, u32)> = Vec::with_capacity(self.tets.len() * 6);
+        for t in &self.tets {
+            for (i, j) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] {
+                let (a, b) = (t[i], t[j]);
+                edges.push((a.min(b), a.max(b)));
+            }
+        }
+        edges.sort_unstable();
+        edges.dedup();
+        edges
+    }
+}
+
+/// Length of the bounding-box diagonal of `points` (0 for none).
+pub fn bounds_diagonal(points: &[Vec3]) -> f64 {
+    if points.is_empty() {
+        return 0.0;
+    }
+    let (lo, hi) = points.iter().fold(
+        (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
+        |(lo, hi), p| (lo.inf(p), hi.sup(p)),
+    );
+    (hi - lo).norm()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit() -> Vec<Vec3> {
+        vec![
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(0.0, 1.0, 0.0),
+            Vec3::new(0.0, 0.0, 1.0),
+            Vec3::new(1.0, 1.0, 1.0),
+        ]
+    }
+
+    #[test]
+    fn orientation_is_fixed_and_boundary_is_outward() {
+        let mesh = TetMesh::new(unit(), vec![[0, 2, 1, 3], [1, 2, 3, 4]]).unwrap();
+        assert_eq!(mesh.tets()[0], [0, 2, 3, 1]);
+        let p = mesh.positions();
+        for t in mesh.tets() {
+            assert!(
+                signed_volume(
+                    &p[t[0] as usize],
+                    &p[t[1] as usize],
+                    &p[t[2] as usize],
+                    &p[t[3] as usize]
+                ) > 0.0
+            );
+        }
+        // Two tets sharing face 1 2 3: 6 boundary faces, 9 edges.
+        let faces = mesh.boundary_faces();
+        assert_eq!(faces.len(), 6);
+        assert_eq!(mesh.edges().len(), 9);
+        // Outward: the divergence theorem gives back the volume.
+        let vol: f64 = faces
+            .iter()
+            .map(|f| p[f[0] as usize].dot(&p[f[1] as usize].cross(&p[f[2] as usize])) / 6.0)
+            .sum();
+        assert!(
+            (vol - mesh.volume()).abs() < 1e-12,
+            "{vol} vs {}",
+            mesh.volume()
+        );
+    }
+
+    #[test]
+    fn bad_tets_are_errors() {
+        assert_eq!(
+            TetMesh::new(unit(), vec![[0, 1, 2, 7]]),
+            Err(TetMeshError::IndexOutOfRange {
+                tet: 0,
+                vertex: 7,
+                vertices: 5
+            })
+        );
+        assert_eq!(
+            TetMesh::new(unit(), vec![[0, 1, 1, 3]]),
+            Err(TetMeshError::Degenerate(0))
+        );
+        assert_eq!(TetMesh::new(unit(), vec![]), Err(TetMeshError::Empty));
+    }
+}
