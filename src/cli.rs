@@ -27,6 +27,22 @@ pub enum Command {
         #[arg(long, default_value_t = 1e-6)]
         weld: f64,
     },
+    /// Fill a closed (or nearly closed) surface with tetrahedra and report
+    /// their quality.
+    Tetrahedralize {
+        /// An OBJ file.
+        file: PathBuf,
+        /// Write the tet mesh here: `.node` (with `.ele` beside it), `.msh`
+        /// (Gmsh 4.1 ASCII) or `.vtk` (legacy VTK, for ParaView).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Lattice cells across the longest side of the bounding box.
+        #[arg(long, default_value_t = softbody::model::tetra::TetraOptions::DEFAULT_RESOLUTION)]
+        resolution: usize,
+        /// Print the quality report as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Time the standard scenes (release builds only give meaningful numbers).
     Bench {
         /// Run only this scene (cloth30, cloth60, cloth100, cloth150, or any clothN).

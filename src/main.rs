@@ -68,6 +68,12 @@ fn run(command: Command) -> Result<(), Failure> {
             }
             Ok(())
         }
+        Command::Tetrahedralize {
+            file,
+            output,
+            resolution,
+            json,
+        } => tetrahedralize(&file, output.as_deref(), resolution, json),
         Command::Bench {
             scene,
             frames,
@@ -76,6 +82,35 @@ fn run(command: Command) -> Result<(), Failure> {
             threads,
         } => bench(scene.as_deref(), frames, warmup, json, threads),
     }
+}
+
+fn tetrahedralize(
+    file: &std::path::Path,
+    output: Option<&std::path::Path>,
+    resolution: usize,
+    json: bool,
+) -> Result<(), Failure> {
+    use softbody::model::tetra::{self, QualityReport, TetraOptions};
+    let (surface, _) = mesh::load_obj(file, &ImportOptions::default(), &ValidateOptions::default())
+        .map_err(|e| Failure::BadInput(e.into()))?;
+    let result = tetra::tetrahedralize(&surface, &TetraOptions { resolution }).map_err(|e| {
+        Failure::BadInput(anyhow::anyhow!(
+            "{}: cannot tetrahedralise: {e}",
+            file.display()
+        ))
+    })?;
+    let _ = output;
+    let report = QualityReport::new(&surface, &result, resolution);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&report).map_err(|e| Failure::Runtime(e.into()))?
+        );
+    } else {
+        println!("{}", file.display());
+        print!("{report}");
+    }
+    Ok(())
 }
 
 fn bench(

@@ -84,7 +84,7 @@ impl MeshReport {
         let interior_edges = topo.count(EdgeKind::Interior);
         let non_manifold_edges = topo.count(EdgeKind::NonManifold);
         let inconsistent_edges = topo.inconsistent_orientations(triangles);
-        let closed = boundary_edges == 0 && non_manifold_edges == 0;
+        let closed = mesh.is_closed();
         let volume = (closed && inconsistent_edges == 0).then(|| mesh.signed_volume());
         let (lo, hi) = mesh.bounds();
         let mut warnings = Vec::new();

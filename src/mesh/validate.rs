@@ -84,6 +84,14 @@ impl SurfaceMesh {
         bounds(&self.positions, None)
     }
 
+    /// Whether every edge has exactly two triangles (no boundary, no
+    /// non-manifold edge).
+    pub fn is_closed(&self) -> bool {
+        use super::topology::EdgeKind;
+        self.topology.count(EdgeKind::Boundary) == 0
+            && self.topology.count(EdgeKind::NonManifold) == 0
+    }
+
     /// Signed enclosed volume by the divergence theorem, `Σ a·(b×c) / 6`.
     /// Meaningful only for a closed, consistently oriented surface.
     pub fn signed_volume(&self) -> f64 {

@@ -5,6 +5,7 @@ pub mod cloth_grid;
 pub mod mass;
 pub mod pins;
 pub mod springs;
+pub mod tetra;
 
 pub use cloth_grid::ClothGrid;
 pub use pins::{Attachment, Pins};

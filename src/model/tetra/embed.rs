@@ -1,0 +1,206 @@
+//! The render surface embedded in a tet mesh: every surface vertex rides on
+//! one tetrahedron with fixed barycentric coordinates, so the
+//! full-resolution surface follows the simulated tets.
+
+use nalgebra::Matrix3;
+
+use crate::mesh::{TetMesh, Vec3};
+
+/// Barycentric embedding of `k` points in a tet mesh.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Embedding {
+    /// The tetrahedron carrying each point.
+    pub tets: Vec<u32>,
+    /// The point's barycentric coordinates in it (sum 1; slightly outside
+    /// `[0, 1]` for points just outside the tet mesh).
+    pub weights: Vec<[f64; 4]>,
+}
+
+impl Embedding {
+    /// Embeds `points` in `mesh`: each in the tet that contains it, or for a
+    /// point outside every tet, the tet it is least outside of among those
+    /// near it (its coordinates then extrapolate).
+    pub fn new(mesh: &TetMesh, points: &[Vec3]) -> Self {
+        let grid = TetGrid::new(mesh);
+        let (tets, weights) = points.iter().map(|&p| grid.locate(mesh, p)).unzip();
+        Self { tets, weights }
+    }
+
+    /// Number of embedded points.
+    pub fn len(&self) -> usize {
+        self.tets.len()
+    }
+
+    /// Whether no point is embedded.
+    pub fn is_empty(&self) -> bool {
+        self.tets.is_empty()
+    }
+
+    /// Writes the embedded points for tet-mesh vertex positions `x` into
+    /// `out` (length [`Embedding::len`]).
+    pub fn apply(&self, tets: &[[u32; 4]], x: &[Vec3], out: &mut [Vec3]) {
+        for ((o, &t), w) in out.iter_mut().zip(&self.tets).zip(&self.weights) {
+            let t = tets[t as usize];
+            *o = x[t[0] as usize] * w[0]
+                + x[t[1] as usize] * w[1]
+                + x[t[2] as usize] * w[2]
+                + x[t[3] as usize] * w[3];
+        }
+    }
+}
+
+/// Barycentric coordinates of `p` in tet `t` (`None` if it is degenerate).
+fn barycentric(mesh: &TetMesh, t: [u32; 4], p: Vec3) -> Option<[f64; 4]> {
+    let x = t.map(|v| mesh.positions()[v as usize]);
+    let d = Matrix3::from_columns(&[x[0] - x[3], x[1] - x[3], x[2] - x[3]]);
+    let l = d.try_inverse()? * (p - x[3]);
+    Some([l.x, l.y, l.z, 1.0 - l.x - l.y - l.z])
+}
+
+/// Tets binned by their bounding boxes on a uniform grid.
+struct TetGrid {
+    lo: Vec3,
+    cell: f64,
+    n: [usize; 3],
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl TetGrid {
+    fn new(mesh: &TetMesh) -> Self {
+        let p = mesh.positions();
+        let (lo, hi) = p.iter().fold(
+            (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
+            |(lo, hi), q| (lo.inf(q), hi.sup(q)),
+        );
+        // About one tet per cell (a cube of side s holds ~6 tets of edge s).
+        let volume = ((hi - lo).x * (hi - lo).y * (hi - lo).z).max(f64::MIN_POSITIVE);
+        let cell = (volume / mesh.tets().len().max(1) as f64)
+            .cbrt()
+            .max((hi - lo).max() * 1e-6)
+            .max(f64::MIN_POSITIVE);
+        let n = ((hi - lo) / cell).map(|e| (e.floor() as usize + 1).min(1024));
+        let n = [n.x, n.y, n.z];
+        let cells = n[0] * n[1] * n[2];
+        let range = |t: &[u32; 4], grid: &Self| {
+            let (tlo, thi) = t.iter().fold(
+                (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
+                |(a, b), &v| (a.inf(&p[v as usize]), b.sup(&p[v as usize])),
+            );
+            (grid.cell_of(tlo), grid.cell_of(thi))
+        };
+        let mut grid = Self {
+            lo,
+            cell,
+            n,
+            start: vec![0; cells + 1],
+            items: Vec::new(),
+        };
+        for t in mesh.tets() {
+            let (a, b) = range(t, &grid);
+            for_cells(a, b, |c| {
+                let i = grid.index(c);
+                grid.start[i + 1] += 1;
+            });
+        }
+        for i in 0..cells {
+            grid.start[i + 1] += grid.start[i];
+        }
+        let mut fill = grid.start.clone();
+        grid.items = vec![0; grid.start[cells] as usize];
+        for (k, t) in mesh.tets().iter().enumerate() {
+            let (a, b) = range(t, &grid);
+            for_cells(a, b, |c| {
+                let i = grid.index(c);
+                grid.items[fill[i] as usize] = k as u32;
+                fill[i] += 1;
+            });
+        }
+        grid
+    }
+
+    fn cell_of(&self, p: Vec3) -> [usize; 3] {
+        let c = (p - self.lo) / self.cell;
+        [0, 1, 2].map(|k| (c[k].max(0.0) as usize).min(self.n[k] - 1))
+    }
+
+    fn index(&self, c: [usize; 3]) -> usize {
+        c[0] + self.n[0] * (c[1] + self.n[1] * c[2])
+    }
+
+    /// The best tet for `p`: the one containing it, or else the one it is
+    /// least outside of among the tets binned in `p`'s cell and the cells
+    /// around it (growing the search until some tet is found).
+    fn locate(&self, mesh: &TetMesh, p: Vec3) -> (u32, [f64; 4]) {
+        let centre = self.cell_of(p);
+        let mut best: Option<(f64, u32, [f64; 4])> = None;
+        let widest = self.n.iter().copied().max().unwrap_or(1);
+        let mut radius = 0;
+        loop {
+            let lo = centre.map(|c| c.saturating_sub(radius));
+            let hi = [0, 1, 2].map(|k| (centre[k] + radius).min(self.n[k] - 1));
+            for_cells(lo, hi, |c| {
+                let i = self.index(c);
+                for &t in &self.items[self.start[i] as usize..self.start[i + 1] as usize] {
+                    if let Some(w) = barycentric(mesh, mesh.tets()[t as usize], p) {
+                        let score = w.iter().copied().fold(f64::MAX, f64::min);
+                        if best.is_none_or(|b| score > b.0) {
+                            best = Some((score, t, w));
+                        }
+                    }
+                }
+            });
+            match best {
+                Some((score, t, w)) if score >= -1e-9 || radius >= 1 => return (t, w),
+                // Unreachable for a non-empty mesh: every tet is binned.
+                None if radius >= widest => return (0, [0.25; 4]),
+                _ => {}
+            }
+            radius += 1;
+        }
+    }
+}
+
+/// Calls `f` for every cell in the box `a..=b`.
+fn for_cells(a: [usize; 3], b: [usize; 3], mut f: impl FnMut([usize; 3])) {
+    for z in a[2]..=b[2] {
+        for y in a[1]..=b[1] {
+            for x in a[0]..=b[0] {
+                f([x, y, z]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_points_follow_an_affine_motion_exactly() {
+        let p = vec![
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(0.0, 1.0, 0.0),
+            Vec3::new(0.0, 0.0, 1.0),
+            Vec3::new(1.0, 1.0, 1.0),
+        ];
+        let mesh = TetMesh::new(p.clone(), vec![[0, 1, 2, 3], [1, 2, 3, 4]]).unwrap();
+        let points = [
+            Vec3::new(0.1, 0.1, 0.1),
+            Vec3::new(0.5, 0.5, 0.4),
+            Vec3::new(0.6, 0.6, 0.6),
+            // Just outside: extrapolated.
+            Vec3::new(-0.01, 0.2, 0.2),
+        ];
+        let e = Embedding::new(&mesh, &points);
+        assert_eq!(e.tets[..3], [0, 1, 1]);
+        let a = nalgebra::Matrix3::new(1.2, 0.1, 0.0, -0.2, 0.9, 0.3, 0.0, 0.1, 1.1);
+        let moved: Vec<Vec3> = p.iter().map(|q| a * q + Vec3::new(1.0, 2.0, 3.0)).collect();
+        let mut out = vec![Vec3::zeros(); points.len()];
+        e.apply(mesh.tets(), &moved, &mut out);
+        for (o, q) in out.iter().zip(&points) {
+            assert!((o - (a * q + Vec3::new(1.0, 2.0, 3.0))).norm() < 1e-12);
+        }
+    }
+}

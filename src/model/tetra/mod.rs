@@ -1,0 +1,292 @@
+//! The tetrahedraliser: any validated surface (open, self-intersecting,
+//! multi-component or non-manifold) to a tet mesh with bounded dihedral
+//! angles, plus the embedding that carries the full-resolution surface.
+//!
+//! Inside and outside are decided by the generalised winding number (`w > ½`
+//! is inside), which closes small holes and takes the union of overlapping
+//! parts. The region is filled by isosurface stuffing on a body-centred
+//! cubic lattice (Labelle and Shewchuk 2007), whose stencils guarantee
+//! dihedral angles in [10.7°, 164.8°] whatever the surface does, and whose
+//! cost is linear in the number of lattice cells. Delaunay refinement (TetGen)
+//! conforms to sharp features but needs a clean, closed,
+//! non-self-intersecting input, which real files rarely are; see
+//! [`tetrahedralize`] for the measured trade-off.
+
+mod embed;
+pub mod quality;
+mod stuffing;
+mod tree;
+
+use std::time::Instant;
+
+pub use embed::Embedding;
+pub use tree::TriangleTree;
+
+use crate::mesh::{SurfaceMesh, TetMesh, TetMeshError, Vec3};
+
+/// Options of [`tetrahedralize`].
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TetraOptions {
+    /// Lattice cells across the longest side of the bounding box. Default
+    /// [`TetraOptions::DEFAULT_RESOLUTION`]; must lie in
+    /// [`TetraOptions::RESOLUTION_RANGE`].
+    pub resolution: usize,
+}
+
+impl TetraOptions {
+    /// The default resolution: 4,000 to 16,000 vertices for the compact
+    /// bodies of the test data, the coarsest at which every closed one keeps
+    /// its volume within 1 %.
+    pub const DEFAULT_RESOLUTION: usize = 30;
+    /// Valid resolutions: below 2 cells nothing is resolved; above 400 the
+    /// lattice alone needs gigabytes.
+    pub const RESOLUTION_RANGE: std::ops::RangeInclusive<usize> = 2..=400;
+}
+
+impl Default for TetraOptions {
+    fn default() -> Self {
+        Self {
+            resolution: Self::DEFAULT_RESOLUTION,
+        }
+    }
+}
+
+/// Why a surface could not be tetrahedralised.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TetraError {
+    /// The resolution is out of range.
+    #[error(
+        "resolution {0} is out of range: use {min} to {max} cells across the longest side",
+        min = TetraOptions::RESOLUTION_RANGE.start(),
+        max = TetraOptions::RESOLUTION_RANGE.end()
+    )]
+    Resolution(usize),
+    /// All vertices lie in one plane: there is no volume to fill.
+    #[error(
+        "the surface is flat (all vertices within {thickness:.3e} of one plane, \
+         {diagonal:.3e} across): it encloses no volume; build it as springs (cloth) instead"
+    )]
+    Flat {
+        /// Largest distance of a vertex from the best-fit plane.
+        thickness: f64,
+        /// Bounding-box diagonal.
+        diagonal: f64,
+    },
+    /// No lattice vertex is inside the surface.
+    #[error(
+        "the surface encloses no volume at resolution {resolution} (cells of {cell:.3e}): \
+         it is open or thinner than a cell; raise the resolution or build it as springs"
+    )]
+    NoInterior {
+        /// The resolution used.
+        resolution: usize,
+        /// Lattice cell size.
+        cell: f64,
+    },
+    /// The stuffed tets failed validation (a bug: the stencils guarantee
+    /// positive volumes).
+    #[error("internal error: the generated tet mesh is invalid: {0}")]
+    Invalid(#[from] TetMeshError),
+}
+
+/// The result of [`tetrahedralize`].
+#[derive(Clone, Debug)]
+pub struct Tetrahedralization {
+    /// The tet mesh.
+    pub mesh: TetMesh,
+    /// The input surface's vertices embedded in `mesh` (same order as the
+    /// surface's positions; the surface's triangles index them).
+    pub embedding: Embedding,
+    /// Lattice cell size.
+    pub cell: f64,
+    /// Lattice vertices classified.
+    pub lattice_vertices: usize,
+    /// Wall-clock time of the tetrahedralisation and embedding, seconds.
+    pub seconds: f64,
+}
+
+/// Fills the inside of `surface` with tetrahedra at `options.resolution`
+/// lattice cells across its longest side.
+///
+/// Measured on the real-world meshes in the project's test data (release,
+/// default resolution): every dihedral angle ≥ 10.7° as the stencils
+/// guarantee, enclosed volume within 1 %, tens of milliseconds per mesh;
+/// sharp creases are rounded off by up to about a tenth of a cell.
+///
+/// # Errors
+/// [`TetraError::Resolution`] out of range, [`TetraError::Flat`] for a
+/// planar surface, [`TetraError::NoInterior`] when nothing is inside at this
+/// resolution.
+pub fn tetrahedralize(
+    surface: &SurfaceMesh,
+    options: &TetraOptions,
+) -> Result<Tetrahedralization, TetraError> {
+    let start = Instant::now();
+    if !TetraOptions::RESOLUTION_RANGE.contains(&options.resolution) {
+        return Err(TetraError::Resolution(options.resolution));
+    }
+    let positions = surface.positions();
+    let (lo, hi) = surface.bounds();
+    let diagonal = (hi - lo).norm();
+    let thickness = flatness(positions);
+    if thickness <= 1e-9 * diagonal {
+        return Err(TetraError::Flat {
+            thickness,
+            diagonal,
+        });
+    }
+    let cell = (hi - lo).max() / options.resolution as f64;
+    let tree = TriangleTree::new(positions, surface.triangles());
+    let stuffed = stuffing::stuff(&tree, lo, hi, cell);
+    if stuffed.tets.is_empty() {
+        return Err(TetraError::NoInterior {
+            resolution: options.resolution,
+            cell,
+        });
+    }
+    let mesh = TetMesh::new(stuffed.positions, stuffed.tets)?;
+    let embedding = Embedding::new(&mesh, positions);
+    Ok(Tetrahedralization {
+        mesh,
+        embedding,
+        cell,
+        lattice_vertices: stuffed.lattice_vertices,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Quality and fidelity of a tet mesh built from a surface (the
+/// `tetrahedralize` command's report).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct QualityReport {
+    /// Tetrahedra.
+    pub tets: usize,
+    /// Vertices.
+    pub vertices: usize,
+    /// Smallest dihedral angle, degrees.
+    pub min_dihedral_deg: f64,
+    /// 1st percentile of all dihedral angles, degrees.
+    pub p1_dihedral_deg: f64,
+    /// Largest dihedral angle, degrees.
+    pub max_dihedral_deg: f64,
+    /// Largest circumradius-to-shortest-edge ratio (0.612 is a regular tet).
+    pub max_radius_edge_ratio: f64,
+    /// Volume of the tet mesh.
+    pub volume: f64,
+    /// Volume enclosed by the surface (its union where parts overlap), for
+    /// closed surfaces.
+    pub surface_volume: Option<f64>,
+    /// `(volume − surface_volume) / surface_volume`; `None` for open input.
+    pub volume_error: Option<f64>,
+    /// Symmetric distance between the tet boundary and the surface,
+    /// relative to the bounding-box diagonal: the larger of the two below.
+    pub boundary_distance: f64,
+    /// Largest distance from the tet boundary to the surface, relative.
+    pub boundary_to_surface: f64,
+    /// Largest distance from the surface to the tet boundary, relative.
+    pub surface_to_boundary: f64,
+    /// Lattice cells across the longest side.
+    pub resolution: usize,
+    /// Lattice cell size.
+    pub cell: f64,
+    /// Time to tetrahedralise, seconds (the report's own measurements
+    /// excluded).
+    pub seconds: f64,
+}
+
+/// Rays per side when measuring a closed surface's enclosed volume.
+const VOLUME_RAYS: usize = 512;
+
+impl QualityReport {
+    /// Measures `result` against the `surface` it was built from.
+    pub fn new(surface: &SurfaceMesh, result: &Tetrahedralization, resolution: usize) -> Self {
+        let mesh = &result.mesh;
+        let angles = quality::angle_stats(mesh);
+        let (lo, hi) = surface.bounds();
+        let diagonal = (hi - lo).norm();
+        let tree = TriangleTree::new(surface.positions(), surface.triangles());
+        let boundary = mesh.boundary_faces();
+        let boundary_tree = TriangleTree::new(mesh.positions(), &boundary);
+        let boundary_to_surface =
+            quality::max_distance_to(&tree, mesh.positions(), &boundary) / diagonal;
+        let surface_to_boundary =
+            quality::max_distance_to(&boundary_tree, surface.positions(), surface.triangles())
+                / diagonal;
+        let volume = quality::volume(mesh);
+        let surface_volume = surface
+            .is_closed()
+            .then(|| quality::enclosed_volume(&tree, lo, hi, VOLUME_RAYS));
+        Self {
+            tets: mesh.tets().len(),
+            vertices: mesh.positions().len(),
+            min_dihedral_deg: angles.min_deg,
+            p1_dihedral_deg: angles.p1_deg,
+            max_dihedral_deg: angles.max_deg,
+            max_radius_edge_ratio: angles.max_radius_edge,
+            volume,
+            surface_volume,
+            volume_error: surface_volume.map(|v| (volume - v) / v),
+            boundary_distance: boundary_to_surface.max(surface_to_boundary),
+            boundary_to_surface,
+            surface_to_boundary,
+            resolution,
+            cell: result.cell,
+            seconds: result.seconds,
+        }
+    }
+}
+
+impl std::fmt::Display for QualityReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "  tets:        {} ({} vertices), resolution {} (cell {:.4})",
+            self.tets, self.vertices, self.resolution, self.cell
+        )?;
+        writeln!(
+            f,
+            "  dihedral:    min {:.2}°, 1st percentile {:.2}°, max {:.2}°",
+            self.min_dihedral_deg, self.p1_dihedral_deg, self.max_dihedral_deg
+        )?;
+        writeln!(
+            f,
+            "  radius/edge: max {:.3} (regular tet 0.612)",
+            self.max_radius_edge_ratio
+        )?;
+        match (self.surface_volume, self.volume_error) {
+            (Some(s), Some(e)) => writeln!(
+                f,
+                "  volume:      {:.6} vs {:.6} enclosed ({:+.3}%)",
+                self.volume,
+                s,
+                e * 100.0
+            )?,
+            _ => writeln!(f, "  volume:      {:.6} (open surface)", self.volume)?,
+        }
+        writeln!(
+            f,
+            "  boundary:    {:.3}% of the diagonal (tets to surface {:.3}%, surface to tets {:.3}%)",
+            self.boundary_distance * 100.0,
+            self.boundary_to_surface * 100.0,
+            self.surface_to_boundary * 100.0
+        )?;
+        writeln!(f, "  time:        {:.1} ms", self.seconds * 1e3)
+    }
+}
+
+/// Largest distance of a point from the least-squares plane of `points`.
+fn flatness(points: &[Vec3]) -> f64 {
+    let n = points.len().max(1) as f64;
+    let mean = points.iter().sum::<Vec3>() / n;
+    let cov = points.iter().fold(nalgebra::Matrix3::zeros(), |acc, p| {
+        let d = p - mean;
+        acc + d * d.transpose()
+    });
+    let eig = cov.symmetric_eigen();
+    let normal = eig.eigenvectors.column(eig.eigenvalues.imin()).into_owned();
+    points
+        .iter()
+        .map(|p| (p - mean).dot(&normal).abs())
+        .fold(0.0, f64::max)
+}

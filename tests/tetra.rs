@@ -1,0 +1,216 @@
+//! The tetrahedraliser: element quality, conformity and topology on
+//! generated shapes, fidelity to the surface, the embedded render surface,
+//! flat input rejected, and the real-world files of `../shared/testdata`.
+
+use std::path::{Path, PathBuf};
+
+use softbody::mesh::{
+    self, EdgeTopology, ImportOptions, SurfaceMesh, TetMesh, ValidateOptions, Vec3, primitives,
+    validate,
+};
+use softbody::model::tetra::{self, QualityReport, TetraError, TetraOptions, Tetrahedralization};
+
+/// Isosurface stuffing's proven bound (Labelle and Shewchuk 2007).
+const MIN_DIHEDRAL_DEG: f64 = 10.7;
+
+fn surface(raw: &mesh::RawMesh) -> SurfaceMesh {
+    validate(raw, Path::new("generated"), &ValidateOptions::default())
+        .unwrap()
+        .0
+}
+
+fn stuff(s: &SurfaceMesh, resolution: usize) -> (Tetrahedralization, QualityReport) {
+    let t = tetra::tetrahedralize(s, &TetraOptions { resolution }).unwrap();
+    let q = QualityReport::new(s, &t, resolution);
+    (t, q)
+}
+
+/// The boundary of a conforming tet mesh of a closed surface is itself
+/// closed: a quadrilateral split differently by two neighbours would leave
+/// unmatched faces inside.
+fn assert_conforming(mesh: &TetMesh, name: &str) {
+    let faces = mesh.boundary_faces();
+    let topo = EdgeTopology::new(mesh.positions().len(), &faces);
+    assert_eq!(topo.count(mesh::topology::EdgeKind::Boundary), 0, "{name}");
+    // Outward faces: the divergence theorem gives back the tets' volume.
+    let p = mesh.positions();
+    let enclosed: f64 = faces
+        .iter()
+        .map(|f| p[f[0] as usize].dot(&p[f[1] as usize].cross(&p[f[2] as usize])) / 6.0)
+        .sum();
+    assert!((enclosed - mesh.volume()).abs() < 1e-9 * mesh.volume().abs());
+}
+
+/// `V − E + F − T` of a tet mesh: 1 for a ball, 0 for a solid torus.
+fn euler_characteristic(mesh: &TetMesh) -> i64 {
+    let mut faces: Vec<[u32; 3]> = mesh
+        .tets()
+        .iter()
+        .flat_map(|&[a, b, c, d]| [[a, b, c], [a, b, d], [a, c, d], [b, c, d]])
+        .map(|mut f| {
+            f.sort_unstable();
+            f
+        })
+        .collect();
+    faces.sort_unstable();
+    faces.dedup();
+    mesh.positions().len() as i64 - mesh.edges().len() as i64 + faces.len() as i64
+        - mesh.tets().len() as i64
+}
+
+#[test]
+fn a_sphere_becomes_a_conforming_ball_of_good_tets() {
+    let s = surface(&primitives::uv_sphere(1.0, 48, 24));
+    let (t, q) = stuff(&s, 20);
+    assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{q:?}");
+    assert!(q.max_dihedral_deg <= 164.8, "{q:?}");
+    assert_conforming(&t.mesh, "generated");
+    assert_eq!(euler_characteristic(&t.mesh), 1);
+    let err = q.volume_error.unwrap();
+    assert!(err.abs() < 0.01, "{q:?}");
+    // Every boundary vertex lies on the surface; faces stay within a
+    // fraction of a cell of it on a smooth shape.
+    assert!(q.boundary_to_surface < 0.005, "{q:?}");
+    assert!(q.surface_to_boundary < 0.005, "{q:?}");
+}
+
+#[test]
+fn a_torus_keeps_its_hole_and_a_box_its_volume() {
+    let s = surface(&primitives::torus(1.0, 0.35, 48, 24));
+    let (t, q) = stuff(&s, 24);
+    assert_conforming(&t.mesh, "generated");
+    assert_eq!(euler_characteristic(&t.mesh), 0);
+    assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{q:?}");
+    assert!(q.volume_error.unwrap().abs() < 0.01, "{q:?}");
+
+    let s = surface(&primitives::cuboid(Vec3::new(1.0, 0.6, 0.4), 4));
+    let (t, q) = stuff(&s, 25);
+    assert_conforming(&t.mesh, "generated");
+    assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{q:?}");
+    assert!(q.volume_error.unwrap().abs() < 0.01, "{q:?}");
+}
+
+#[test]
+fn finer_lattices_follow_the_surface_more_closely() {
+    let s = surface(&primitives::uv_sphere(1.0, 64, 32));
+    let coarse = stuff(&s, 8).1;
+    let fine = stuff(&s, 32).1;
+    assert!(fine.tets > 20 * coarse.tets);
+    assert!(fine.volume_error.unwrap().abs() < coarse.volume_error.unwrap().abs());
+    assert!(fine.boundary_to_surface < coarse.boundary_to_surface);
+}
+
+#[test]
+fn the_embedded_surface_sits_on_the_tets_at_rest_and_follows_them() {
+    let s = surface(&primitives::torus(1.0, 0.35, 32, 16));
+    let (t, _) = stuff(&s, 16);
+    assert_eq!(t.embedding.len(), s.positions().len());
+    let mut out = vec![Vec3::zeros(); s.positions().len()];
+    t.embedding
+        .apply(t.mesh.tets(), t.mesh.positions(), &mut out);
+    for (o, p) in out.iter().zip(s.positions()) {
+        assert!((o - p).norm() < 1e-9, "{o:?} vs {p:?}");
+    }
+    // Surface vertices are in (or at most a hair outside) their tets.
+    for w in &t.embedding.weights {
+        assert!(w.iter().all(|&x| x > -0.5), "{w:?}");
+        assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+    // A rigid rotation of the tets rotates the surface.
+    let r = nalgebra::Rotation3::from_euler_angles(0.3, -0.2, 1.1);
+    let moved: Vec<Vec3> = t.mesh.positions().iter().map(|p| r * p).collect();
+    t.embedding.apply(t.mesh.tets(), &moved, &mut out);
+    for (o, p) in out.iter().zip(s.positions()) {
+        assert!((o - r * p).norm() < 1e-9);
+    }
+}
+
+#[test]
+fn flat_and_out_of_range_inputs_are_clear_errors() {
+    let cloth = surface(&primitives::cloth_square(8, 1.0, false));
+    let err = tetra::tetrahedralize(&cloth, &TetraOptions::default()).unwrap_err();
+    assert!(matches!(err, TetraError::Flat { .. }), "{err}");
+    assert!(err.to_string().contains("flat"));
+    // A tilted plane is flat too.
+    let mut raw = primitives::cloth_square(5, 1.0, false);
+    let r = nalgebra::Rotation3::from_euler_angles(0.4, 0.7, -0.2);
+    for p in &mut raw.positions {
+        *p = r * *p;
+    }
+    let err = tetra::tetrahedralize(&surface(&raw), &TetraOptions::default()).unwrap_err();
+    assert!(matches!(err, TetraError::Flat { .. }), "{err}");
+    let ball = surface(&primitives::uv_sphere(1.0, 8, 4));
+    for resolution in [0, 1, 401] {
+        assert_eq!(
+            tetra::tetrahedralize(&ball, &TetraOptions { resolution }).unwrap_err(),
+            TetraError::Resolution(resolution)
+        );
+    }
+}
+
+#[test]
+fn a_body_thinner_than_a_cell_encloses_nothing_at_that_resolution() {
+    let slab = surface(&primitives::cuboid(Vec3::new(1.0, 0.05, 1.0), 2));
+    let err = tetra::tetrahedralize(&slab, &TetraOptions { resolution: 4 }).unwrap_err();
+    assert!(matches!(err, TetraError::NoInterior { .. }), "{err}");
+    assert!(err.to_string().contains("raise the resolution"));
+    // Fine enough, it fills.
+    assert!(tetra::tetrahedralize(&slab, &TetraOptions { resolution: 40 }).is_ok());
+}
+
+fn testdata(sub: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/testdata")
+        .join(sub);
+    dir.is_dir().then_some(dir)
+}
+
+fn load(path: &Path) -> SurfaceMesh {
+    mesh::load_obj(path, &ImportOptions::default(), &ValidateOptions::default())
+        .unwrap()
+        .0
+}
+
+/// The acceptance run: every real-world file that encloses a volume, at the
+/// default resolution.
+#[test]
+fn real_world_files_tetrahedralise_with_bounded_angles() {
+    let Some(dir) = testdata("good") else {
+        eprintln!("skipped: ../shared/testdata not present");
+        return;
+    };
+    let flat = ["circle.obj", "E.obj"];
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !name.ends_with(".obj") {
+            continue;
+        }
+        let s = load(&path);
+        let result = tetra::tetrahedralize(&s, &TetraOptions::default());
+        if flat.contains(&name.as_str()) {
+            assert!(matches!(result, Err(TetraError::Flat { .. })), "{name}");
+            continue;
+        }
+        let t = result.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let q = QualityReport::new(&s, &t, TetraOptions::DEFAULT_RESOLUTION);
+        assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{name}: {q:?}");
+        if s.is_closed() {
+            assert_conforming(&t.mesh, &name);
+            assert!(q.volume_error.unwrap().abs() <= 0.01, "{name}: {q:?}");
+            // Within a cell of the surface everywhere (sharp creases and
+            // features thinner than a cell are where it departs most).
+            let (lo, hi) = s.bounds();
+            assert!(
+                q.boundary_to_surface * (hi - lo).norm() < t.cell,
+                "{name}: {q:?}"
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 8);
+    let flat = testdata("bad").unwrap().join("flat_zero_volume.obj");
+    let err = tetra::tetrahedralize(&load(&flat), &TetraOptions::default()).unwrap_err();
+    assert!(matches!(err, TetraError::Flat { .. }), "{err}");
+}
