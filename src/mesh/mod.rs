@@ -1,5 +1,7 @@
 //! Surface meshes: reading OBJ files, validating them into a [`SurfaceMesh`],
-//! and the edge topology that springs and reports are built from.
+//! and the edge topology that springs and reports are built from; and
+//! tetrahedral meshes ([`TetMesh`]) with their files in [`tet_io`] (TetGen,
+//! Gmsh, VTK).
 //!
 //! The pipeline is `bytes ──obj::parse──▶ RawMesh ──validate──▶ SurfaceMesh`.
 //! Only [`validate()`] makes a [`SurfaceMesh`]; code after it trusts the
@@ -10,6 +12,7 @@ pub mod primitives;
 mod raw;
 mod report;
 pub mod tet;
+pub mod tet_io;
 pub mod topology;
 mod triangulate;
 mod validate;
@@ -21,6 +24,9 @@ pub use obj::{
 pub use raw::{GroupKind, RawGroup, RawMesh};
 pub use report::{Bounds, GroupSummary, MeshReport};
 pub use tet::{TetMesh, TetMeshError};
+pub use tet_io::{
+    MshVersion, TetIoError, TetIoErrorKind, read_tet_mesh, tetgen_paths, write_tet_mesh,
+};
 pub use topology::EdgeTopology;
 pub use validate::{SurfaceMesh, ValidateOptions, ValidationStats, VertexGroup, validate};
 
