@@ -93,14 +93,29 @@ fn tetrahedralize(
     use softbody::model::tetra::{self, QualityReport, TetraOptions};
     let (surface, _) = mesh::load_obj(file, &ImportOptions::default(), &ValidateOptions::default())
         .map_err(|e| Failure::BadInput(e.into()))?;
-    let result = tetra::tetrahedralize(&surface, &TetraOptions { resolution }).map_err(|e| {
+    let result = tetra::tetrahedralize(
+        &surface,
+        &TetraOptions {
+            resolution,
+            ..TetraOptions::default()
+        },
+    )
+    .map_err(|e| {
         Failure::BadInput(anyhow::anyhow!(
             "{}: cannot tetrahedralise: {e}",
             file.display()
         ))
     })?;
-    let _ = output;
     let report = QualityReport::new(&surface, &result, resolution);
+    if let Some(out) = output {
+        mesh::write_tet_mesh(out, &result.mesh, mesh::MshVersion::default()).map_err(|e| {
+            if matches!(e.kind, mesh::TetIoErrorKind::UnsupportedExtension { .. }) {
+                Failure::BadInput(e.into())
+            } else {
+                Failure::Runtime(e.into())
+            }
+        })?;
+    }
     if json {
         println!(
             "{}",

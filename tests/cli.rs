@@ -89,3 +89,82 @@ fn bench_json_has_the_documented_fields() {
     let bad = softbody(&["bench", "--scene", "teapot"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn tetrahedralize_writes_a_mesh_that_reads_back_and_reports_json() {
+    let dir = std::env::temp_dir().join(format!("softbody-tet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_file = dir.join("sphere.msh");
+    let out = softbody(&[
+        "tetrahedralize",
+        "meshes/sphere.obj",
+        "--resolution",
+        "12",
+        "--json",
+        "-o",
+        out_file.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "tets",
+        "vertices",
+        "min_dihedral_deg",
+        "p1_dihedral_deg",
+        "volume_error",
+        "boundary_distance",
+        "seconds",
+    ] {
+        assert!(!v[key].is_null(), "{key} missing: {v}");
+    }
+    assert!(v["min_dihedral_deg"].as_f64().unwrap() >= 10.7);
+    let mesh = softbody::mesh::read_tet_mesh(&out_file).unwrap();
+    assert_eq!(mesh.tets().len() as u64, v["tets"].as_u64().unwrap());
+    assert_eq!(
+        mesh.positions().len() as u64,
+        v["vertices"].as_u64().unwrap()
+    );
+
+    // Text report, and the TetGen pair.
+    let node = dir.join("sphere.node");
+    let out = softbody(&[
+        "tetrahedralize",
+        "meshes/sphere.obj",
+        "--resolution",
+        "8",
+        "-o",
+        node.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("dihedral:") && text.contains("boundary:"),
+        "{text}"
+    );
+    assert!(dir.join("sphere.ele").is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn tetrahedralize_rejects_flat_input_and_unknown_formats_with_exit_2() {
+    let out = softbody(&["tetrahedralize", "meshes/cloth_tri.obj"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("cloth_tri.obj") && err.contains("flat"),
+        "{err}"
+    );
+    let out = softbody(&["tetrahedralize", "meshes/sphere.obj", "-o", "out.stl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("out.stl"), "{err}");
+    assert!(
+        !std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("out.stl")
+            .exists()
+    );
+}

@@ -123,23 +123,32 @@ pub fn enclosed_volume(tree: &TriangleTree, lo: Vec3, hi: Vec3, rays: usize) -> 
         .sum()
 }
 
-/// Largest distance from the surface `tree` to samples of `faces` (their
-/// corners, edge midpoints and centroids).
+/// Sample points of triangle `a b c`: the ten points with barycentric
+/// coordinates in thirds (corners, edge thirds and the centroid).
+pub fn face_samples(a: Vec3, b: Vec3, c: Vec3) -> [Vec3; 10] {
+    let mut out = [a; 10];
+    let mut k = 0;
+    for i in 0..=3 {
+        for j in 0..=3 - i {
+            let (u, v) = (i as f64 / 3.0, j as f64 / 3.0);
+            out[k] = a * (1.0 - u - v) + b * u + c * v;
+            k += 1;
+        }
+    }
+    out
+}
+
+/// Largest distance from the surface `tree` to the samples
+/// ([`face_samples`]) of `faces`.
 pub fn max_distance_to(tree: &TriangleTree, positions: &[Vec3], faces: &[[u32; 3]]) -> f64 {
     faces
         .par_iter()
         .map(|f| {
             let [a, b, c] = f.map(|v| positions[v as usize]);
-            [
-                a,
-                (a + b) * 0.5,
-                (b + c) * 0.5,
-                (c + a) * 0.5,
-                (a + b + c) / 3.0,
-            ]
-            .into_iter()
-            .map(|q| tree.distance(q))
-            .fold(0.0, f64::max)
+            face_samples(a, b, c)
+                .into_iter()
+                .map(|q| tree.distance(q))
+                .fold(0.0, f64::max)
         })
         .reduce(|| 0.0, f64::max)
 }

@@ -126,8 +126,7 @@ impl Lattice {
     }
 }
 
-/// What stuffing produced: vertex positions and tets (each of positive
-/// volume up to orientation) and which vertices lie on the surface.
+/// What stuffing produced: vertex positions and tets (of either orientation).
 pub(super) struct Stuffed {
     pub positions: Vec<Vec3>,
     pub tets: Vec<[u32; 4]>,

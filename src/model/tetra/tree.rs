@@ -153,25 +153,33 @@ impl TriangleTree {
 
     /// Distance from `q` to the nearest triangle (infinite for an empty tree).
     pub fn distance(&self, q: Vec3) -> f64 {
-        let mut best = f64::INFINITY;
+        self.closest_point(q)
+            .map_or(f64::INFINITY, |p| (p - q).norm())
+    }
+
+    /// The point of the surface nearest to `q` (`None` for an empty tree).
+    pub fn closest_point(&self, q: Vec3) -> Option<Vec3> {
         if self.nodes.is_empty() {
-            return best;
+            return None;
         }
-        let mut best_sq = f64::INFINITY;
+        let mut best = (f64::INFINITY, q);
         let mut stack = [0u32; STACK];
         let mut top = 1;
         while top > 0 {
             top -= 1;
             let id = stack[top];
             let node = &self.nodes[id as usize];
-            if box_distance_sq(q, node.lo, node.hi) >= best_sq {
+            if box_distance_sq(q, node.lo, node.hi) >= best.0 {
                 continue;
             }
             if node.count > 0 {
                 let s = node.start as usize;
                 for t in &self.triangles[s..s + node.count as usize] {
-                    let d = (closest_point_on_triangle(q, t) - q).norm_squared();
-                    best_sq = best_sq.min(d);
+                    let p = closest_point_on_triangle(q, t);
+                    let d = (p - q).norm_squared();
+                    if d < best.0 {
+                        best = (d, p);
+                    }
                 }
             } else {
                 // Visit the nearer child first (pushed last).
@@ -184,8 +192,7 @@ impl TriangleTree {
                 top += 2;
             }
         }
-        best = best.min(best_sq.sqrt());
-        best
+        Some(best.1)
     }
 }
 
