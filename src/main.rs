@@ -93,14 +93,7 @@ fn tetrahedralize(
     use softbody::model::tetra::{self, QualityReport, TetraOptions};
     let (surface, _) = mesh::load_obj(file, &ImportOptions::default(), &ValidateOptions::default())
         .map_err(|e| Failure::BadInput(e.into()))?;
-    let result = tetra::tetrahedralize(
-        &surface,
-        &TetraOptions {
-            resolution,
-            ..TetraOptions::default()
-        },
-    )
-    .map_err(|e| {
+    let result = tetra::tetrahedralize(&surface, &TetraOptions { resolution }).map_err(|e| {
         Failure::BadInput(anyhow::anyhow!(
             "{}: cannot tetrahedralise: {e}",
             file.display()

@@ -20,14 +20,7 @@ fn surface(raw: &mesh::RawMesh) -> SurfaceMesh {
 }
 
 fn stuff(s: &SurfaceMesh, resolution: usize) -> (Tetrahedralization, QualityReport) {
-    let t = tetra::tetrahedralize(
-        s,
-        &TetraOptions {
-            resolution,
-            ..TetraOptions::default()
-        },
-    )
-    .unwrap();
+    let t = tetra::tetrahedralize(s, &TetraOptions { resolution }).unwrap();
     let q = QualityReport::new(s, &t, resolution);
     (t, q)
 }
@@ -149,14 +142,7 @@ fn flat_and_out_of_range_inputs_are_clear_errors() {
     let ball = surface(&primitives::uv_sphere(1.0, 8, 4));
     for resolution in [0, 1, 401] {
         assert_eq!(
-            tetra::tetrahedralize(
-                &ball,
-                &TetraOptions {
-                    resolution,
-                    ..TetraOptions::default()
-                }
-            )
-            .unwrap_err(),
+            tetra::tetrahedralize(&ball, &TetraOptions { resolution }).unwrap_err(),
             TetraError::Resolution(resolution)
         );
     }
@@ -165,27 +151,11 @@ fn flat_and_out_of_range_inputs_are_clear_errors() {
 #[test]
 fn a_body_thinner_than_a_cell_encloses_nothing_at_that_resolution() {
     let slab = surface(&primitives::cuboid(Vec3::new(1.0, 0.05, 1.0), 2));
-    let err = tetra::tetrahedralize(
-        &slab,
-        &TetraOptions {
-            resolution: 4,
-            ..TetraOptions::default()
-        },
-    )
-    .unwrap_err();
+    let err = tetra::tetrahedralize(&slab, &TetraOptions { resolution: 4 }).unwrap_err();
     assert!(matches!(err, TetraError::NoInterior { .. }), "{err}");
     assert!(err.to_string().contains("raise the resolution"));
     // Fine enough, it fills.
-    assert!(
-        tetra::tetrahedralize(
-            &slab,
-            &TetraOptions {
-                resolution: 40,
-                ..TetraOptions::default()
-            }
-        )
-        .is_ok()
-    );
+    assert!(tetra::tetrahedralize(&slab, &TetraOptions { resolution: 40 }).is_ok());
 }
 
 fn testdata(sub: &str) -> Option<PathBuf> {
