@@ -107,30 +107,12 @@ impl TetMesh {
     /// with outward normals (counter-clockwise seen from outside), in a
     /// deterministic order.
     pub fn boundary_faces(&self) -> Vec<[u32; 3]> {
-        // The faces of a positively oriented tet `a b c d`, each
-        // counter-clockwise seen from outside.
-        let mut faces: Vec<([u32; 3], [u32; 3])> = Vec::with_capacity(self.tets.len() * 4);
-        for &[a, b, c, d] in &self.tets {
-            for f in [[a, c, b], [a, b, d], [a, d, c], [b, c, d]] {
-                let mut key = f;
-                key.sort_unstable();
-                faces.push((key, f));
-            }
-        }
-        faces.sort_unstable_by_key(|&(k, _)| k);
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < faces.len() {
-            let mut j = i + 1;
-            while j < faces.len() && faces[j].0 == faces[i].0 {
-                j += 1;
-            }
-            if j - i == 1 {
-                out.push(faces[i].1);
-            }
-            i = j;
-        }
-        out
+        boundary_faces_of(&self.tets)
+    }
+
+    /// Takes the mesh apart into its positions and tetrahedra.
+    pub fn into_parts(self) -> (Vec<Vec3>, Vec<[u32; 4]>) {
+        (self.positions, self.tets)
     }
 
     /// The unique edges `(a, b)`, `a < b`, sorted.
@@ -146,6 +128,35 @@ impl TetMesh {
         edges.dedup();
         edges
     }
+}
+
+/// The faces of exactly one of the positively oriented `tets`, oriented
+/// outward (counter-clockwise seen from outside), in a deterministic order.
+pub fn boundary_faces_of(tets: &[[u32; 4]]) -> Vec<[u32; 3]> {
+    // The faces of a positively oriented tet `a b c d`, each
+    // counter-clockwise seen from outside.
+    let mut faces: Vec<([u32; 3], [u32; 3])> = Vec::with_capacity(tets.len() * 4);
+    for &[a, b, c, d] in tets {
+        for f in [[a, c, b], [a, b, d], [a, d, c], [b, c, d]] {
+            let mut key = f;
+            key.sort_unstable();
+            faces.push((key, f));
+        }
+    }
+    faces.sort_unstable_by_key(|&(k, _)| k);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < faces.len() {
+        let mut j = i + 1;
+        while j < faces.len() && faces[j].0 == faces[i].0 {
+            j += 1;
+        }
+        if j - i == 1 {
+            out.push(faces[i].1);
+        }
+        i = j;
+    }
+    out
 }
 
 /// Length of the bounding-box diagonal of `points` (0 for none).

@@ -14,6 +14,7 @@
 
 mod embed;
 pub mod quality;
+mod snap;
 mod stuffing;
 mod tree;
 
@@ -23,6 +24,10 @@ pub use embed::Embedding;
 pub use tree::TriangleTree;
 
 use crate::mesh::{SurfaceMesh, TetMesh, TetMeshError, Vec3};
+
+/// Boundary faces farther than this fraction of the bounding-box diagonal
+/// from the surface have their vertices snapped towards it.
+const SNAP_TOLERANCE: f64 = 0.004;
 
 /// Options of [`tetrahedralize`].
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -145,8 +150,17 @@ pub fn tetrahedralize(
             cell,
         });
     }
-    let mesh = TetMesh::new(stuffed.positions, stuffed.tets)?;
-    let embedding = Embedding::new(&mesh, positions);
+    // Oriented by the first validation, snapped, and validated again.
+    let (mut positions, tets) = TetMesh::new(stuffed.positions, stuffed.tets)?.into_parts();
+    snap::snap_boundary(
+        &tree,
+        &mut positions,
+        &tets,
+        SNAP_TOLERANCE * diagonal,
+        cell,
+    );
+    let mesh = TetMesh::new(positions, tets)?;
+    let embedding = Embedding::new(&mesh, surface.positions());
     Ok(Tetrahedralization {
         mesh,
         embedding,

@@ -153,16 +153,28 @@ impl TriangleTree {
 
     /// Distance from `q` to the nearest triangle (infinite for an empty tree).
     pub fn distance(&self, q: Vec3) -> f64 {
-        self.closest_point(q)
-            .map_or(f64::INFINITY, |p| (p - q).norm())
+        self.distance_within(q, f64::INFINITY)
+    }
+
+    /// `min(distance(q), limit)`, faster than [`TriangleTree::distance`]
+    /// for a small `limit`: nothing farther is looked at.
+    pub fn distance_within(&self, q: Vec3, limit: f64) -> f64 {
+        self.nearest(q, limit)
+            .map_or(limit, |p| (p - q).norm().min(limit))
     }
 
     /// The point of the surface nearest to `q` (`None` for an empty tree).
     pub fn closest_point(&self, q: Vec3) -> Option<Vec3> {
+        self.nearest(q, f64::INFINITY)
+    }
+
+    /// The nearest surface point closer than `limit`, if any.
+    fn nearest(&self, q: Vec3, limit: f64) -> Option<Vec3> {
         if self.nodes.is_empty() {
             return None;
         }
-        let mut best = (f64::INFINITY, q);
+        let mut best = (limit * limit, q);
+        let mut found = false;
         let mut stack = [0u32; STACK];
         let mut top = 1;
         while top > 0 {
@@ -179,6 +191,7 @@ impl TriangleTree {
                     let d = (p - q).norm_squared();
                     if d < best.0 {
                         best = (d, p);
+                        found = true;
                     }
                 }
             } else {
@@ -192,7 +205,7 @@ impl TriangleTree {
                 top += 2;
             }
         }
-        Some(best.1)
+        found.then_some(best.1)
     }
 }
 
