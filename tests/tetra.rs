@@ -199,13 +199,9 @@ fn real_world_files_tetrahedralise_with_bounded_angles() {
         if s.is_closed() {
             assert_conforming(&t.mesh, &name);
             assert!(q.volume_error.unwrap().abs() <= 0.01, "{name}: {q:?}");
-            // Within a cell of the surface everywhere (sharp creases and
-            // features thinner than a cell are where it departs most).
-            let (lo, hi) = s.bounds();
-            assert!(
-                q.boundary_to_surface * (hi - lo).norm() < t.cell,
-                "{name}: {q:?}"
-            );
+            // Snapping brings the boundary within 0.5 % of the diagonal on
+            // all but the self-intersecting control cage (0.70 % measured).
+            assert!(q.boundary_to_surface <= 0.0075, "{name}: {q:?}");
         }
         checked += 1;
     }
