@@ -83,11 +83,13 @@ fn a_torus_keeps_its_hole_and_a_box_its_volume() {
     assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{q:?}");
     assert!(q.volume_error.unwrap().abs() < 0.01, "{q:?}");
 
+    // Sharp edges and corners: snapping pulls the boundary onto them.
     let s = surface(&primitives::cuboid(Vec3::new(1.0, 0.6, 0.4), 4));
     let (t, q) = stuff(&s, 25);
     assert_conforming(&t.mesh, "generated");
     assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{q:?}");
     assert!(q.volume_error.unwrap().abs() < 0.01, "{q:?}");
+    assert!(q.boundary_to_surface < 0.005, "{q:?}");
 }
 
 #[test]
