@@ -73,48 +73,46 @@ impl TetGrid {
             (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
             |(lo, hi), q| (lo.inf(q), hi.sup(q)),
         );
-        // About one tet per cell (a cube of side s holds ~6 tets of edge s).
-        let volume = ((hi - lo).x * (hi - lo).y * (hi - lo).z).max(f64::MIN_POSITIVE);
-        let cell = (volume / mesh.tets().len().max(1) as f64)
-            .cbrt()
-            .max((hi - lo).max() * 1e-6)
-            .max(f64::MIN_POSITIVE);
+        // Cells at least as wide as the widest tet, so the tets containing a
+        // point are binned (by centroid) in its cell or the 26 around it.
+        let widest = mesh
+            .tets()
+            .iter()
+            .map(|t| {
+                let x = t.map(|v| p[v as usize]);
+                let (a, b) = x
+                    .iter()
+                    .fold((x[0], x[0]), |(a, b), q| (a.inf(q), b.sup(q)));
+                (b - a).max()
+            })
+            .fold(0.0, f64::max);
+        let cell = widest.max((hi - lo).max() * 1e-3).max(f64::MIN_POSITIVE);
         let n = ((hi - lo) / cell).map(|e| (e.floor() as usize + 1).min(1024));
-        let n = [n.x, n.y, n.z];
-        let cells = n[0] * n[1] * n[2];
-        let range = |t: &[u32; 4], grid: &Self| {
-            let (tlo, thi) = t.iter().fold(
-                (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
-                |(a, b), &v| (a.inf(&p[v as usize]), b.sup(&p[v as usize])),
-            );
-            (grid.cell_of(tlo), grid.cell_of(thi))
-        };
         let mut grid = Self {
             lo,
             cell,
-            n,
-            start: vec![0; cells + 1],
+            n: [n.x, n.y, n.z],
+            start: Vec::new(),
             items: Vec::new(),
         };
-        for t in mesh.tets() {
-            let (a, b) = range(t, &grid);
-            for_cells(a, b, |c| {
-                let i = grid.index(c);
-                grid.start[i + 1] += 1;
-            });
+        let cells = grid.n[0] * grid.n[1] * grid.n[2];
+        let home: Vec<usize> = mesh
+            .tets()
+            .iter()
+            .map(|t| grid.index(grid.cell_of(t.iter().map(|&v| p[v as usize]).sum::<Vec3>() / 4.0)))
+            .collect();
+        grid.start = vec![0; cells + 1];
+        for &c in &home {
+            grid.start[c + 1] += 1;
         }
         for i in 0..cells {
             grid.start[i + 1] += grid.start[i];
         }
         let mut fill = grid.start.clone();
-        grid.items = vec![0; grid.start[cells] as usize];
-        for (k, t) in mesh.tets().iter().enumerate() {
-            let (a, b) = range(t, &grid);
-            for_cells(a, b, |c| {
-                let i = grid.index(c);
-                grid.items[fill[i] as usize] = k as u32;
-                fill[i] += 1;
-            });
+        grid.items = vec![0; home.len()];
+        for (k, &c) in home.iter().enumerate() {
+            grid.items[fill[c] as usize] = k as u32;
+            fill[c] += 1;
         }
         grid
     }
@@ -129,14 +127,13 @@ impl TetGrid {
     }
 
     /// The best tet for `p`: the one containing it, or else the one it is
-    /// least outside of among the tets binned in `p`'s cell and the cells
-    /// around it (growing the search until some tet is found).
+    /// least outside of among the tets binned around `p`'s cell (growing
+    /// the search until some tet is found).
     fn locate(&self, mesh: &TetMesh, p: Vec3) -> (u32, [f64; 4]) {
         let centre = self.cell_of(p);
-        let mut best: Option<(f64, u32, [f64; 4])> = None;
         let widest = self.n.iter().copied().max().unwrap_or(1);
-        let mut radius = 0;
-        loop {
+        let mut best: Option<(f64, u32, [f64; 4])> = None;
+        for radius in 1..=widest {
             let lo = centre.map(|c| c.saturating_sub(radius));
             let hi = [0, 1, 2].map(|k| (centre[k] + radius).min(self.n[k] - 1));
             for_cells(lo, hi, |c| {
@@ -150,14 +147,12 @@ impl TetGrid {
                     }
                 }
             });
-            match best {
-                Some((score, t, w)) if score >= -1e-9 || radius >= 1 => return (t, w),
-                // Unreachable for a non-empty mesh: every tet is binned.
-                None if radius >= widest => return (0, [0.25; 4]),
-                _ => {}
+            if let Some((_, t, w)) = best {
+                return (t, w);
             }
-            radius += 1;
         }
+        // Unreachable for a non-empty mesh: every tet is binned.
+        (0, [0.25; 4])
     }
 }
 
