@@ -78,6 +78,7 @@ proptest! {
             shear: 10f64.powf(log_w[1]),
             bending: 10f64.powf(log_w[2]),
             attachment: 10f64.powf(log_w[3]),
+            ..Weights::default()
         };
         // Half the cases are cloth grids, half closed surfaces.
         let mut model = if seed % 4 < 2 { cloth(n, weights) } else { surface_model(n, weights) };
@@ -120,6 +121,7 @@ fn many_iterations_match_newton() {
         shear: 100.0,
         bending: 5.0,
         attachment: 100.0,
+        ..Weights::default()
     };
     model.pins.soft.push(softbody::model::Attachment {
         vertex: 40,

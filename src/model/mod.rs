@@ -5,17 +5,21 @@ pub mod cloth_grid;
 pub mod mass;
 pub mod pins;
 pub mod springs;
+pub mod tets;
 
 pub use cloth_grid::ClothGrid;
 pub use pins::{Attachment, Pins};
 pub use springs::{Spring, SpringKind, Springs};
+pub use tets::{Tet, TetLimits};
 
-use crate::mesh::{SurfaceMesh, Vec3};
+use crate::mesh::{SurfaceMesh, TetMesh, Vec3};
 
 /// Constraint weights (stiffnesses), one per constraint type.
 ///
 /// Springs: `k` in N/m in `E = k/2 (‖x_i − x_j‖ − r)²`. Attachments (soft
-/// pins): N/m in `E = w/2 ‖x_i − t‖²`.
+/// pins): N/m in `E = w/2 ‖x_i − t‖²`. Tet constraints: `w` per unit rest
+/// volume (Pa = J/m³) in `E = w|V₀|/2 ‖F − P(F)‖²`, so a refined mesh of
+/// the same body has the same stiffness; 0 turns a constraint type off.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Weights {
     /// Structural (edge) springs.
@@ -26,16 +30,41 @@ pub struct Weights {
     pub bending: f64,
     /// Soft pins.
     pub attachment: f64,
+    /// Corotated (ARAP) tet strain: projection onto the rotations.
+    #[serde(default)]
+    pub strain: f64,
+    /// Tet strain limiting: principal stretches outside
+    /// [`TetLimits::strain_min`, `strain_max`] are pulled back.
+    #[serde(default)]
+    pub strain_limit: f64,
+    /// Tet volume: `det F` outside [`TetLimits::volume_min`, `volume_max`]
+    /// is pulled back.
+    #[serde(default)]
+    pub volume: f64,
 }
 
 impl Default for Weights {
-    /// Cotton-like values for a 1 m cloth of a few thousand vertices.
+    /// Cotton-like spring values for a 1 m cloth of a few thousand vertices;
+    /// for tets, a soft-rubber ARAP body and the optional constraints off.
+    ///
+    /// `strain = 2·10⁴ Pa`: `w/2 ‖F − R‖²` is the corotated energy with
+    /// shear modulus `μ = w/2 = 10 kPa` (and no Lamé `λ` term), the order of
+    /// a soft silicone rubber (gelatin desserts are 1–10 kPa, rubber bands
+    /// 0.3–1 MPa). A 1 m body of 1000 kg/m³ hanging from one face then
+    /// stretches visibly under its own weight, `ρ g L / μ ≈ 1`, yet a
+    /// 21-cell-per-side mesh at `h = 1/60` has stiffness-to-inertia ratio
+    /// `w h² / (ρ l²) ≈ 2.5` per element, which 10 PD iterations resolve
+    /// without visible lag (PD is stable at any stiffness; too stiff a
+    /// body only converges slower and looks softer than it is).
     fn default() -> Self {
         Self {
             structural: 1000.0,
             shear: 500.0,
             bending: 20.0,
             attachment: 1000.0,
+            strain: 2.0e4,
+            strain_limit: 0.0,
+            volume: 0.0,
         }
     }
 }
@@ -48,6 +77,12 @@ impl Weights {
             SpringKind::Shear => self.shear,
             SpringKind::Bending => self.bending,
         }
+    }
+
+    /// The weights of the three tet constraint types, `[strain,
+    /// strain_limit, volume]` (they share one stencil `G`).
+    pub fn tet(&self) -> [f64; 3] {
+        [self.strain, self.strain_limit, self.volume]
     }
 }
 
@@ -63,8 +98,12 @@ pub struct Model {
     pub triangles: Vec<[u32; 3]>,
     /// Springs by kind.
     pub springs: Springs,
+    /// Tetrahedra (empty for cloth and spring models).
+    pub tets: Vec<Tet>,
     /// Stiffness per constraint type.
     pub weights: Weights,
+    /// Ranges of the strain-limiting and volume constraints.
+    pub limits: TetLimits,
     /// Hard and soft pins.
     pub pins: Pins,
 }
@@ -78,7 +117,9 @@ impl Model {
             masses: mass::lumped_area_masses(mesh.positions(), mesh.triangles(), density),
             triangles: mesh.triangles().to_vec(),
             springs: Springs::from_surface(mesh),
+            tets: Vec::new(),
             weights,
+            limits: TetLimits::default(),
             pins: Pins::default(),
         }
     }
@@ -90,7 +131,47 @@ impl Model {
             masses: mass::lumped_area_masses(&grid.positions, &grid.triangles, density),
             triangles: grid.triangles.clone(),
             springs: grid.springs.clone(),
+            tets: Vec::new(),
             weights,
+            limits: TetLimits::default(),
+            pins: Pins::default(),
+        }
+    }
+
+    /// A tet model of `mesh` with `density` (kg/m³, lumped per volume), no
+    /// pins, default [`TetLimits`]. `triangles` are the mesh's boundary
+    /// faces; with `edge_springs`, every tet edge is also a structural
+    /// spring at its rest length.
+    pub fn from_tet_mesh(
+        mesh: &TetMesh,
+        density: f64,
+        weights: Weights,
+        edge_springs: bool,
+    ) -> Self {
+        let x = mesh.positions();
+        let structural = if edge_springs {
+            mesh.edges()
+                .into_iter()
+                .map(|(a, b)| Spring::at_rest(x, a, b))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Self {
+            rest: x.to_vec(),
+            masses: mass::lumped_volume_masses(x, mesh.tets(), density),
+            triangles: mesh.boundary_faces(),
+            springs: Springs {
+                structural,
+                ..Springs::default()
+            },
+            tets: mesh
+                .tets()
+                .iter()
+                .map(|&t| Tet::at_rest(x, t).expect("a TetMesh has no degenerate tetrahedra"))
+                .collect(),
+            weights,
+            limits: TetLimits::default(),
             pins: Pins::default(),
         }
     }
