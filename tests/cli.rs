@@ -75,6 +75,7 @@ fn bench_json_has_the_documented_fields() {
         assert_eq!(v["n"], 30);
         assert_eq!(v["nodes"], 900);
         assert_eq!(v["springs"], 6 * 900 - 10 * 30 + 2);
+        assert_eq!(v["tets"], 0);
         assert_eq!(v["iterations"], 10);
         for key in [
             "threads",
@@ -88,4 +89,31 @@ fn bench_json_has_the_documented_fields() {
     }
     let bad = softbody(&["bench", "--scene", "teapot"]);
     assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn bench_runs_a_tet_scene() {
+    let out = softbody(&[
+        "bench",
+        "--scene",
+        "tet4",
+        "--frames",
+        "3",
+        "--warmup",
+        "1",
+        "--json",
+        "--threads",
+        "1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["scene"], "tet4");
+    assert_eq!(v["nodes"], 64);
+    assert_eq!(v["tets"], 6 * 27);
+    assert_eq!(v["springs"], 0);
+    assert!(v["local_ms_median"].as_f64().is_some_and(|x| x > 0.0));
 }

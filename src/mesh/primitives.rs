@@ -309,3 +309,32 @@ pub fn samples() -> Vec<Sample> {
         },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tet_box_is_a_conforming_kuhn_grid() {
+        let (size, cells) = (Vec3::new(1.0, 0.5, 2.0), [3, 2, 4]);
+        let mesh = tet_box(size, cells);
+        assert_eq!(mesh.positions().len(), 4 * 3 * 5);
+        assert_eq!(mesh.tets().len(), 6 * 3 * 2 * 4);
+        assert!((mesh.volume() - size.product()).abs() < 1e-12);
+        // Conforming: only the 2 triangles of each outer quad are boundary
+        // faces (a mismatched diagonal inside would add more).
+        let quads = cells[0] * cells[1] + cells[1] * cells[2] + cells[2] * cells[0];
+        assert_eq!(mesh.boundary_faces().len(), 2 * 2 * quads);
+        // Euler characteristic of a ball: V − E + F − T = 1, with every
+        // interior face shared by two tets: F = (4T + boundary) / 2.
+        let faces = (4 * mesh.tets().len() + mesh.boundary_faces().len()) / 2;
+        let euler = mesh.positions().len() as i64 - mesh.edges().len() as i64 + faces as i64
+            - mesh.tets().len() as i64;
+        assert_eq!(euler, 1);
+        let lo = mesh
+            .positions()
+            .iter()
+            .fold(Vec3::repeat(f64::MAX), |a, p| a.inf(p));
+        assert_eq!(lo, -size / 2.0);
+    }
+}

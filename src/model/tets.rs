@@ -37,7 +37,7 @@ impl Tet {
         let [a, b, c, d] = vertices.map(|v| positions[v as usize]);
         let dm = Matrix3::from_columns(&[a - d, b - d, c - d]);
         let det = dm.determinant().abs();
-        if !(det > 1e-14 * dm.norm().powi(3)) {
+        if !det.is_finite() || det <= 1e-14 * dm.norm().powi(3) {
             return None;
         }
         let rest_inverse = dm.try_inverse()?;
