@@ -45,6 +45,15 @@ impl TetProjector {
     #[inline]
     pub(crate) fn project(&self, f: &Matrix3<f64>) -> TetProjections {
         let [strain, limit, volume] = self.weights;
+        if limit == 0.0 && volume == 0.0 {
+            // Only the rotation is needed: skip the SVD.
+            let rotation = if strain != 0.0 {
+                project::closest_rotation(f)
+            } else {
+                *f
+            };
+            return [rotation, *f, *f];
+        }
         let svd = SignedSvd::new(f);
         let l = &self.limits;
         [
@@ -66,16 +75,29 @@ impl TetProjector {
         ]
     }
 
-    /// Per type, `‖F − P_k‖²` (unweighted, without `|V₀|`).
+    /// Per type, `‖F − P_k‖²` (unweighted, without `|V₀|`; 0 for a type
+    /// that is off).
     #[inline]
-    pub(crate) fn distances(f: &Matrix3<f64>, p: &TetProjections) -> [f64; 3] {
-        p.map(|pk| (f - pk).norm_squared())
+    pub(crate) fn distances(&self, f: &Matrix3<f64>, p: &TetProjections) -> [f64; 3] {
+        std::array::from_fn(|k| {
+            if self.weights[k] != 0.0 {
+                (f - p[k]).norm_squared()
+            } else {
+                0.0
+            }
+        })
     }
 
-    /// `Σ_k w_k P_k`.
+    /// `Σ_k w_k P_k` over the types that are on.
     #[inline]
     pub(crate) fn combine(&self, p: &TetProjections) -> Matrix3<f64> {
-        p[0] * self.weights[0] + p[1] * self.weights[1] + p[2] * self.weights[2]
+        let mut q = Matrix3::zeros();
+        for (pk, &w) in p.iter().zip(&self.weights) {
+            if w != 0.0 {
+                q += pk * w;
+            }
+        }
+        q
     }
 }
 
@@ -99,7 +121,7 @@ pub(crate) fn tet_block(
     for tet in tets {
         let f = tet.deformation_gradient(x);
         let p = projector.project(&f);
-        for (sum, d) in sums.iter_mut().zip(TetProjector::distances(&f, &p)) {
+        for (sum, d) in sums.iter_mut().zip(projector.distances(&f, &p)) {
             *sum += tet.rest_volume * d;
         }
         if let Some(rhs) = rhs.as_deref_mut() {
@@ -126,7 +148,7 @@ pub(crate) fn stored_tet_energy(
     tets.iter()
         .zip(stored)
         .map(|(tet, p)| {
-            let d = TetProjector::distances(&tet.deformation_gradient(x), p);
+            let d = projector.distances(&tet.deformation_gradient(x), p);
             0.5 * tet.rest_volume * (w[0] * d[0] + w[1] * d[1] + w[2] * d[2])
         })
         .sum()
