@@ -510,7 +510,7 @@ fn low_x_face(model: &Model) -> Vec<u32> {
 /// All three tet constraint types on, with springs too.
 fn all_tet_weights() -> Weights {
     Weights {
-        strain: 2.0e4,
+        strain: 1.0e5,
         strain_limit: 5.0e4,
         volume: 1.0e5,
         ..Weights::default()
@@ -722,11 +722,12 @@ fn tet_cube_pinned_on_a_face_sags_to_static_equilibrium() {
             assert!(f.norm() < 1e-7 * weight, "vertex {v}: net force {f}");
         }
     }
-    // A soft body: the free end droops by centimetres at least.
+    // A soft body at the default weight: the free end droops visibly
+    // (about a quarter of its size; see `Weights::default`).
     let sag = (0..model.vertex_count())
         .map(|v| model.rest[v].y - state.positions[v].y)
         .fold(0.0, f64::max);
-    assert!(sag > 0.02, "sag {sag}");
+    assert!(sag > 0.15 && sag < 0.5, "sag {sag}");
 }
 
 #[test]
