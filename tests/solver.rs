@@ -885,3 +885,43 @@ fn invalid_tet_weights_and_limits_are_errors() {
     solver.set_limits(tight).unwrap();
     assert_eq!(solver.model().limits, tight);
 }
+
+#[test]
+fn tet_energies_match_their_definition() {
+    use softbody::solver::project::{SignedSvd, arap, strain_limit, volume};
+    let model = tet_model(1.0, [2, 1, 1], all_tet_weights(), true);
+    let solver = Solver::new(&model, &no_gravity()).unwrap();
+    let mut state = State::at_rest(&model);
+    for p in &mut state.positions {
+        *p = Vec3::new(1.4 * p.x + 0.3 * p.y, 0.6 * p.y, p.z - 0.2 * p.x);
+    }
+    let (w, l) = (&model.weights, &model.limits);
+    let mut expected = [0.0; 3];
+    for tet in &model.tets {
+        let f = tet.deformation_gradient(&state.positions);
+        let svd = SignedSvd::new(&f);
+        let sets = [
+            arap(&svd),
+            strain_limit(&svd, l.strain_min, l.strain_max),
+            volume(&svd, l.volume_min, l.volume_max),
+        ];
+        for ((e, p), weight) in expected.iter_mut().zip(sets).zip(w.tet()) {
+            *e += 0.5 * weight * tet.rest_volume * (f - p).norm_squared();
+        }
+    }
+    let e = solver.energies(&state);
+    for (got, want) in [e.strain, e.strain_limit, e.volume]
+        .into_iter()
+        .zip(expected)
+    {
+        assert!(
+            want > 0.0 && (got - want).abs() <= 1e-12 * want,
+            "{got} vs {want}"
+        );
+    }
+    let series = e.series();
+    for name in ["strain", "strain_limit", "volume"] {
+        assert!(series.iter().any(|(n, v)| *n == name && *v > 0.0), "{name}");
+    }
+    assert!((e.elastic() - (e.structural + expected.iter().sum::<f64>())).abs() < 1e-9);
+}

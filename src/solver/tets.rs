@@ -200,3 +200,91 @@ pub(crate) fn energy_hessian(
         * SMatrix::<f64, 9, 9>::from_diagonal(&clamped)
         * eigen.eigenvectors.transpose()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::primitives::tet_box;
+    use crate::model::Weights;
+
+    fn model() -> Model {
+        let weights = Weights {
+            strain: 3.0,
+            strain_limit: 5.0,
+            volume: 7.0,
+            ..Weights::default()
+        };
+        Model::from_tet_mesh(&tet_box(Vec3::repeat(1.0), [1, 1, 1]), 1.0, weights, false)
+    }
+
+    /// A deformation that leaves the strain and volume ranges.
+    fn deformed(f: &Matrix3<f64>) -> Matrix3<f64> {
+        Matrix3::new(1.3, 0.2, 0.0, -0.1, 0.6, 0.3, 0.05, 0.0, 0.8) * f
+    }
+
+    #[test]
+    fn energy_gradient_is_the_derivative_of_the_energy() {
+        let model = model();
+        let projector = TetProjector::new(&model);
+        let tet = &model.tets[0];
+        let energy = |f: &Matrix3<f64>| {
+            let d = projector.distances(f, &projector.project(f));
+            let w = projector.weights();
+            0.5 * tet.rest_volume * (w[0] * d[0] + w[1] * d[1] + w[2] * d[2])
+        };
+        let f = deformed(&Matrix3::identity());
+        let gradient = energy_gradient(&projector, tet, &f);
+        let step = 1e-6;
+        for k in 0..9 {
+            let mut e = Matrix3::zeros();
+            e[(k / 3, k % 3)] = step;
+            let numeric = (energy(&(f + e)) - energy(&(f - e))) / (2.0 * step);
+            assert!(
+                (numeric - gradient[(k / 3, k % 3)]).abs() < 1e-7,
+                "entry {k}"
+            );
+        }
+        // The Hessian is symmetric and positive semi-definite.
+        let h = energy_hessian(&projector, tet, &f);
+        assert!((h - h.transpose()).norm() < 1e-9);
+        assert!(h.symmetric_eigenvalues().min() > -1e-9);
+    }
+
+    #[test]
+    fn rhs_is_g_transpose_of_the_weighted_projections() {
+        let model = model();
+        let projector = TetProjector::new(&model);
+        let x: Vec<Vec3> = model
+            .rest
+            .iter()
+            .map(|p| deformed(&Matrix3::identity()) * p)
+            .collect();
+        let mut rhs = vec![Vec3::zeros(); x.len()];
+        let mut stored = Vec::new();
+        let sums = tet_block(
+            &projector,
+            &model.tets,
+            &x,
+            Some(&mut rhs),
+            Some(&mut stored),
+        );
+        // Σ_j rhs_j x_jᵀ = Σ_tets |V₀| Q Σ_j g_j x_jᵀ = Σ |V₀| Q Fᵀ.
+        let mut expected = Matrix3::zeros();
+        let mut energy = 0.0;
+        for (tet, p) in model.tets.iter().zip(&stored) {
+            let f = tet.deformation_gradient(&x);
+            expected += projector.combine(p) * f.transpose() * tet.rest_volume;
+            let w = projector.weights();
+            for k in 0..3 {
+                energy += 0.5 * w[k] * tet.rest_volume * (f - p[k]).norm_squared();
+            }
+        }
+        let got: Matrix3<f64> = rhs.iter().zip(&x).map(|(r, p)| r * p.transpose()).sum();
+        assert!((got - expected).norm() < 1e-12 * expected.norm());
+        assert!(sums.iter().all(|&s| s > 0.0));
+        let stored_energy = stored_tet_energy(&projector, &model.tets, &x, &stored);
+        assert!((stored_energy - energy).abs() < 1e-12 * energy);
+        // The forces on a free body sum to zero: Σ_j g_j = 0.
+        assert!(rhs.iter().sum::<Vec3>().norm() < 1e-12);
+    }
+}
