@@ -171,7 +171,7 @@ pub fn arap(svd: &SignedSvd) -> Matrix3<f64> {
 }
 
 /// [`arap`] without a singular value decomposition: the same closest
-/// rotation, 4–5× faster, for when no other projection needs the SVD.
+/// rotation about 3× faster, for when no other projection needs the SVD.
 ///
 /// For a unit quaternion `q`, `tr(R(q)ᵀ F) = qᵀ K q` with the symmetric,
 /// traceless 4 × 4 `K(F)` of Horn (1987) / Bar-Itzhack (2000), so the

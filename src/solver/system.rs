@@ -396,7 +396,7 @@ impl CouplingKind {
 }
 
 /// The unweighted `|V₀| GᵀG` of a tet: `|V₀| g_i · g_j` for corners `i`, `j`.
-fn tet_block(tet: &Tet) -> [[f64; 4]; 4] {
+fn tet_gram(tet: &Tet) -> [[f64; 4]; 4] {
     let g = tet.stencil();
     std::array::from_fn(|i| std::array::from_fn(|j| tet.rest_volume * g[i].dot(&g[j])))
 }
@@ -460,7 +460,7 @@ impl System {
         // All 6 edges of every tet, whatever the weights: a weight change
         // stays a numeric refactorisation.
         for tet in &model.tets {
-            let block = tet_block(tet);
+            let block = tet_gram(tet);
             let v = tet.vertices;
             for i in 0..4 {
                 for j in i + 1..4 {
@@ -567,7 +567,7 @@ impl System {
         }
         let wt = CouplingKind::Tet.weight(model);
         for tet in &model.tets {
-            let block = tet_block(tet);
+            let block = tet_gram(tet);
             let index = tet.vertices.map(|v| self.index[v as usize]);
             for (i, &a) in index.iter().enumerate() {
                 for (j, &b) in index.iter().enumerate().take(i + 1) {
