@@ -1,30 +1,41 @@
-//! Solver benchmarks on the seed cloth scenes (see `softbody::bench`):
-//! one frame (10 local/global iterations), a numeric refactorisation, and
+//! Solver benchmarks on the seed cloth scenes and the tet cube (see
+//! `softbody::bench`): one frame (10 local/global iterations), a numeric
+//! refactorisation, and
 //! the sparse Cholesky choice: faer (AMD ordering, supernodal) against
 //! nalgebra-sparse's `CscCholesky` (no fill-reducing ordering).
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use nalgebra_sparse::factorization::CscCholesky;
 use softbody::bench::Scene;
 use softbody::solver::{Solver, State};
 
 fn frames(c: &mut Criterion) {
     let mut group = c.benchmark_group("frame");
-    for n in [30, 60, 100] {
-        let scene = Scene::cloth(n);
-        let model = scene.model();
-        let mut solver = Solver::new(&model, &scene.params()).unwrap();
-        let mut state = State::at_rest(&model);
-        for _ in 0..30 {
-            solver.step(&mut state).unwrap();
-        }
-        group.bench_function(&scene.name, |b| {
-            b.iter(|| black_box(solver.step(&mut state).unwrap()))
-        });
+    for scene in [30, 60, 100].map(Scene::cloth) {
+        bench_frame(&mut group, &scene);
     }
     group.finish();
+    // A frame of tet22 takes tens of milliseconds: fewer samples.
+    let mut group = c.benchmark_group("tet_frame");
+    group.sample_size(10);
+    bench_frame(&mut group, &Scene::tet(22));
+    group.finish();
+}
+
+/// One frame of `scene` after 30 frames of warm-up.
+fn bench_frame(group: &mut BenchmarkGroup<'_, WallTime>, scene: &Scene) {
+    let model = scene.model();
+    let mut solver = Solver::new(&model, &scene.params()).unwrap();
+    let mut state = State::at_rest(&model);
+    for _ in 0..30 {
+        solver.step(&mut state).unwrap();
+    }
+    group.bench_function(&scene.name, |b| {
+        b.iter(|| black_box(solver.step(&mut state).unwrap()))
+    });
 }
 
 fn factorisation(c: &mut Criterion) {

@@ -5,20 +5,42 @@
 //! layout, structural + shear + bending springs, `6n² − 10n + 2`), 1 m wide,
 //! 0.3 kg/m², its two top corners hard-pinned, gravity 9.8 m/s², `h = 1/60`,
 //! 10 iterations per frame, no damping beyond the default.
+//!
+//! `tet{n}`: a 1 m cube of `n × n × n` nodes (`(n − 1)³` cells of 6 Kuhn
+//! tets, [`tet_box`]), 1000 kg/m³, the ARAP strain constraint at the default
+//! weight (no springs, no strain limit or volume), its `x = −0.5` face
+//! hard-pinned: a soft cantilever sagging under gravity. Same `h`,
+//! iterations and damping as the cloth.
 
 use std::time::Instant;
 
+use crate::mesh::Vec3;
+use crate::mesh::primitives::tet_box;
 use crate::model::{ClothGrid, Model, Pins, Weights};
 use crate::solver::{SimParams, Solver, SolverError, State};
 
 /// The cloth sizes of the standard scenes.
 pub const CLOTH_SIZES: [usize; 4] = [30, 60, 100, 150];
 
+/// The tet cube sizes (nodes per side) of the standard scenes.
+pub const TET_SIZES: [usize; 2] = [12, 22];
+
+/// What a scene simulates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SceneKind {
+    /// The seed cloth grid of springs.
+    Cloth,
+    /// A tetrahedral cube with the strain constraint.
+    Tet,
+}
+
 /// A named benchmark scene.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scene {
-    /// `cloth30`, `cloth60`, ...
+    /// `cloth30`, `cloth60`, ..., `tet12`, `tet22`.
     pub name: String,
+    /// Cloth or tet cube.
+    pub kind: SceneKind,
     /// Grid nodes per side.
     pub n: usize,
 }
@@ -28,27 +50,58 @@ impl Scene {
     pub fn cloth(n: usize) -> Self {
         Self {
             name: format!("cloth{n}"),
+            kind: SceneKind::Cloth,
             n,
         }
     }
 
-    /// The standard scenes, smallest first.
-    pub fn standard() -> Vec<Scene> {
-        CLOTH_SIZES.iter().map(|&n| Self::cloth(n)).collect()
+    /// The tet cube with `n × n × n` nodes.
+    pub fn tet(n: usize) -> Self {
+        Self {
+            name: format!("tet{n}"),
+            kind: SceneKind::Tet,
+            n,
+        }
     }
 
-    /// Finds a standard scene (or any `cloth{n}`, `n ≥ 3`) by name.
+    /// The standard scenes, cloths then tet cubes, smallest first.
+    pub fn standard() -> Vec<Scene> {
+        let cloths = CLOTH_SIZES.iter().map(|&n| Self::cloth(n));
+        cloths
+            .chain(TET_SIZES.iter().map(|&n| Self::tet(n)))
+            .collect()
+    }
+
+    /// Finds a standard scene, or any `cloth{n}` (`n ≥ 3`) or `tet{n}`
+    /// (`n ≥ 2`), by name.
     pub fn by_name(name: &str) -> Option<Scene> {
-        let n: usize = name.strip_prefix("cloth")?.parse().ok()?;
-        (n >= 3).then(|| Self::cloth(n))
+        let size = |prefix: &str, min: usize| {
+            let n: usize = name.strip_prefix(prefix)?.parse().ok()?;
+            (n >= min).then_some(n)
+        };
+        size("cloth", 3)
+            .map(Self::cloth)
+            .or_else(|| size("tet", 2).map(Self::tet))
     }
 
     /// The model of this scene.
     pub fn model(&self) -> Model {
-        let grid = ClothGrid::new(self.n, 1.0);
-        let mut model = Model::from_cloth_grid(&grid, 0.3, Weights::default());
-        model.pins = Pins::hard(grid.top_corners());
-        model
+        match self.kind {
+            SceneKind::Cloth => {
+                let grid = ClothGrid::new(self.n, 1.0);
+                let mut model = Model::from_cloth_grid(&grid, 0.3, Weights::default());
+                model.pins = Pins::hard(grid.top_corners());
+                model
+            }
+            SceneKind::Tet => {
+                let cells = self.n - 1;
+                let mesh = tet_box(Vec3::repeat(1.0), [cells; 3]);
+                let mut model = Model::from_tet_mesh(&mesh, 1000.0, Weights::default(), false);
+                // Vertex (0, j, k) of the box grid: the x = −0.5 face.
+                model.pins = Pins::hard((0..self.n * self.n).map(|jk| (jk * self.n) as u32));
+                model
+            }
+        }
     }
 
     /// The parameters of this scene.
@@ -69,6 +122,8 @@ pub struct BenchResult {
     pub nodes: usize,
     /// Springs.
     pub springs: usize,
+    /// Tetrahedra.
+    pub tets: usize,
     /// Local/global iterations per frame.
     pub iterations: usize,
     /// Threads available to the solver.
@@ -141,6 +196,7 @@ pub fn run(
         n: scene.n,
         nodes: model.vertex_count(),
         springs: model.springs.len(),
+        tets: model.tets.len(),
         iterations: params.iterations,
         threads: solver.threads(),
         frames,
@@ -152,4 +208,29 @@ pub fn run(
         matrix_nnz: stats.matrix_nnz,
         factor_nnz: stats.factor_nnz,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenes_by_name() {
+        assert_eq!(Scene::by_name("cloth60"), Some(Scene::cloth(60)));
+        assert_eq!(Scene::by_name("tet22"), Some(Scene::tet(22)));
+        for bad in ["tet1", "cloth2", "teapot", "tet", "tetx"] {
+            assert_eq!(Scene::by_name(bad), None, "{bad}");
+        }
+        assert!(Scene::standard().iter().any(|s| s.kind == SceneKind::Tet));
+    }
+
+    #[test]
+    fn tet_scene_pins_its_low_x_face() {
+        let model = Scene::tet(5).model();
+        assert_eq!(model.vertex_count(), 125);
+        assert_eq!(model.tets.len(), 6 * 64);
+        let pinned = model.pins.hard_vertices();
+        assert_eq!(pinned.len(), 25);
+        assert!(pinned.iter().all(|&v| model.rest[v as usize].x == -0.5));
+    }
 }

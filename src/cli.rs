@@ -45,7 +45,8 @@ pub enum Command {
     },
     /// Time the standard scenes (release builds only give meaningful numbers).
     Bench {
-        /// Run only this scene (cloth30, cloth60, cloth100, cloth150, or any clothN).
+        /// Run only this scene (cloth30, cloth60, cloth100, cloth150, tet12,
+        /// tet22, or any clothN or tetN).
         #[arg(long)]
         scene: Option<String>,
         /// Frames to measure after warm-up.

@@ -1,8 +1,10 @@
 //! # Softbody Studio
 //!
 //! Author soft bodies from OBJ meshes: build a spring model from the mesh
-//! edges (with bending springs across interior edges), simulate it with
-//! projective dynamics, and save the result as a preset.
+//! edges (with bending springs across interior edges) or a tetrahedral model
+//! ([`model::Model::from_tet_mesh`]: corotated strain, strain limiting and
+//! volume constraints), simulate it with projective dynamics, and save the
+//! result as a preset.
 //!
 //! The core is headless; the editor (`gui` feature) and terminal UI (`tui`
 //! feature) are front ends over it.

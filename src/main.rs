@@ -132,17 +132,18 @@ fn bench(
     let scenes = match scene {
         Some(name) => vec![Scene::by_name(name).ok_or_else(|| {
             Failure::BadInput(anyhow::anyhow!(
-                "unknown scene '{name}': use cloth30, cloth60, cloth100, cloth150 or clothN"
+                "unknown scene '{name}': use cloth30, cloth60, cloth100, cloth150, clothN, tet12, tet22 or tetN"
             ))
         })?],
         None => Scene::standard(),
     };
     if !json {
         println!(
-            "{:<10} {:>7} {:>8} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10}",
+            "{:<10} {:>7} {:>8} {:>7} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10}",
             "scene",
             "nodes",
             "springs",
+            "tets",
             "iters",
             "threads",
             "setup ms",
@@ -169,10 +170,11 @@ fn bench(
             );
         } else {
             println!(
-                "{:<10} {:>7} {:>8} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10}",
+                "{:<10} {:>7} {:>8} {:>7} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10}",
                 r.scene,
                 r.nodes,
                 r.springs,
+                r.tets,
                 r.iterations,
                 r.threads,
                 r.setup_ms,

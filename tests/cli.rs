@@ -168,3 +168,30 @@ fn tetrahedralize_rejects_flat_input_and_unknown_formats_with_exit_2() {
             .exists()
     );
 }
+
+#[test]
+fn bench_runs_a_tet_scene() {
+    let out = softbody(&[
+        "bench",
+        "--scene",
+        "tet4",
+        "--frames",
+        "3",
+        "--warmup",
+        "1",
+        "--json",
+        "--threads",
+        "1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["scene"], "tet4");
+    assert_eq!(v["nodes"], 64);
+    assert_eq!(v["tets"], 6 * 27);
+    assert_eq!(v["springs"], 0);
+    assert!(v["local_ms_median"].as_f64().is_some_and(|x| x > 0.0));
+}

@@ -1,5 +1,6 @@
 //! Solver invariants: monotone PD objective, agreement with Newton, momentum,
-//! rest stability, static equilibrium, pins, ground, energy, refactor, blow-ups.
+//! rest stability, static equilibrium, pins, ground, energy, refactor, blow-ups,
+//! for spring (cloth) and tetrahedral models.
 
 use proptest::prelude::*;
 use softbody::mesh::Vec3;
@@ -78,6 +79,7 @@ proptest! {
             shear: 10f64.powf(log_w[1]),
             bending: 10f64.powf(log_w[2]),
             attachment: 10f64.powf(log_w[3]),
+            ..Weights::default()
         };
         // Half the cases are cloth grids, half closed surfaces.
         let mut model = if seed % 4 < 2 { cloth(n, weights) } else { surface_model(n, weights) };
@@ -120,6 +122,7 @@ fn many_iterations_match_newton() {
         shear: 100.0,
         bending: 5.0,
         attachment: 100.0,
+        ..Weights::default()
     };
     model.pins.soft.push(softbody::model::Attachment {
         vertex: 40,
@@ -478,4 +481,447 @@ fn parallel_local_step_matches_serial() {
         .map(|(x, y)| (x - y).norm())
         .fold(0.0, f64::max);
     assert!(err < 1e-10, "{err:e}");
+}
+
+// ---------------------------------------------------------------------------
+// Tetrahedral models: strain (ARAP), strain limiting and volume constraints.
+
+use softbody::mesh::primitives::tet_box;
+use softbody::model::{Attachment, TetLimits};
+
+/// A box of `cells` Kuhn cubes, `size` metres per side, 1000 kg/m³.
+fn tet_model(size: f64, cells: [usize; 3], weights: Weights, edge_springs: bool) -> Model {
+    Model::from_tet_mesh(
+        &tet_box(Vec3::repeat(size), cells),
+        1000.0,
+        weights,
+        edge_springs,
+    )
+}
+
+/// The vertices on the low `x` face of a box model.
+fn low_x_face(model: &Model) -> Vec<u32> {
+    let min = model.rest.iter().map(|p| p.x).fold(f64::MAX, f64::min);
+    (0..model.vertex_count() as u32)
+        .filter(|&v| model.rest[v as usize].x == min)
+        .collect()
+}
+
+/// All three tet constraint types on, with springs too.
+fn all_tet_weights() -> Weights {
+    Weights {
+        strain: 1.0e5,
+        strain_limit: 5.0e4,
+        volume: 1.0e5,
+        ..Weights::default()
+    }
+}
+
+/// Net force on every vertex at `x`: gravity, springs and tet constraints
+/// (`−w|V₀| (F − P(F)) g_j` per type and corner).
+fn net_forces(model: &Model, gravity: Vec3, x: &[Vec3]) -> Vec<Vec3> {
+    use softbody::solver::project::{SignedSvd, arap, strain_limit, volume};
+    let mut force: Vec<Vec3> = model.masses.iter().map(|m| gravity * *m).collect();
+    for (w, list) in [
+        (model.weights.structural, &model.springs.structural),
+        (model.weights.shear, &model.springs.shear),
+        (model.weights.bending, &model.springs.bending),
+    ] {
+        for s in list {
+            let d = x[s.a as usize] - x[s.b as usize];
+            let f = d.normalize() * (w * (d.norm() - s.rest));
+            force[s.a as usize] -= f;
+            force[s.b as usize] += f;
+        }
+    }
+    let (w, l) = (&model.weights, &model.limits);
+    for tet in &model.tets {
+        let f = tet.deformation_gradient(x);
+        let svd = SignedSvd::new(&f);
+        let stress = ((f - arap(&svd)) * w.strain
+            + (f - strain_limit(&svd, l.strain_min, l.strain_max)) * w.strain_limit
+            + (f - volume(&svd, l.volume_min, l.volume_max)) * w.volume)
+            * tet.rest_volume;
+        for (&v, g) in tet.vertices.iter().zip(tet.stencil()) {
+            force[v as usize] -= stress * g;
+        }
+    }
+    force
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Every local and every global step must not increase g, with each tet
+    /// constraint type alone or together, springs, hard and soft pins, and
+    /// deformations that invert tets and leave the limits.
+    #[test]
+    fn tet_objective_never_increases(
+        cells in proptest::array::uniform3(1usize..3),
+        log_w in proptest::array::uniform3(2.0f64..6.0),
+        active in 1u32..8,
+        edge_springs: bool,
+        pin_face: bool,
+        soft_pin: bool,
+        log_dt in -3.0f64..-1.0,
+        squash in proptest::array::uniform3(0.5f64..1.5),
+        seed in 0u64..1000,
+    ) {
+        let on = |k: u32| if active & (1 << k) != 0 { 10f64.powf(log_w[k as usize]) } else { 0.0 };
+        let weights = Weights { strain: on(0), strain_limit: on(1), volume: on(2), ..Weights::default() };
+        let mut model = tet_model(0.5, cells, weights, edge_springs);
+        model.limits = TetLimits { strain_min: 0.8, strain_max: 1.2, volume_min: 0.9, volume_max: 1.1 };
+        if pin_face {
+            model.pins = Pins::hard(low_x_face(&model));
+        }
+        let last = model.vertex_count() as u32 - 1;
+        if soft_pin {
+            model.pins.soft.push(Attachment { vertex: last, target: Vec3::new(0.4, 0.1, 0.2) });
+        }
+        let params = SimParams { dt: 10f64.powf(log_dt), iterations: 8, ..SimParams::default() };
+        let mut solver = Solver::new(&model, &params).unwrap();
+        solver.set_trace(true);
+        let mut state = State::at_rest(&model);
+        for (v, p) in state.positions.iter_mut().enumerate() {
+            if !model.pins.is_hard(v as u32) {
+                *p = p.component_mul(&Vec3::from(squash));
+            }
+        }
+        jiggle(&mut state.positions, 0.15, seed);
+        jiggle(&mut state.velocities, 0.5, seed + 1);
+        for &pin in model.pins.hard_vertices() {
+            state.positions[pin as usize] = model.rest[pin as usize];
+            state.velocities[pin as usize] = Vec3::zeros();
+        }
+        for _ in 0..3 {
+            let report = solver.step(&mut state).unwrap();
+            prop_assert_eq!(report.trace.len(), 2 * params.iterations + 1);
+            for w in report.trace.windows(2) {
+                prop_assert!(w[1] <= w[0] + 1e-12 * w[0].abs().max(1e-12), "{:?}", report.trace);
+            }
+        }
+    }
+}
+
+#[test]
+fn tet_many_iterations_match_newton() {
+    let mut model = tet_model(0.5, [2, 1, 2], all_tet_weights(), true);
+    model.weights.structural = 200.0;
+    model.pins = Pins::hard(low_x_face(&model));
+    let last = model.vertex_count() as u32 - 1;
+    model.pins.soft.push(Attachment {
+        vertex: last,
+        target: Vec3::new(0.5, 0.2, 0.3),
+    });
+    let params = SimParams {
+        iterations: 4000,
+        ..SimParams::default()
+    };
+    let mut state = State::at_rest(&model);
+    // Start squeezed and twisted, so the limits and the volume bite.
+    for (v, p) in state.positions.iter_mut().enumerate() {
+        if !model.pins.is_hard(v as u32) {
+            *p = Vec3::new(p.x * 0.8, p.y * 0.7 - 0.2 * p.z, p.z * 0.9 + 0.2 * p.y);
+        }
+    }
+    jiggle(&mut state.velocities, 0.3, 11);
+    for v in model.pins.hard_vertices() {
+        state.velocities[*v as usize] = Vec3::zeros();
+    }
+    let start = state.clone();
+    let reference = newton::step(&model, &params, &start, &NewtonOptions::default()).unwrap();
+    assert!(
+        reference.gradient_norm < 1e-8,
+        "Newton did not converge: {}",
+        reference.gradient_norm
+    );
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let report = solver.step(&mut state).unwrap();
+    assert!(
+        report.energies.strain_limit > 0.0 && report.energies.volume > 0.0,
+        "{:?}",
+        report.energies
+    );
+    let err = relative_error(&state.positions, &reference.positions, &start.positions);
+    assert!(err < 1e-6, "relative error {err:e}");
+    let few = SimParams {
+        iterations: 2,
+        ..params
+    };
+    let mut state2 = start.clone();
+    Solver::new(&model, &few)
+        .unwrap()
+        .step(&mut state2)
+        .unwrap();
+    assert!(relative_error(&state2.positions, &reference.positions, &start.positions) > 1e-4);
+}
+
+#[test]
+fn tet_rest_stays_at_rest() {
+    let model = tet_model(1.0, [2, 2, 2], all_tet_weights(), true);
+    let mut state = State::at_rest(&model);
+    let mut solver = Solver::new(&model, &no_gravity()).unwrap();
+    for _ in 0..100 {
+        solver.step(&mut state).unwrap();
+    }
+    let drift = state
+        .positions
+        .iter()
+        .zip(&model.rest)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    assert!(drift < 1e-10, "drift {drift:e}");
+}
+
+#[test]
+fn tet_linear_momentum_is_conserved_without_gravity_or_pins() {
+    let model = tet_model(1.0, [2, 2, 2], all_tet_weights(), true);
+    let mut state = State::at_rest(&model);
+    for p in &mut state.positions {
+        *p = Vec3::new(p.x * 1.3, p.y * 0.7, p.z + 0.2 * p.x);
+    }
+    for (v, p) in state.velocities.iter_mut().zip(&state.positions) {
+        *v = Vec3::new(0.3, -0.2, 0.1) + Vec3::z().cross(p);
+    }
+    let momentum = |s: &State| -> Vec3 {
+        s.velocities
+            .iter()
+            .zip(&model.masses)
+            .map(|(v, m)| v * *m)
+            .sum()
+    };
+    let p0 = momentum(&state);
+    let mut solver = Solver::new(&model, &no_gravity()).unwrap();
+    for _ in 0..200 {
+        solver.step(&mut state).unwrap();
+    }
+    let p1 = momentum(&state);
+    assert!((p1 - p0).norm() < 1e-9 * p0.norm(), "{p0} -> {p1}");
+}
+
+#[test]
+fn tet_cube_pinned_on_a_face_sags_to_static_equilibrium() {
+    let mut model = tet_model(1.0, [3, 3, 3], Weights::default(), false);
+    model.pins = Pins::hard(low_x_face(&model));
+    let params = SimParams {
+        damping: 0.1,
+        ..SimParams::default()
+    };
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let mut state = State::at_rest(&model);
+    for _ in 0..2000 {
+        solver.step(&mut state).unwrap();
+    }
+    for &v in model.pins.hard_vertices() {
+        assert_eq!(state.positions[v as usize], model.rest[v as usize]);
+    }
+    let force = net_forces(&model, params.gravity, &state.positions);
+    let weight = model.masses.iter().cloned().fold(0.0, f64::max) * 9.8;
+    for (v, f) in force.iter().enumerate() {
+        if !model.pins.is_hard(v as u32) {
+            assert!(f.norm() < 1e-7 * weight, "vertex {v}: net force {f}");
+        }
+    }
+    // A soft body at the default weight: the free end droops visibly
+    // (about a quarter of its size; see `Weights::default`).
+    let sag = (0..model.vertex_count())
+        .map(|v| model.rest[v].y - state.positions[v].y)
+        .fold(0.0, f64::max);
+    assert!(sag > 0.15 && sag < 0.5, "sag {sag}");
+}
+
+#[test]
+fn volume_constraint_restores_a_squeezed_tet() {
+    let squeezed = |volume_weight: f64| {
+        let weights = Weights {
+            strain: 0.0,
+            volume: volume_weight,
+            ..Weights::default()
+        };
+        let model = tet_model(1.0, [1, 1, 1], weights, false);
+        let mut state = State::at_rest(&model);
+        for p in &mut state.positions {
+            p.y *= 0.4;
+        }
+        let params = SimParams {
+            damping: 0.1,
+            ..no_gravity()
+        };
+        let mut solver = Solver::new(&model, &params).unwrap();
+        for _ in 0..300 {
+            solver.step(&mut state).unwrap();
+        }
+        let volume = |x: &[Vec3]| -> f64 {
+            model
+                .tets
+                .iter()
+                .map(|t| t.deformation_gradient(x).determinant() * t.rest_volume)
+                .sum()
+        };
+        volume(&state.positions) / volume(&model.rest)
+    };
+    let recovered = squeezed(1.0e5);
+    let limits = TetLimits::default();
+    assert!(
+        recovered > limits.volume_min - 1e-3 && recovered < limits.volume_max,
+        "volume ratio {recovered}"
+    );
+    // Without the constraint nothing pushes back.
+    assert!((squeezed(0.0) - 0.4).abs() < 1e-9);
+}
+
+#[test]
+fn tet_refactor_equals_a_fresh_solver() {
+    // Tet weights start at 0: the pattern must still hold their entries.
+    let weights = Weights {
+        strain: 0.0,
+        ..Weights::default()
+    };
+    let mut model = tet_model(1.0, [2, 2, 2], weights, true);
+    model.pins = Pins::hard(low_x_face(&model));
+    let params = SimParams::default();
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let nnz = solver.factor_stats().factor_nnz;
+    let new_weights = all_tet_weights();
+    let new_params = SimParams {
+        dt: 1.0 / 120.0,
+        ..params.clone()
+    };
+    solver.refactor(new_weights, None, &new_params).unwrap();
+    assert_eq!(solver.factor_stats().factor_nnz, nnz);
+    let mut fresh_model = model.clone();
+    fresh_model.weights = new_weights;
+    let mut fresh = Solver::new(&fresh_model, &new_params).unwrap();
+    let (mut a, mut b) = (State::at_rest(&model), State::at_rest(&model));
+    for _ in 0..20 {
+        solver.step(&mut a).unwrap();
+        fresh.step(&mut b).unwrap();
+    }
+    let err = a
+        .positions
+        .iter()
+        .zip(&b.positions)
+        .map(|(x, y)| (x - y).norm())
+        .fold(0.0, f64::max);
+    assert!(err < 1e-12, "{err:e}");
+    assert!(a.positions[model.vertex_count() - 1].y < model.rest[model.vertex_count() - 1].y);
+}
+
+#[test]
+fn tet_parallel_local_step_matches_serial() {
+    let mut model = tet_model(1.0, [3, 2, 2], all_tet_weights(), true);
+    model.pins = Pins::hard(low_x_face(&model));
+    let params = SimParams::default();
+    let mut serial = Solver::new(&model, &params).unwrap();
+    let mut parallel = Solver::new(&model, &params).unwrap();
+    parallel.set_threads(3);
+    let (mut a, mut b) = (State::at_rest(&model), State::at_rest(&model));
+    for _ in 0..30 {
+        let ra = serial.step(&mut a).unwrap();
+        let rb = parallel.step(&mut b).unwrap();
+        assert!(
+            (ra.energies.strain - rb.energies.strain).abs()
+                <= 1e-9 * ra.energies.strain.abs().max(1e-9)
+        );
+    }
+    let err = a
+        .positions
+        .iter()
+        .zip(&b.positions)
+        .map(|(x, y)| (x - y).norm())
+        .fold(0.0, f64::max);
+    assert!(err < 1e-10, "{err:e}");
+}
+
+#[test]
+fn invalid_tet_weights_and_limits_are_errors() {
+    let model = tet_model(1.0, [1, 1, 1], Weights::default(), false);
+    let mut bad = model.clone();
+    bad.weights.volume = -1.0;
+    assert!(matches!(
+        Solver::new(&bad, &SimParams::default()),
+        Err(SolverError::InvalidParameter(_))
+    ));
+    let defaults = TetLimits::default();
+    let bad_limits = [
+        TetLimits {
+            strain_min: 1.1,
+            ..defaults
+        },
+        TetLimits {
+            strain_max: 0.9,
+            ..defaults
+        },
+        TetLimits {
+            volume_min: 0.0,
+            ..defaults
+        },
+        TetLimits {
+            volume_max: f64::INFINITY,
+            ..defaults
+        },
+        TetLimits {
+            strain_min: f64::NAN,
+            ..defaults
+        },
+    ];
+    let mut solver = Solver::new(&model, &SimParams::default()).unwrap();
+    for limits in bad_limits {
+        let mut bad = model.clone();
+        bad.limits = limits;
+        assert!(matches!(
+            Solver::new(&bad, &SimParams::default()),
+            Err(SolverError::InvalidParameter(_))
+        ));
+        assert!(solver.set_limits(limits).is_err());
+        assert_eq!(solver.model().limits, defaults);
+    }
+    let tight = TetLimits {
+        strain_min: 1.0,
+        strain_max: 1.0,
+        volume_min: 1.0,
+        volume_max: 1.0,
+    };
+    solver.set_limits(tight).unwrap();
+    assert_eq!(solver.model().limits, tight);
+}
+
+#[test]
+fn tet_energies_match_their_definition() {
+    use softbody::solver::project::{SignedSvd, arap, strain_limit, volume};
+    let model = tet_model(1.0, [2, 1, 1], all_tet_weights(), true);
+    let solver = Solver::new(&model, &no_gravity()).unwrap();
+    let mut state = State::at_rest(&model);
+    for p in &mut state.positions {
+        *p = Vec3::new(1.4 * p.x + 0.3 * p.y, 0.6 * p.y, p.z - 0.2 * p.x);
+    }
+    let (w, l) = (&model.weights, &model.limits);
+    let mut expected = [0.0; 3];
+    for tet in &model.tets {
+        let f = tet.deformation_gradient(&state.positions);
+        let svd = SignedSvd::new(&f);
+        let sets = [
+            arap(&svd),
+            strain_limit(&svd, l.strain_min, l.strain_max),
+            volume(&svd, l.volume_min, l.volume_max),
+        ];
+        for ((e, p), weight) in expected.iter_mut().zip(sets).zip(w.tet()) {
+            *e += 0.5 * weight * tet.rest_volume * (f - p).norm_squared();
+        }
+    }
+    let e = solver.energies(&state);
+    for (got, want) in [e.strain, e.strain_limit, e.volume]
+        .into_iter()
+        .zip(expected)
+    {
+        assert!(
+            want > 0.0 && (got - want).abs() <= 1e-12 * want,
+            "{got} vs {want}"
+        );
+    }
+    let series = e.series();
+    for name in ["strain", "strain_limit", "volume"] {
+        assert!(series.iter().any(|(n, v)| *n == name && *v > 0.0), "{name}");
+    }
+    assert!((e.elastic() - (e.structural + expected.iter().sum::<f64>())).abs() < 1e-9);
 }

@@ -7,6 +7,7 @@ use std::f64::consts::TAU;
 
 use super::Vec3;
 use super::raw::{GroupKind, RawMesh};
+use super::tet::TetMesh;
 
 fn named(raw: &mut RawMesh, name: &str, kind: GroupKind) -> u32 {
     let g = raw.group_index(name, kind);
@@ -200,6 +201,68 @@ pub fn open_cylinder(radius: f64, height: f64, segments: usize, rows: usize) -> 
     raw
 }
 
+/// An axis-aligned box of the given size centred on the origin, filled with
+/// tetrahedra: a grid of `cells[0] × cells[1] × cells[2]` boxes, each split
+/// into the 6 tets of its Kuhn triangulation (the paths from its low corner
+/// to its high corner along the three axes in each order). Every cell uses
+/// the same diagonal, so the faces of neighbouring cells match.
+///
+/// Vertex `(i, j, k)` (`i ≤ cells[0]`, ...) is at index
+/// `i + (cells[0] + 1)·(j + (cells[1] + 1)·k)`; `(cells[0] + 1)(cells[1] +
+/// 1)(cells[2] + 1)` vertices, `6·cells[0]·cells[1]·cells[2]` tets.
+///
+/// # Panics
+/// If a cell count is 0 or a side is not positive and finite.
+pub fn tet_box(size: Vec3, cells: [usize; 3]) -> TetMesh {
+    assert!(
+        cells.iter().all(|&c| c >= 1) && size.iter().all(|s| s.is_finite() && *s > 0.0),
+        "a tet box needs at least one cell per axis and positive sides"
+    );
+    let nodes = cells.map(|c| c + 1);
+    let id = |c: [usize; 3]| (c[0] + nodes[0] * (c[1] + nodes[1] * c[2])) as u32;
+    let mut positions = Vec::with_capacity(nodes.iter().product());
+    for k in 0..nodes[2] {
+        for j in 0..nodes[1] {
+            for i in 0..nodes[0] {
+                let c = [i, j, k];
+                positions.push(Vec3::from_fn(|d, _| {
+                    (c[d] as f64 / cells[d] as f64 - 0.5) * size[d]
+                }));
+            }
+        }
+    }
+    // Axis orders; the odd permutations give negatively oriented paths,
+    // fixed by swapping the last two vertices.
+    const ORDERS: [([usize; 3], bool); 6] = [
+        ([0, 1, 2], true),
+        ([1, 2, 0], true),
+        ([2, 0, 1], true),
+        ([0, 2, 1], false),
+        ([2, 1, 0], false),
+        ([1, 0, 2], false),
+    ];
+    let mut tets = Vec::with_capacity(6 * cells.iter().product::<usize>());
+    for k in 0..cells[2] {
+        for j in 0..cells[1] {
+            for i in 0..cells[0] {
+                for (order, even) in ORDERS {
+                    let mut c = [i, j, k];
+                    let mut t = [id(c); 4];
+                    for (step, axis) in order.into_iter().enumerate() {
+                        c[axis] += 1;
+                        t[step + 1] = id(c);
+                    }
+                    if !even {
+                        t.swap(2, 3);
+                    }
+                    tets.push(t);
+                }
+            }
+        }
+    }
+    TetMesh::new(positions, tets).expect("a regular grid of cells has valid tetrahedra")
+}
+
 /// A sample mesh shipped in `meshes/`.
 pub struct Sample {
     /// File name in `meshes/`.
@@ -245,4 +308,33 @@ pub fn samples() -> Vec<Sample> {
             mesh: open_cylinder(0.2, 0.6, 32, 12),
         },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tet_box_is_a_conforming_kuhn_grid() {
+        let (size, cells) = (Vec3::new(1.0, 0.5, 2.0), [3, 2, 4]);
+        let mesh = tet_box(size, cells);
+        assert_eq!(mesh.positions().len(), 4 * 3 * 5);
+        assert_eq!(mesh.tets().len(), 6 * 3 * 2 * 4);
+        assert!((mesh.volume() - size.product()).abs() < 1e-12);
+        // Conforming: only the 2 triangles of each outer quad are boundary
+        // faces (a mismatched diagonal inside would add more).
+        let quads = cells[0] * cells[1] + cells[1] * cells[2] + cells[2] * cells[0];
+        assert_eq!(mesh.boundary_faces().len(), 2 * 2 * quads);
+        // Euler characteristic of a ball: V − E + F − T = 1, with every
+        // interior face shared by two tets: F = (4T + boundary) / 2.
+        let faces = (4 * mesh.tets().len() + mesh.boundary_faces().len()) / 2;
+        let euler = mesh.positions().len() as i64 - mesh.edges().len() as i64 + faces as i64
+            - mesh.tets().len() as i64;
+        assert_eq!(euler, 1);
+        let lo = mesh
+            .positions()
+            .iter()
+            .fold(Vec3::repeat(f64::MAX), |a, p| a.inf(p));
+        assert_eq!(lo, -size / 2.0);
+    }
 }

@@ -12,6 +12,7 @@ pub mod newton;
 pub mod params;
 pub mod project;
 mod system;
+mod tets;
 
 use std::time::Instant;
 
@@ -23,8 +24,9 @@ pub use system::FactorStats;
 use crate::mesh::Vec3;
 use rayon::prelude::*;
 
-use crate::model::{Model, Spring, SpringKind};
+use crate::model::{Model, Spring, SpringKind, TetLimits};
 use system::System;
+use tets::{TetProjections, TetProjector};
 
 /// Positions and velocities of every vertex, `m × 3` each.
 #[derive(Clone, Debug, PartialEq)]
@@ -122,10 +124,18 @@ pub struct Solver {
     v: Vec<Vec3>,
     diagonal: f64,
     /// Projections of the last local step, kept only when tracing.
-    projections: Option<Vec<Vec3>>,
+    projections: Option<Stored>,
     /// One right-hand-side buffer per thread of the parallel local step
     /// (empty: serial).
     partials: Vec<Vec<Vec3>>,
+}
+
+/// The projections of one local step, in constraint order: springs by
+/// kind then soft pins in `points`, tets in `tets`.
+#[derive(Default)]
+struct Stored {
+    points: Vec<Vec3>,
+    tets: Vec<TetProjections>,
 }
 
 /// Elastic energies by constraint type at one iterate.
@@ -135,11 +145,20 @@ struct Elastic {
     shear: f64,
     bending: f64,
     attachment: f64,
+    strain: f64,
+    strain_limit: f64,
+    volume: f64,
 }
 
 impl Elastic {
     fn sum(&self) -> f64 {
-        self.structural + self.shear + self.bending + self.attachment
+        self.structural
+            + self.shear
+            + self.bending
+            + self.attachment
+            + self.strain
+            + self.strain_limit
+            + self.volume
     }
 }
 
@@ -163,6 +182,9 @@ fn check_params(model: &Model, params: &SimParams) -> Result<(), SolverError> {
         ("shear", w.shear),
         ("bending", w.bending),
         ("attachment", w.attachment),
+        ("strain", w.strain),
+        ("strain limit", w.strain_limit),
+        ("volume", w.volume),
     ] {
         if !(value.is_finite() && value >= 0.0) {
             return bad(format!(
@@ -170,6 +192,7 @@ fn check_params(model: &Model, params: &SimParams) -> Result<(), SolverError> {
             ));
         }
     }
+    check_limits(&model.limits)?;
     if let Some(i) = model
         .masses
         .iter()
@@ -183,13 +206,36 @@ fn check_params(model: &Model, params: &SimParams) -> Result<(), SolverError> {
     Ok(())
 }
 
+/// The tet limits must bracket the rest state: `0 ≤ σ_min ≤ 1 ≤ σ_max` and
+/// `0 < v_min ≤ 1 ≤ v_max`, all finite.
+fn check_limits(limits: &TetLimits) -> Result<(), SolverError> {
+    let TetLimits {
+        strain_min,
+        strain_max,
+        volume_min,
+        volume_max,
+    } = *limits;
+    if !((0.0..=1.0).contains(&strain_min) && strain_max.is_finite() && strain_max >= 1.0) {
+        return Err(SolverError::InvalidParameter(format!(
+            "strain limits [{strain_min}, {strain_max}] must satisfy 0 ≤ σ_min ≤ 1 ≤ σ_max < ∞"
+        )));
+    }
+    if !(volume_min > 0.0 && volume_min <= 1.0 && volume_max.is_finite() && volume_max >= 1.0) {
+        return Err(SolverError::InvalidParameter(format!(
+            "volume limits [{volume_min}, {volume_max}] must satisfy 0 < v_min ≤ 1 ≤ v_max < ∞"
+        )));
+    }
+    Ok(())
+}
+
 impl Solver {
     /// Assembles, orders and factorises the system for `model` and `params`.
     ///
     /// # Errors
     /// [`SolverError::InvalidParameter`] for a non-positive time step or mass,
-    /// or a negative or non-finite weight; [`SolverError::Factorization`] if
-    /// the matrix is not positive definite.
+    /// a negative or non-finite weight, or tet limits that exclude the rest
+    /// state; [`SolverError::Factorization`] if the matrix is not positive
+    /// definite.
     pub fn new(model: &Model, params: &SimParams) -> Result<Self, SolverError> {
         check_params(model, params)?;
         let system = System::new(model, params.substep_dt())?;
@@ -228,7 +274,7 @@ impl Solver {
     /// buffer of projections and one extra energy pass per iteration; for
     /// tests and diagnostics).
     pub fn set_trace(&mut self, on: bool) {
-        self.projections = on.then(Vec::new);
+        self.projections = on.then(Stored::default);
     }
 
     /// The system matrix `A = M/h² + Σ w Gᵀ G` over the unknowns (the
@@ -306,6 +352,18 @@ impl Solver {
         }
         check_params(&self.model, params)?;
         self.params = params.clone();
+        Ok(())
+    }
+
+    /// Changes the ranges of the strain-limiting and volume constraints (no
+    /// refactorisation: only the projections change).
+    ///
+    /// # Errors
+    /// [`SolverError::InvalidParameter`] if a range excludes the rest state
+    /// (see [`TetLimits`]); the solver is then unchanged.
+    pub fn set_limits(&mut self, limits: TetLimits) -> Result<(), SolverError> {
+        check_limits(&limits)?;
+        self.model.limits = limits;
         Ok(())
     }
 
@@ -503,6 +561,9 @@ impl Solver {
             shear: elastic.shear,
             bending: elastic.bending,
             attachment: elastic.attachment,
+            strain: elastic.strain,
+            strain_limit: elastic.strain_limit,
+            volume: elastic.volume,
         }
     }
 
@@ -579,7 +640,18 @@ impl Elastic {
             shear: self.shear + other.shear,
             bending: self.bending + other.bending,
             attachment: self.attachment + other.attachment,
+            strain: self.strain + other.strain,
+            strain_limit: self.strain_limit + other.strain_limit,
+            volume: self.volume + other.volume,
         }
+    }
+
+    /// Sets the tet energies `w_k/2 Σ |V₀| ‖F − P_k‖²` from the sums of
+    /// [`tets::tet_block`].
+    fn set_tets(&mut self, weights: [f64; 3], sums: tets::TetSums) {
+        self.strain = 0.5 * weights[0] * sums[0];
+        self.strain_limit = 0.5 * weights[1] * sums[1];
+        self.volume = 0.5 * weights[2] * sums[2];
     }
 }
 
@@ -608,16 +680,21 @@ fn local_step(
     model: &Model,
     x: &[Vec3],
     mut rhs: Option<&mut [Vec3]>,
-    store: Option<&mut Vec<Vec3>>,
+    mut store: Option<&mut Stored>,
 ) -> Elastic {
-    if let Some(store) = store {
-        store.clear();
+    if let Some(store) = store.as_deref_mut() {
+        store.points.clear();
+        store.tets.clear();
         for kind in SPRING_KINDS {
             for s in model.springs.of_kind(kind) {
-                store.push(project::spring(x[s.a as usize] - x[s.b as usize], s.rest));
+                store
+                    .points
+                    .push(project::spring(x[s.a as usize] - x[s.b as usize], s.rest));
             }
         }
-        store.extend(model.pins.soft.iter().map(|a| a.target));
+        store
+            .points
+            .extend(model.pins.soft.iter().map(|a| a.target));
     }
     let mut e = Elastic::default();
     for kind in SPRING_KINDS {
@@ -625,12 +702,28 @@ fn local_step(
         let sum = spring_block(model.springs.of_kind(kind), w, x, rhs.as_deref_mut());
         e.set(kind, 0.5 * w * sum);
     }
+    let projector = TetProjector::new(model);
+    let sums = tets::tet_block(
+        &projector,
+        &model.tets,
+        x,
+        rhs.as_deref_mut(),
+        store.map(|s| &mut s.tets),
+    );
+    e.set_tets(projector.weights(), sums);
     e.attachment = attachment_block(model, x, rhs);
     e
 }
 
-/// [`local_step`] with the springs split over threads, each accumulating
-/// into its own buffer of `partials`; the buffers are then added to `rhs`.
+/// The `k`-th of `parts` near-equal chunks of `items`.
+fn chunk<T>(items: &[T], k: usize, parts: usize) -> &[T] {
+    let size = items.len().div_ceil(parts);
+    &items[(k * size).min(items.len())..((k + 1) * size).min(items.len())]
+}
+
+/// [`local_step`] with the springs and tets split over threads, each
+/// accumulating into its own buffer of `partials`; the buffers are then
+/// added to `rhs`.
 fn local_step_parallel(
     model: &Model,
     x: &[Vec3],
@@ -638,6 +731,7 @@ fn local_step_parallel(
     partials: &mut [Vec<Vec3>],
 ) -> Elastic {
     let parts = partials.len();
+    let projector = TetProjector::new(model);
     let mut e = partials
         .par_iter_mut()
         .enumerate()
@@ -645,13 +739,13 @@ fn local_step_parallel(
             buf.fill(Vec3::zeros());
             let mut e = Elastic::default();
             for kind in SPRING_KINDS {
-                let springs = model.springs.of_kind(kind);
-                let chunk = springs.len().div_ceil(parts);
-                let part =
-                    &springs[(k * chunk).min(springs.len())..((k + 1) * chunk).min(springs.len())];
+                let part = chunk(model.springs.of_kind(kind), k, parts);
                 let w = model.weights.spring(kind);
                 e.set(kind, 0.5 * w * spring_block(part, w, x, Some(buf)));
             }
+            let part = chunk(&model.tets, k, parts);
+            let sums = tets::tet_block(&projector, part, x, Some(buf), None);
+            e.set_tets(projector.weights(), sums);
             e
         })
         .reduce(Elastic::default, Elastic::add);
@@ -665,8 +759,8 @@ fn local_step_parallel(
 }
 
 /// `Σ w/2 ‖G x − p‖²` for projections `p` stored by [`local_step`].
-fn stored_energy(model: &Model, x: &[Vec3], stored: &[Vec3]) -> f64 {
-    let mut p = stored.iter();
+fn stored_energy(model: &Model, x: &[Vec3], stored: &Stored) -> f64 {
+    let mut p = stored.points.iter();
     let mut sum = 0.0;
     for kind in SPRING_KINDS {
         let w = model.weights.spring(kind);
@@ -680,5 +774,6 @@ fn stored_energy(model: &Model, x: &[Vec3], stored: &[Vec3]) -> f64 {
         sum +=
             0.5 * w * (x[a.vertex as usize] - p.next().expect("one per soft pin")).norm_squared();
     }
-    sum
+    let projector = TetProjector::new(model);
+    sum + tets::stored_tet_energy(&projector, &model.tets, x, &stored.tets)
 }

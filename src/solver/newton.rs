@@ -6,8 +6,13 @@
 //! Hessian is `k d̂d̂ᵀ + k (1 − r/‖d‖)(I − d̂d̂ᵀ)` (seed 003) with the second
 //! term clamped at zero under compression, which keeps every Newton matrix
 //! positive definite; at the minimiser the gradient is zero either way.
+//!
+//! Tet constraints contribute the exact gradient of `w|V₀|/2 dist²(F, C)`,
+//! `w|V₀| Gᵀ (F − P(F))ᵀ` per type, and a Hessian from central differences
+//! of that gradient in `F`, projected to positive semi-definite per tet.
 
 use super::system::{LowerPattern, SparseCholesky};
+use super::tets::{self, TetProjector};
 use super::{SimParams, SolverError, State};
 use crate::mesh::Vec3;
 use crate::model::{Model, SpringKind};
@@ -51,6 +56,7 @@ struct Problem<'a> {
     inv_h2: f64,
     free: Vec<u32>,
     index: Vec<u32>,
+    projector: TetProjector,
 }
 
 const PINNED: u32 = u32::MAX;
@@ -82,7 +88,9 @@ impl Problem<'_> {
         for a in &self.model.pins.soft {
             g += 0.5 * wa * (x[a.vertex as usize] - a.target).norm_squared();
         }
-        g
+        let sums = tets::tet_block(&self.projector, &self.model.tets, x, None, None);
+        let w = self.projector.weights();
+        g + 0.5 * (w[0] * sums[0] + w[1] * sums[1] + w[2] * sums[2])
     }
 
     /// Gradient over free vertices, `3 nf` entries, column-major (all x,
@@ -119,6 +127,16 @@ impl Problem<'_> {
         let wa = self.model.weights.attachment;
         for a in &self.model.pins.soft {
             add(a.vertex, (x[a.vertex as usize] - a.target) * wa);
+        }
+        if self.projector.is_active() {
+            for tet in &self.model.tets {
+                let f = tet.deformation_gradient(x);
+                // ∂E/∂x_j = (∂E/∂F) g_j since F = Σ x_j g_jᵀ.
+                let gradient = tets::energy_gradient(&self.projector, tet, &f);
+                for (&v, g) in tet.vertices.iter().zip(tet.stencil()) {
+                    add(v, gradient * g);
+                }
+            }
         }
     }
 }
@@ -171,6 +189,7 @@ pub fn step(
         inv_h2: 1.0 / (h * h),
         free,
         index,
+        projector: TetProjector::new(model),
     };
     let nf = problem.free.len();
     let mut x = problem.target.clone();
@@ -209,6 +228,16 @@ pub fn step(
         let (a, b) = (problem.index[s.a as usize], problem.index[s.b as usize]);
         if a != PINNED && b != PINNED {
             block(a as usize, b as usize, &mut pairs);
+        }
+    }
+    for tet in &model.tets {
+        let index = tet.vertices.map(|v| problem.index[v as usize]);
+        for (i, &a) in index.iter().enumerate() {
+            for &b in &index[i + 1..] {
+                if a != PINNED && b != PINNED {
+                    block(a as usize, b as usize, &mut pairs);
+                }
+            }
         }
     }
     let pattern = LowerPattern::new(3 * nf, pairs);
@@ -264,6 +293,32 @@ pub fn step(
             let i = problem.index[a.vertex as usize];
             if i != PINNED {
                 add_block(i, i, &wa, &mut values);
+            }
+        }
+        if problem.projector.is_active() {
+            for tet in &model.tets {
+                let hf =
+                    tets::energy_hessian(&problem.projector, tet, &tet.deformation_gradient(&x));
+                let g = tet.stencil();
+                let index = tet.vertices.map(|v| problem.index[v as usize]);
+                for (j, &a) in index.iter().enumerate() {
+                    for (k, &b) in index.iter().enumerate() {
+                        if a == PINNED || b == PINNED {
+                            continue;
+                        }
+                        // ∂²E/∂x_j[c]∂x_k[d] = Σ_{b,e} H[(c,b),(d,e)] g_j[b] g_k[e].
+                        let hb = Matrix3::from_fn(|c, d| {
+                            let mut sum = 0.0;
+                            for p in 0..3 {
+                                for q in 0..3 {
+                                    sum += hf[(3 * c + p, 3 * d + q)] * g[j][p] * g[k][q];
+                                }
+                            }
+                            sum
+                        });
+                        add_block(a, b, &hb, &mut values);
+                    }
+                }
             }
         }
         match factor.as_mut() {

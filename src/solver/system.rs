@@ -26,7 +26,7 @@ use faer::{Conj, MatMut, Par, Side};
 
 use super::SolverError;
 use crate::mesh::Vec3;
-use crate::model::{Model, SpringKind};
+use crate::model::{Model, SpringKind, Tet};
 
 /// The lower triangle of a symmetric sparsity pattern in compressed columns,
 /// rows sorted within each column.
@@ -365,6 +365,42 @@ const SPRING_KINDS: [SpringKind; 3] = [
     SpringKind::Bending,
 ];
 
+/// Which weight scales a coupling between a free and a pinned vertex.
+#[derive(Clone, Copy, Debug)]
+enum CouplingKind {
+    /// A spring of this kind.
+    Spring(SpringKind),
+    /// A tet: the sum of the tet constraint weights (they share `G`).
+    Tet,
+}
+
+/// An entry `A_fp = weight(kind) · coefficient` between a free and a
+/// pinned vertex, which moves `−A_fp x_p` to the free row's right-hand side.
+#[derive(Clone, Copy, Debug)]
+struct Coupling {
+    free: u32,
+    pinned: u32,
+    /// The entry without the weight: `−1` for a spring, `|V₀| g_f · g_p`
+    /// for a tet.
+    coefficient: f64,
+    kind: CouplingKind,
+}
+
+impl CouplingKind {
+    fn weight(self, model: &Model) -> f64 {
+        match self {
+            Self::Spring(kind) => model.weights.spring(kind),
+            Self::Tet => model.weights.tet().iter().sum(),
+        }
+    }
+}
+
+/// The unweighted `|V₀| GᵀG` of a tet: `|V₀| g_i · g_j` for corners `i`, `j`.
+fn tet_gram(tet: &Tet) -> [[f64; 4]; 4] {
+    let g = tet.stencil();
+    std::array::from_fn(|i| std::array::from_fn(|j| tet.rest_volume * g[i].dot(&g[j])))
+}
+
 /// The PD system over the free vertices of one model.
 pub(crate) struct System {
     /// Vertex of each unknown.
@@ -374,8 +410,8 @@ pub(crate) struct System {
     pattern: LowerPattern,
     values: Vec<f64>,
     factor: Option<SparseCholesky>,
-    /// Springs between a free and a pinned vertex: `(free, pinned, kind)`.
-    coupling: Vec<(u32, u32, SpringKind)>,
+    /// Constraints between a free and a pinned vertex.
+    coupling: Vec<Coupling>,
     fused: FusedFactor,
     /// The vertex of each row of the permuted system.
     row_vertex: Vec<u32>,
@@ -395,18 +431,40 @@ impl System {
                 free.push(v);
             }
         }
-        let mut pairs = Vec::with_capacity(model.springs.len());
+        let mut pairs = Vec::with_capacity(model.springs.len() + 6 * model.tets.len());
         let mut coupling = Vec::new();
+        let mut couple = |a: u32, b: u32, coefficient: f64, kind: CouplingKind| {
+            let (ia, ib) = (index[a as usize], index[b as usize]);
+            match (ia != PINNED, ib != PINNED) {
+                (true, true) if ia != ib => pairs.push((ia.max(ib) as usize, ia.min(ib) as usize)),
+                (true, false) => coupling.push(Coupling {
+                    free: a,
+                    pinned: b,
+                    coefficient,
+                    kind,
+                }),
+                (false, true) => coupling.push(Coupling {
+                    free: b,
+                    pinned: a,
+                    coefficient,
+                    kind,
+                }),
+                _ => {}
+            }
+        };
         for kind in SPRING_KINDS {
             for s in model.springs.of_kind(kind) {
-                let (ia, ib) = (index[s.a as usize], index[s.b as usize]);
-                match (ia != PINNED, ib != PINNED) {
-                    (true, true) if ia != ib => {
-                        pairs.push((ia.max(ib) as usize, ia.min(ib) as usize))
-                    }
-                    (true, false) => coupling.push((s.a, s.b, kind)),
-                    (false, true) => coupling.push((s.b, s.a, kind)),
-                    _ => {}
+                couple(s.a, s.b, -1.0, CouplingKind::Spring(kind));
+            }
+        }
+        // All 6 edges of every tet, whatever the weights: a weight change
+        // stays a numeric refactorisation.
+        for tet in &model.tets {
+            let block = tet_gram(tet);
+            let v = tet.vertices;
+            for i in 0..4 {
+                for j in i + 1..4 {
+                    couple(v[i], v[j], block[i][j], CouplingKind::Tet);
                 }
             }
         }
@@ -507,6 +565,19 @@ impl System {
                 self.values[slot] += wa;
             }
         }
+        let wt = CouplingKind::Tet.weight(model);
+        for tet in &model.tets {
+            let block = tet_gram(tet);
+            let index = tet.vertices.map(|v| self.index[v as usize]);
+            for (i, &a) in index.iter().enumerate() {
+                for (j, &b) in index.iter().enumerate().take(i + 1) {
+                    if a != PINNED && b != PINNED {
+                        let slot = self.pattern.slot(a.max(b) as usize, a.min(b) as usize);
+                        self.values[slot] += wt * block[i][j];
+                    }
+                }
+            }
+        }
     }
 
     /// Whether vertex `v` is an unknown (not hard-pinned).
@@ -536,11 +607,13 @@ impl System {
         self.stats
     }
 
-    /// Moves the pinned ends of springs to the right-hand side:
-    /// `A_fp x_p` has `−w` per spring, so the free row gains `w x_pinned`.
+    /// Moves the pinned ends of constraints to the right-hand side: the
+    /// free row loses `A_fp x_p` (a spring's `A_fp = −w`, so it gains
+    /// `w x_p`), with the weights of `model`.
     pub(crate) fn add_pinned_coupling(&self, model: &Model, x: &[Vec3], constant: &mut [Vec3]) {
-        for &(free, pinned, kind) in &self.coupling {
-            constant[free as usize] += x[pinned as usize] * model.weights.spring(kind);
+        for c in &self.coupling {
+            let entry = c.kind.weight(model) * c.coefficient;
+            constant[c.free as usize] -= x[c.pinned as usize] * entry;
         }
     }
 
