@@ -108,8 +108,7 @@ fn the_embedded_surface_sits_on_the_tets_at_rest_and_follows_them() {
     let (t, _) = stuff(&s, 16);
     assert_eq!(t.embedding.len(), s.positions().len());
     let mut out = vec![Vec3::zeros(); s.positions().len()];
-    t.embedding
-        .apply(t.mesh.tets(), t.mesh.positions(), &mut out);
+    t.embedding.apply(t.mesh.positions(), &mut out);
     for (o, p) in out.iter().zip(s.positions()) {
         assert!((o - p).norm() < 1e-9, "{o:?} vs {p:?}");
     }
@@ -121,7 +120,7 @@ fn the_embedded_surface_sits_on_the_tets_at_rest_and_follows_them() {
     // A rigid rotation of the tets rotates the surface.
     let r = nalgebra::Rotation3::from_euler_angles(0.3, -0.2, 1.1);
     let moved: Vec<Vec3> = t.mesh.positions().iter().map(|p| r * p).collect();
-    t.embedding.apply(t.mesh.tets(), &moved, &mut out);
+    t.embedding.apply(&moved, &mut out);
     for (o, p) in out.iter().zip(s.positions()) {
         assert!((o - r * p).norm() < 1e-9);
     }
@@ -211,4 +210,52 @@ fn real_world_files_tetrahedralise_with_bounded_angles() {
     let flat = testdata("bad").unwrap().join("flat_zero_volume.obj");
     let err = tetra::tetrahedralize(&load(&flat), &TetraOptions::default()).unwrap_err();
     assert!(matches!(err, TetraError::Flat { .. }), "{err}");
+}
+
+/// Volume enclosed by closed outward triangles over `p`.
+fn enclosed(p: &[Vec3], triangles: &[[u32; 3]]) -> f64 {
+    triangles
+        .iter()
+        .map(|t| p[t[0] as usize].dot(&p[t[1] as usize].cross(&p[t[2] as usize])) / 6.0)
+        .sum()
+}
+
+#[test]
+fn a_tet_model_carries_its_skin_through_a_simulation() {
+    use softbody::model::{Model, Pins, Weights};
+    use softbody::solver::{SimParams, Solver, State};
+    let s = surface(&primitives::torus(0.4, 0.15, 48, 16));
+    let t = tetra::tetrahedralize(&s, &TetraOptions { resolution: 14 }).unwrap();
+    let mut model = Model::from_tetrahedralization(&s, &t, 1000.0, Weights::default(), false);
+    assert_eq!(model.render_triangles(), s.triangles());
+    // Hold the (horizontal) ring by one side: the rest droops.
+    let side = model.rest.iter().map(|p| p.x).fold(f64::MIN, f64::max);
+    let held: Vec<u32> = (0..model.vertex_count() as u32)
+        .filter(|&v| model.rest[v as usize].x > side - 0.05)
+        .collect();
+    assert!(!held.is_empty());
+    model.pins = Pins::hard(held);
+    let mut skin = Vec::new();
+    model.render_positions(&model.rest, &mut skin);
+    for (a, b) in skin.iter().zip(s.positions()) {
+        assert!((a - b).norm() < 1e-9);
+    }
+    let mut solver = Solver::new(&model, &SimParams::default()).unwrap();
+    let mut state = State::at_rest(&model);
+    for _ in 0..30 {
+        solver.step(&mut state).unwrap();
+    }
+    model.render_positions(&state.positions, &mut skin);
+    // It sagged, and the skin's volume changed as the tets' did.
+    let lowest = skin.iter().map(|p| p.y).fold(f64::MAX, f64::min);
+    let rest_lowest = s.positions().iter().map(|p| p.y).fold(f64::MAX, f64::min);
+    assert!(lowest < rest_lowest - 0.05, "{lowest} vs {rest_lowest}");
+    let tet_ratio =
+        enclosed(&state.positions, &model.triangles) / enclosed(&model.rest, &model.triangles);
+    let skin_ratio = enclosed(&skin, s.triangles()) / enclosed(s.positions(), s.triangles());
+    assert!(
+        (tet_ratio - skin_ratio).abs() < 0.01,
+        "{tet_ratio} vs {skin_ratio}"
+    );
+    assert!((tet_ratio - 1.0).abs() > 1e-4, "the body deformed");
 }

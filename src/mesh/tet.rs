@@ -59,9 +59,6 @@ impl TetMesh {
         {
             return Err(TetMeshError::NonFinite(i));
         }
-        let scale = bounds_diagonal(&positions).max(f64::MIN_POSITIVE);
-        // Relative to the model size: a tet this flat is a sliver of nothing.
-        let tiny = 1e-14 * scale * scale * scale;
         for (t, tet) in tets.iter_mut().enumerate() {
             if let Some(&vertex) = tet.iter().find(|&&v| v as usize >= positions.len()) {
                 return Err(TetMeshError::IndexOutOfRange {
@@ -71,11 +68,10 @@ impl TetMesh {
                 });
             }
             let [a, b, c, d] = tet.map(|v| positions[v as usize]);
-            let v = signed_volume(&a, &b, &c, &d);
-            if v.abs() <= tiny {
+            if rest_shape(a, b, c, d).is_none() {
                 return Err(TetMeshError::Degenerate(t));
             }
-            if v < 0.0 {
+            if signed_volume(&a, &b, &c, &d) < 0.0 {
                 tet.swap(2, 3);
             }
         }
@@ -159,16 +155,22 @@ pub fn boundary_faces_of(tets: &[[u32; 4]]) -> Vec<[u32; 3]> {
     out
 }
 
-/// Length of the bounding-box diagonal of `points` (0 for none).
-pub fn bounds_diagonal(points: &[Vec3]) -> f64 {
-    if points.is_empty() {
-        return 0.0;
+/// The rest shape of tet `a b c d`: `D_m⁻¹` for `D_m = [a − d, b − d, c − d]`
+/// and the unsigned volume, or `None` when the tet is degenerate: flat
+/// relative to its own size (`|det D_m| ≤ 10⁻¹⁴ ‖D_m‖³`, whatever the model's
+/// scale) or with a repeated vertex, or too small or large to invert in
+/// floating point.
+pub fn rest_shape(a: Vec3, b: Vec3, c: Vec3, d: Vec3) -> Option<(nalgebra::Matrix3<f64>, f64)> {
+    let dm = nalgebra::Matrix3::from_columns(&[a - d, b - d, c - d]);
+    let det = dm.determinant().abs();
+    if !det.is_finite() || det <= 1e-14 * dm.norm().powi(3) {
+        return None;
     }
-    let (lo, hi) = points.iter().fold(
-        (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
-        |(lo, hi), p| (lo.inf(p), hi.sup(p)),
-    );
-    (hi - lo).norm()
+    let inverse = dm.try_inverse()?;
+    inverse
+        .iter()
+        .all(|v| v.is_finite())
+        .then_some((inverse, det / 6.0))
 }
 
 #[cfg(test)]

@@ -4,12 +4,14 @@
 pub mod cloth_grid;
 pub mod mass;
 pub mod pins;
+pub mod skin;
 pub mod springs;
 pub mod tetra;
 pub mod tets;
 
 pub use cloth_grid::ClothGrid;
 pub use pins::{Attachment, Pins};
+pub use skin::{Embedding, Skin};
 pub use springs::{Spring, SpringKind, Springs};
 pub use tets::{Tet, TetLimits};
 
@@ -109,6 +111,9 @@ pub struct Model {
     pub limits: TetLimits,
     /// Hard and soft pins.
     pub pins: Pins,
+    /// The full-resolution surface a tet model was built from, carried by
+    /// its tets (drawn and exported instead of `triangles` when present).
+    pub skin: Option<Skin>,
 }
 
 impl Model {
@@ -124,6 +129,7 @@ impl Model {
             weights,
             limits: TetLimits::default(),
             pins: Pins::default(),
+            skin: None,
         }
     }
 
@@ -138,6 +144,7 @@ impl Model {
             weights,
             limits: TetLimits::default(),
             pins: Pins::default(),
+            skin: None,
         }
     }
 
@@ -176,6 +183,45 @@ impl Model {
             weights,
             limits: TetLimits::default(),
             pins: Pins::default(),
+            skin: None,
+        }
+    }
+
+    /// A tet model from a tetrahedralisation of `surface` (see
+    /// [`Model::from_tet_mesh`]) that carries `surface` as its skin.
+    pub fn from_tetrahedralization(
+        surface: &SurfaceMesh,
+        tetra: &tetra::Tetrahedralization,
+        density: f64,
+        weights: Weights,
+        edge_springs: bool,
+    ) -> Self {
+        Self {
+            skin: Some(Skin {
+                triangles: surface.triangles().to_vec(),
+                embedding: tetra.embedding.clone(),
+            }),
+            ..Self::from_tet_mesh(&tetra.mesh, density, weights, edge_springs)
+        }
+    }
+
+    /// The triangles to draw and export: the skin's, else `triangles`.
+    pub fn render_triangles(&self) -> &[[u32; 3]] {
+        self.skin.as_ref().map_or(&self.triangles, |s| &s.triangles)
+    }
+
+    /// The vertices of [`Model::render_triangles`] for simulated positions
+    /// `x` (`m × 3`): the skin's embedded vertices, else `x` itself.
+    pub fn render_positions(&self, x: &[Vec3], out: &mut Vec<Vec3>) {
+        match &self.skin {
+            Some(skin) => {
+                out.resize(skin.embedding.len(), Vec3::zeros());
+                skin.embedding.apply(x, out);
+            }
+            None => {
+                out.clear();
+                out.extend_from_slice(x);
+            }
         }
     }
 

@@ -35,14 +35,8 @@ impl Tet {
     /// If a vertex index is out of range of `positions`.
     pub fn at_rest(positions: &[Vec3], vertices: [u32; 4]) -> Option<Self> {
         let [a, b, c, d] = vertices.map(|v| positions[v as usize]);
-        let dm = Matrix3::from_columns(&[a - d, b - d, c - d]);
-        let det = dm.determinant().abs();
-        if !det.is_finite() || det <= 1e-14 * dm.norm().powi(3) {
-            return None;
-        }
-        let rest_inverse = dm.try_inverse()?;
-        let rest_volume = det / 6.0;
-        rest_inverse.iter().all(|v| v.is_finite()).then_some(Self {
+        let (rest_inverse, rest_volume) = crate::mesh::tet::rest_shape(a, b, c, d)?;
+        Some(Self {
             vertices,
             rest_inverse,
             rest_volume,

@@ -12,7 +12,6 @@
 //! non-self-intersecting input, which real files rarely are; see
 //! [`tetrahedralize`] for the measured trade-off.
 
-mod embed;
 pub mod quality;
 mod snap;
 mod stuffing;
@@ -20,9 +19,9 @@ mod tree;
 
 use std::time::Instant;
 
-pub use embed::Embedding;
 pub use tree::TriangleTree;
 
+use super::skin::Embedding;
 use crate::mesh::{SurfaceMesh, TetMesh, TetMeshError, Vec3};
 
 /// Boundary faces farther than this fraction of the bounding-box diagonal

@@ -1,16 +1,27 @@
-//! The render surface embedded in a tet mesh: every surface vertex rides on
-//! one tetrahedron with fixed barycentric coordinates, so the
-//! full-resolution surface follows the simulated tets.
+//! The skin: a full-resolution surface embedded in a tet model. Every
+//! surface vertex rides on one tetrahedron with fixed barycentric
+//! coordinates, so the viewport and the exports show the original mesh
+//! deforming with the simulated tets.
 
 use nalgebra::Matrix3;
 
 use crate::mesh::{TetMesh, Vec3};
 
+/// A surface carried by a tet model: its triangles index the embedded
+/// points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skin {
+    /// Triangles over the embedded points.
+    pub triangles: Vec<[u32; 3]>,
+    /// Where each surface vertex sits in the tets.
+    pub embedding: Embedding,
+}
+
 /// Barycentric embedding of `k` points in a tet mesh.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Embedding {
-    /// The tetrahedron carrying each point.
-    pub tets: Vec<u32>,
+    /// The corners of the tetrahedron carrying each point.
+    pub corners: Vec<[u32; 4]>,
     /// The point's barycentric coordinates in it (sum 1; slightly outside
     /// `[0, 1]` for points just outside the tet mesh).
     pub weights: Vec<[f64; 4]>,
@@ -22,25 +33,30 @@ impl Embedding {
     /// near it (its coordinates then extrapolate).
     pub fn new(mesh: &TetMesh, points: &[Vec3]) -> Self {
         let grid = TetGrid::new(mesh);
-        let (tets, weights) = points.iter().map(|&p| grid.locate(mesh, p)).unzip();
-        Self { tets, weights }
+        let (corners, weights) = points
+            .iter()
+            .map(|&p| {
+                let (t, w) = grid.locate(mesh, p);
+                (mesh.tets()[t as usize], w)
+            })
+            .unzip();
+        Self { corners, weights }
     }
 
     /// Number of embedded points.
     pub fn len(&self) -> usize {
-        self.tets.len()
+        self.corners.len()
     }
 
     /// Whether no point is embedded.
     pub fn is_empty(&self) -> bool {
-        self.tets.is_empty()
+        self.corners.is_empty()
     }
 
     /// Writes the embedded points for tet-mesh vertex positions `x` into
     /// `out` (length [`Embedding::len`]).
-    pub fn apply(&self, tets: &[[u32; 4]], x: &[Vec3], out: &mut [Vec3]) {
-        for ((o, &t), w) in out.iter_mut().zip(&self.tets).zip(&self.weights) {
-            let t = tets[t as usize];
+    pub fn apply(&self, x: &[Vec3], out: &mut [Vec3]) {
+        for ((o, t), w) in out.iter_mut().zip(&self.corners).zip(&self.weights) {
             *o = x[t[0] as usize] * w[0]
                 + x[t[1] as usize] * w[1]
                 + x[t[2] as usize] * w[2]
@@ -189,11 +205,14 @@ mod tests {
             Vec3::new(-0.01, 0.2, 0.2),
         ];
         let e = Embedding::new(&mesh, &points);
-        assert_eq!(e.tets[..3], [0, 1, 1]);
+        assert_eq!(
+            e.corners[..3],
+            [mesh.tets()[0], mesh.tets()[1], mesh.tets()[1]]
+        );
         let a = nalgebra::Matrix3::new(1.2, 0.1, 0.0, -0.2, 0.9, 0.3, 0.0, 0.1, 1.1);
         let moved: Vec<Vec3> = p.iter().map(|q| a * q + Vec3::new(1.0, 2.0, 3.0)).collect();
         let mut out = vec![Vec3::zeros(); points.len()];
-        e.apply(mesh.tets(), &moved, &mut out);
+        e.apply(&moved, &mut out);
         for (o, q) in out.iter().zip(&points) {
             assert!((o - (a * q + Vec3::new(1.0, 2.0, 3.0))).norm() < 1e-12);
         }
