@@ -43,9 +43,9 @@ impl TetraOptions {
     /// bodies of the test data, the coarsest at which every closed one keeps
     /// its volume within 1 %.
     pub const DEFAULT_RESOLUTION: usize = 30;
-    /// Valid resolutions: below 2 cells nothing is resolved; above 400 the
-    /// lattice alone needs gigabytes.
-    pub const RESOLUTION_RANGE: std::ops::RangeInclusive<usize> = 2..=400;
+    /// Valid resolutions: below 2 cells nothing is resolved; at 256 a cubic
+    /// body's lattice already holds 35 million vertices (about 1.5 GB).
+    pub const RESOLUTION_RANGE: std::ops::RangeInclusive<usize> = 2..=256;
 }
 
 impl Default for TetraOptions {
