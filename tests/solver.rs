@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use softbody::mesh::Vec3;
 use softbody::model::{ClothGrid, Model, Pins, Weights};
 use softbody::solver::newton::{self, NewtonOptions};
-use softbody::solver::{Collider, SimParams, Solver, SolverError, State};
+use softbody::solver::{Collider, SimParams, Solver, SolverError, State, StepReport};
 
 fn cloth(n: usize, weights: Weights) -> Model {
     Model::from_cloth_grid(&ClothGrid::new(n, 1.0), 0.3, weights)
@@ -61,6 +61,236 @@ fn surface_model(which: usize, weights: Weights) -> Model {
     Model::from_surface(&surface, 0.5, weights)
 }
 
+// ---------------------------------------------------------------------------
+// Checks shared by the spring (cloth) and tet tests: each test sets up its
+// scene and calls one of these.
+
+/// The largest distance between corresponding points of `a` and `b`.
+fn max_distance(a: &[Vec3], b: &[Vec3]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).norm())
+        .fold(0.0, f64::max)
+}
+
+/// Zero velocity for every hard-pinned vertex.
+fn still_pins(model: &Model, state: &mut State) {
+    for &pin in model.pins.hard_vertices() {
+        state.velocities[pin as usize] = Vec3::zeros();
+    }
+}
+
+/// Whether every value of `values` is at most its predecessor, up to
+/// round-off (a relative 1e-12).
+fn non_increasing(values: &[f64]) -> bool {
+    values
+        .windows(2)
+        .all(|w| w[1] <= w[0] + 1e-12 * w[0].abs().max(1e-12))
+}
+
+/// Steps `state` three frames with tracing on: no local and no global step
+/// may increase g (physics.md §2). Returns the frames' reports.
+fn step_with_monotone_trace(
+    model: &Model,
+    params: &SimParams,
+    mut state: State,
+) -> Result<Vec<StepReport>, TestCaseError> {
+    let mut solver = Solver::new(model, params).unwrap();
+    solver.set_trace(true);
+    let mut reports = Vec::new();
+    for _ in 0..3 {
+        let report = solver.step(&mut state).unwrap();
+        prop_assert_eq!(report.trace.len(), 2 * params.iterations + 1);
+        prop_assert!(non_increasing(&report.trace), "{:?}", report.trace);
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// One frame of `params.iterations` (many) PD iterations from `state` agrees
+/// with a converged Newton solve of the same implicit-Euler step, and two
+/// iterations are visibly worse (so the comparison can fail). Returns the
+/// PD frame's report.
+fn assert_matches_newton(model: &Model, params: &SimParams, mut state: State) -> StepReport {
+    let start = state.clone();
+    let reference = newton::step(model, params, &start, &NewtonOptions::default()).unwrap();
+    assert!(
+        reference.gradient_norm < 1e-8,
+        "Newton did not converge: {}",
+        reference.gradient_norm
+    );
+    let mut solver = Solver::new(model, params).unwrap();
+    let report = solver.step(&mut state).unwrap();
+    let err = relative_error(&state.positions, &reference.positions, &start.positions);
+    assert!(err < 1e-6, "relative error {err:e}");
+    // And a few iterations are visibly worse: the comparison can fail.
+    let few = SimParams {
+        iterations: 2,
+        ..params.clone()
+    };
+    let mut state2 = start.clone();
+    Solver::new(model, &few).unwrap().step(&mut state2).unwrap();
+    assert!(relative_error(&state2.positions, &reference.positions, &start.positions) > 1e-4);
+    report
+}
+
+/// Without gravity or pins, 200 frames keep the total linear momentum of the
+/// model released from its rest pose moved by `deform`, drifting and
+/// spinning.
+fn assert_momentum_conserved(model: &Model, deform: impl Fn(&Vec3) -> Vec3) {
+    let mut state = State::at_rest(model);
+    for p in &mut state.positions {
+        *p = deform(p);
+    }
+    for (v, p) in state.velocities.iter_mut().zip(&state.positions) {
+        *v = Vec3::new(0.3, -0.2, 0.1) + Vec3::z().cross(p);
+    }
+    let momentum = |s: &State| -> Vec3 {
+        s.velocities
+            .iter()
+            .zip(&model.masses)
+            .map(|(v, m)| v * *m)
+            .sum()
+    };
+    let p0 = momentum(&state);
+    let mut solver = Solver::new(model, &no_gravity()).unwrap();
+    for _ in 0..200 {
+        solver.step(&mut state).unwrap();
+    }
+    let p1 = momentum(&state);
+    // Exact in exact arithmetic; in floating point the stiffness-to-mass
+    // ratio of the diagonal amplifies round-off to ~1e-10 after 200 frames.
+    // (A 1% damping leak would show as 1e-2.)
+    assert!((p1 - p0).norm() < 1e-9 * p0.norm(), "{p0} -> {p1}");
+}
+
+/// Without gravity, 100 frames from rest leave every vertex where it was.
+fn assert_stays_at_rest(model: &Model) {
+    let mut state = State::at_rest(model);
+    let mut solver = Solver::new(model, &no_gravity()).unwrap();
+    for _ in 0..100 {
+        solver.step(&mut state).unwrap();
+    }
+    let drift = max_distance(&state.positions, &model.rest);
+    assert!(drift < 1e-10, "drift {drift:e}");
+}
+
+/// 2000 damped frames from rest under `params`: the hard pins never move,
+/// and at the end the net force on every free vertex is below 1e-7 of the
+/// heaviest vertex's weight. Returns the settled state.
+fn assert_settles_to_static_equilibrium(model: &Model, params: &SimParams) -> State {
+    let mut solver = Solver::new(model, params).unwrap();
+    let mut state = State::at_rest(model);
+    for _ in 0..2000 {
+        solver.step(&mut state).unwrap();
+        for &v in model.pins.hard_vertices() {
+            assert_eq!(
+                state.positions[v as usize], model.rest[v as usize],
+                "a hard pin moved"
+            );
+        }
+    }
+    let force = net_forces(model, params.gravity, &state.positions);
+    let weight = model.masses.iter().cloned().fold(0.0, f64::max) * 9.8;
+    for (v, f) in force.iter().enumerate() {
+        if !model.pins.is_hard(v as u32) {
+            assert!(f.norm() < 1e-7 * weight, "vertex {v}: net force {f}");
+        }
+    }
+    state
+}
+
+/// Net force on every vertex at `x`: gravity, springs and tet constraints
+/// (`−w|V₀| (F − P(F)) g_j` per type and corner).
+fn net_forces(model: &Model, gravity: Vec3, x: &[Vec3]) -> Vec<Vec3> {
+    use softbody::solver::project::{SignedSvd, arap, strain_limit, volume};
+    let mut force: Vec<Vec3> = model.masses.iter().map(|m| gravity * *m).collect();
+    for (w, list) in [
+        (model.weights.structural, &model.springs.structural),
+        (model.weights.shear, &model.springs.shear),
+        (model.weights.bending, &model.springs.bending),
+    ] {
+        for s in list {
+            let d = x[s.a as usize] - x[s.b as usize];
+            let f = d.normalize() * (w * (d.norm() - s.rest));
+            force[s.a as usize] -= f;
+            force[s.b as usize] += f;
+        }
+    }
+    let (w, l) = (&model.weights, &model.limits);
+    for tet in &model.tets {
+        let f = tet.deformation_gradient(x);
+        let svd = SignedSvd::new(&f);
+        let stress = ((f - arap(&svd)) * w.strain
+            + (f - strain_limit(&svd, l.strain_min, l.strain_max)) * w.strain_limit
+            + (f - volume(&svd, l.volume_min, l.volume_max)) * w.volume)
+            * tet.rest_volume;
+        for (&v, g) in tet.vertices.iter().zip(tet.stencil()) {
+            force[v as usize] -= stress * g;
+        }
+    }
+    force
+}
+
+/// A solver built with the default parameters and `model`'s weights, then
+/// refactored to `weights` and `dt = 1/120`, keeps its factor's pattern and
+/// steps (20 frames from rest) as a solver built fresh with those. Returns
+/// the refactored solver's state.
+fn assert_refactor_equals_fresh(model: &Model, weights: Weights) -> State {
+    let params = SimParams::default();
+    let mut solver = Solver::new(model, &params).unwrap();
+    let nnz = solver.factor_stats().factor_nnz;
+    let new_params = SimParams {
+        dt: 1.0 / 120.0,
+        ..params.clone()
+    };
+    solver.refactor(weights, None, &new_params).unwrap();
+    assert_eq!(
+        solver.factor_stats().factor_nnz,
+        nnz,
+        "same pattern, same ordering"
+    );
+    let mut fresh_model = model.clone();
+    fresh_model.weights = weights;
+    let mut fresh = Solver::new(&fresh_model, &new_params).unwrap();
+    let (mut a, mut b) = (State::at_rest(model), State::at_rest(model));
+    for _ in 0..20 {
+        solver.step(&mut a).unwrap();
+        fresh.step(&mut b).unwrap();
+    }
+    let err = max_distance(&a.positions, &b.positions);
+    assert!(err < 1e-12, "{err:e}");
+    a
+}
+
+/// `frames` frames from rest with the default parameters on one thread and
+/// on three: `same_energies` holds for every frame's two reports, and the
+/// positions end within 1e-10 (only the summation order differs).
+fn assert_parallel_matches_serial(
+    model: &Model,
+    frames: usize,
+    same_energies: impl Fn(&StepReport, &StepReport) -> bool,
+) {
+    let params = SimParams::default();
+    let mut serial = Solver::new(model, &params).unwrap();
+    let mut parallel = Solver::new(model, &params).unwrap();
+    parallel.set_threads(3);
+    assert_eq!(parallel.threads(), 3);
+    let (mut a, mut b) = (State::at_rest(model), State::at_rest(model));
+    for frame in 0..frames {
+        let ra = serial.step(&mut a).unwrap();
+        let rb = parallel.step(&mut b).unwrap();
+        assert!(
+            same_energies(&ra, &rb),
+            "frame {frame}: {:?} vs {:?}",
+            ra.energies,
+            rb.energies
+        );
+    }
+    let err = max_distance(&a.positions, &b.positions);
+    assert!(err < 1e-10, "{err:e}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -94,22 +324,11 @@ proptest! {
             }
         }
         let params = SimParams { dt: 10f64.powf(log_dt), iterations: 8, ..SimParams::default() };
-        let mut solver = Solver::new(&model, &params).unwrap();
-        solver.set_trace(true);
         let mut state = State::at_rest(&model);
         jiggle(&mut state.velocities, 0.5, seed + 1);
-        for pin in model.pins.hard_vertices() {
-            state.velocities[*pin as usize] = Vec3::zeros();
-        }
-        for _ in 0..3 {
-            let report = solver.step(&mut state).unwrap();
-            prop_assert_eq!(report.trace.len(), 2 * params.iterations + 1);
-            for w in report.trace.windows(2) {
-                prop_assert!(w[1] <= w[0] + 1e-12 * w[0].abs().max(1e-12), "{:?}", report.trace);
-            }
-            for w in report.objective.windows(2) {
-                prop_assert!(w[1] <= w[0] + 1e-12 * w[0].abs().max(1e-12));
-            }
+        still_pins(&model, &mut state);
+        for report in step_with_monotone_trace(&model, &params, state)? {
+            prop_assert!(non_increasing(&report.objective), "{:?}", report.objective);
         }
     }
 }
@@ -134,62 +353,16 @@ fn many_iterations_match_newton() {
     };
     let mut state = State::at_rest(&model);
     jiggle(&mut state.velocities, 0.3, 7);
-    for v in model.pins.hard_vertices() {
-        state.velocities[*v as usize] = Vec3::zeros();
-    }
-    let start = state.clone();
-    let reference = newton::step(&model, &params, &start, &NewtonOptions::default()).unwrap();
-    assert!(
-        reference.gradient_norm < 1e-8,
-        "Newton did not converge: {}",
-        reference.gradient_norm
-    );
-    let mut solver = Solver::new(&model, &params).unwrap();
-    solver.step(&mut state).unwrap();
-    let err = relative_error(&state.positions, &reference.positions, &start.positions);
-    assert!(err < 1e-6, "relative error {err:e}");
-    // And a few iterations are visibly worse: the comparison can fail.
-    let few = SimParams {
-        iterations: 2,
-        ..params
-    };
-    let mut state2 = start.clone();
-    Solver::new(&model, &few)
-        .unwrap()
-        .step(&mut state2)
-        .unwrap();
-    assert!(relative_error(&state2.positions, &reference.positions, &start.positions) > 1e-4);
+    still_pins(&model, &mut state);
+    assert_matches_newton(&model, &params, state);
 }
 
 #[test]
 fn linear_momentum_is_conserved_without_gravity_or_pins() {
     let mut model = cloth(10, Weights::default());
     jiggle(&mut model.rest, 0.0, 0);
-    let mut state = State::at_rest(&model);
-    // Stretch it and give it a drift and a spin.
-    for p in &mut state.positions {
-        *p *= 1.3;
-    }
-    for (v, p) in state.velocities.iter_mut().zip(&state.positions) {
-        *v = Vec3::new(0.3, -0.2, 0.1) + Vec3::z().cross(p);
-    }
-    let momentum = |s: &State| -> Vec3 {
-        s.velocities
-            .iter()
-            .zip(&model.masses)
-            .map(|(v, m)| v * *m)
-            .sum()
-    };
-    let p0 = momentum(&state);
-    let mut solver = Solver::new(&model, &no_gravity()).unwrap();
-    for _ in 0..200 {
-        solver.step(&mut state).unwrap();
-    }
-    let p1 = momentum(&state);
-    // Exact in exact arithmetic; in floating point the stiffness-to-mass
-    // ratio of the diagonal amplifies round-off to ~1e-10 after 200 frames.
-    // (A 1% damping leak would show as 1e-2.)
-    assert!((p1 - p0).norm() < 1e-9 * p0.norm(), "{p0} -> {p1}");
+    // Stretch it (the check adds a drift and a spin).
+    assert_momentum_conserved(&model, |p| p * 1.3);
 }
 
 #[test]
@@ -213,18 +386,7 @@ fn rest_stays_at_rest() {
         }
     }
     let model = Model { springs, ..model };
-    let mut state = State::at_rest(&model);
-    let mut solver = Solver::new(&model, &no_gravity()).unwrap();
-    for _ in 0..100 {
-        solver.step(&mut state).unwrap();
-    }
-    let drift = state
-        .positions
-        .iter()
-        .zip(&model.rest)
-        .map(|(a, b)| (a - b).norm())
-        .fold(0.0, f64::max);
-    assert!(drift < 1e-10, "drift {drift:e}");
+    assert_stays_at_rest(&model);
 }
 
 #[test]
@@ -234,41 +396,9 @@ fn hanging_cloth_settles_to_static_equilibrium_and_pins_hold() {
         damping: 0.1,
         ..SimParams::default()
     };
-    let mut solver = Solver::new(&model, &params).unwrap();
-    let mut state = State::at_rest(&model);
-    let pinned: Vec<Vec3> = model
-        .pins
-        .hard_vertices()
-        .iter()
-        .map(|&v| state.positions[v as usize])
-        .collect();
-    for _ in 0..2000 {
-        solver.step(&mut state).unwrap();
-        for (k, &v) in model.pins.hard_vertices().iter().enumerate() {
-            assert_eq!(state.positions[v as usize], pinned[k], "a hard pin moved");
-        }
-    }
-    // Net force on every free vertex: springs + gravity.
+    // Pins hold; net force on every free vertex (springs + gravity) vanishes.
+    let state = assert_settles_to_static_equilibrium(&model, &params);
     let x = &state.positions;
-    let mut force: Vec<Vec3> = model.masses.iter().map(|m| params.gravity * *m).collect();
-    for (w, list) in [
-        (model.weights.structural, &model.springs.structural),
-        (model.weights.shear, &model.springs.shear),
-        (model.weights.bending, &model.springs.bending),
-    ] {
-        for s in list {
-            let d = x[s.a as usize] - x[s.b as usize];
-            let f = d.normalize() * (w * (d.norm() - s.rest));
-            force[s.a as usize] -= f;
-            force[s.b as usize] += f;
-        }
-    }
-    let weight = model.masses.iter().cloned().fold(0.0, f64::max) * 9.8;
-    for (v, f) in force.iter().enumerate() {
-        if !model.pins.is_hard(v as u32) {
-            assert!(f.norm() < 1e-7 * weight, "vertex {v}: net force {f}");
-        }
-    }
     // It really sagged: the middle of the top edge hangs between the pins.
     assert!(
         x[5].y < model.rest[5].y - 1e-3,
@@ -339,39 +469,12 @@ fn closed_undamped_system_never_gains_energy() {
 #[test]
 fn refactor_equals_a_fresh_solver() {
     let model = hanging(9);
-    let params = SimParams::default();
-    let mut solver = Solver::new(&model, &params).unwrap();
-    let nnz = solver.factor_stats().factor_nnz;
     let weights = Weights {
         structural: 5000.0,
         bending: 1.0,
         ..model.weights
     };
-    let new_params = SimParams {
-        dt: 1.0 / 120.0,
-        ..params.clone()
-    };
-    solver.refactor(weights, None, &new_params).unwrap();
-    assert_eq!(
-        solver.factor_stats().factor_nnz,
-        nnz,
-        "same pattern, same ordering"
-    );
-    let mut fresh_model = model.clone();
-    fresh_model.weights = weights;
-    let mut fresh = Solver::new(&fresh_model, &new_params).unwrap();
-    let (mut a, mut b) = (State::at_rest(&model), State::at_rest(&model));
-    for _ in 0..20 {
-        solver.step(&mut a).unwrap();
-        fresh.step(&mut b).unwrap();
-    }
-    let err = a
-        .positions
-        .iter()
-        .zip(&b.positions)
-        .map(|(x, y)| (x - y).norm())
-        .fold(0.0, f64::max);
-    assert!(err < 1e-12, "{err:e}");
+    assert_refactor_equals_fresh(&model, weights);
 }
 
 #[test]
@@ -458,29 +561,10 @@ fn everything_pinned_and_nothing_pinned_both_work() {
 
 #[test]
 fn parallel_local_step_matches_serial() {
-    let model = hanging(12);
-    let params = SimParams::default();
-    let mut serial = Solver::new(&model, &params).unwrap();
-    let mut parallel = Solver::new(&model, &params).unwrap();
-    parallel.set_threads(3);
-    assert_eq!(parallel.threads(), 3);
-    let (mut a, mut b) = (State::at_rest(&model), State::at_rest(&model));
-    for _ in 0..50 {
-        let ra = serial.step(&mut a).unwrap();
-        let rb = parallel.step(&mut b).unwrap();
-        // Only the summation order differs.
-        assert!(
-            (ra.energies.total() - rb.energies.total()).abs()
-                < 1e-9 * ra.energies.total().abs().max(1.0)
-        );
-    }
-    let err = a
-        .positions
-        .iter()
-        .zip(&b.positions)
-        .map(|(x, y)| (x - y).norm())
-        .fold(0.0, f64::max);
-    assert!(err < 1e-10, "{err:e}");
+    assert_parallel_matches_serial(&hanging(12), 50, |ra, rb| {
+        (ra.energies.total() - rb.energies.total()).abs()
+            < 1e-9 * ra.energies.total().abs().max(1.0)
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -517,38 +601,6 @@ fn all_tet_weights() -> Weights {
     }
 }
 
-/// Net force on every vertex at `x`: gravity, springs and tet constraints
-/// (`−w|V₀| (F − P(F)) g_j` per type and corner).
-fn net_forces(model: &Model, gravity: Vec3, x: &[Vec3]) -> Vec<Vec3> {
-    use softbody::solver::project::{SignedSvd, arap, strain_limit, volume};
-    let mut force: Vec<Vec3> = model.masses.iter().map(|m| gravity * *m).collect();
-    for (w, list) in [
-        (model.weights.structural, &model.springs.structural),
-        (model.weights.shear, &model.springs.shear),
-        (model.weights.bending, &model.springs.bending),
-    ] {
-        for s in list {
-            let d = x[s.a as usize] - x[s.b as usize];
-            let f = d.normalize() * (w * (d.norm() - s.rest));
-            force[s.a as usize] -= f;
-            force[s.b as usize] += f;
-        }
-    }
-    let (w, l) = (&model.weights, &model.limits);
-    for tet in &model.tets {
-        let f = tet.deformation_gradient(x);
-        let svd = SignedSvd::new(&f);
-        let stress = ((f - arap(&svd)) * w.strain
-            + (f - strain_limit(&svd, l.strain_min, l.strain_max)) * w.strain_limit
-            + (f - volume(&svd, l.volume_min, l.volume_max)) * w.volume)
-            * tet.rest_volume;
-        for (&v, g) in tet.vertices.iter().zip(tet.stencil()) {
-            force[v as usize] -= stress * g;
-        }
-    }
-    force
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
@@ -579,8 +631,6 @@ proptest! {
             model.pins.soft.push(Attachment { vertex: last, target: Vec3::new(0.4, 0.1, 0.2) });
         }
         let params = SimParams { dt: 10f64.powf(log_dt), iterations: 8, ..SimParams::default() };
-        let mut solver = Solver::new(&model, &params).unwrap();
-        solver.set_trace(true);
         let mut state = State::at_rest(&model);
         for (v, p) in state.positions.iter_mut().enumerate() {
             if !model.pins.is_hard(v as u32) {
@@ -591,15 +641,9 @@ proptest! {
         jiggle(&mut state.velocities, 0.5, seed + 1);
         for &pin in model.pins.hard_vertices() {
             state.positions[pin as usize] = model.rest[pin as usize];
-            state.velocities[pin as usize] = Vec3::zeros();
         }
-        for _ in 0..3 {
-            let report = solver.step(&mut state).unwrap();
-            prop_assert_eq!(report.trace.len(), 2 * params.iterations + 1);
-            for w in report.trace.windows(2) {
-                prop_assert!(w[1] <= w[0] + 1e-12 * w[0].abs().max(1e-12), "{:?}", report.trace);
-            }
-        }
+        still_pins(&model, &mut state);
+        step_with_monotone_trace(&model, &params, state)?;
     }
 }
 
@@ -625,78 +669,24 @@ fn tet_many_iterations_match_newton() {
         }
     }
     jiggle(&mut state.velocities, 0.3, 11);
-    for v in model.pins.hard_vertices() {
-        state.velocities[*v as usize] = Vec3::zeros();
-    }
-    let start = state.clone();
-    let reference = newton::step(&model, &params, &start, &NewtonOptions::default()).unwrap();
-    assert!(
-        reference.gradient_norm < 1e-8,
-        "Newton did not converge: {}",
-        reference.gradient_norm
-    );
-    let mut solver = Solver::new(&model, &params).unwrap();
-    let report = solver.step(&mut state).unwrap();
+    still_pins(&model, &mut state);
+    let report = assert_matches_newton(&model, &params, state);
     assert!(
         report.energies.strain_limit > 0.0 && report.energies.volume > 0.0,
         "{:?}",
         report.energies
     );
-    let err = relative_error(&state.positions, &reference.positions, &start.positions);
-    assert!(err < 1e-6, "relative error {err:e}");
-    let few = SimParams {
-        iterations: 2,
-        ..params
-    };
-    let mut state2 = start.clone();
-    Solver::new(&model, &few)
-        .unwrap()
-        .step(&mut state2)
-        .unwrap();
-    assert!(relative_error(&state2.positions, &reference.positions, &start.positions) > 1e-4);
 }
 
 #[test]
 fn tet_rest_stays_at_rest() {
-    let model = tet_model(1.0, [2, 2, 2], all_tet_weights(), true);
-    let mut state = State::at_rest(&model);
-    let mut solver = Solver::new(&model, &no_gravity()).unwrap();
-    for _ in 0..100 {
-        solver.step(&mut state).unwrap();
-    }
-    let drift = state
-        .positions
-        .iter()
-        .zip(&model.rest)
-        .map(|(a, b)| (a - b).norm())
-        .fold(0.0, f64::max);
-    assert!(drift < 1e-10, "drift {drift:e}");
+    assert_stays_at_rest(&tet_model(1.0, [2, 2, 2], all_tet_weights(), true));
 }
 
 #[test]
 fn tet_linear_momentum_is_conserved_without_gravity_or_pins() {
     let model = tet_model(1.0, [2, 2, 2], all_tet_weights(), true);
-    let mut state = State::at_rest(&model);
-    for p in &mut state.positions {
-        *p = Vec3::new(p.x * 1.3, p.y * 0.7, p.z + 0.2 * p.x);
-    }
-    for (v, p) in state.velocities.iter_mut().zip(&state.positions) {
-        *v = Vec3::new(0.3, -0.2, 0.1) + Vec3::z().cross(p);
-    }
-    let momentum = |s: &State| -> Vec3 {
-        s.velocities
-            .iter()
-            .zip(&model.masses)
-            .map(|(v, m)| v * *m)
-            .sum()
-    };
-    let p0 = momentum(&state);
-    let mut solver = Solver::new(&model, &no_gravity()).unwrap();
-    for _ in 0..200 {
-        solver.step(&mut state).unwrap();
-    }
-    let p1 = momentum(&state);
-    assert!((p1 - p0).norm() < 1e-9 * p0.norm(), "{p0} -> {p1}");
+    assert_momentum_conserved(&model, |p| Vec3::new(p.x * 1.3, p.y * 0.7, p.z + 0.2 * p.x));
 }
 
 #[test]
@@ -707,21 +697,7 @@ fn tet_cube_pinned_on_a_face_sags_to_static_equilibrium() {
         damping: 0.1,
         ..SimParams::default()
     };
-    let mut solver = Solver::new(&model, &params).unwrap();
-    let mut state = State::at_rest(&model);
-    for _ in 0..2000 {
-        solver.step(&mut state).unwrap();
-    }
-    for &v in model.pins.hard_vertices() {
-        assert_eq!(state.positions[v as usize], model.rest[v as usize]);
-    }
-    let force = net_forces(&model, params.gravity, &state.positions);
-    let weight = model.masses.iter().cloned().fold(0.0, f64::max) * 9.8;
-    for (v, f) in force.iter().enumerate() {
-        if !model.pins.is_hard(v as u32) {
-            assert!(f.norm() < 1e-7 * weight, "vertex {v}: net force {f}");
-        }
-    }
+    let state = assert_settles_to_static_equilibrium(&model, &params);
     // A soft body at the default weight: the free end droops visibly
     // (about a quarter of its size; see `Weights::default`).
     let sag = (0..model.vertex_count())
@@ -779,31 +755,7 @@ fn tet_refactor_equals_a_fresh_solver() {
     };
     let mut model = tet_model(1.0, [2, 2, 2], weights, true);
     model.pins = Pins::hard(low_x_face(&model));
-    let params = SimParams::default();
-    let mut solver = Solver::new(&model, &params).unwrap();
-    let nnz = solver.factor_stats().factor_nnz;
-    let new_weights = all_tet_weights();
-    let new_params = SimParams {
-        dt: 1.0 / 120.0,
-        ..params.clone()
-    };
-    solver.refactor(new_weights, None, &new_params).unwrap();
-    assert_eq!(solver.factor_stats().factor_nnz, nnz);
-    let mut fresh_model = model.clone();
-    fresh_model.weights = new_weights;
-    let mut fresh = Solver::new(&fresh_model, &new_params).unwrap();
-    let (mut a, mut b) = (State::at_rest(&model), State::at_rest(&model));
-    for _ in 0..20 {
-        solver.step(&mut a).unwrap();
-        fresh.step(&mut b).unwrap();
-    }
-    let err = a
-        .positions
-        .iter()
-        .zip(&b.positions)
-        .map(|(x, y)| (x - y).norm())
-        .fold(0.0, f64::max);
-    assert!(err < 1e-12, "{err:e}");
+    let a = assert_refactor_equals_fresh(&model, all_tet_weights());
     assert!(a.positions[model.vertex_count() - 1].y < model.rest[model.vertex_count() - 1].y);
 }
 
@@ -811,26 +763,9 @@ fn tet_refactor_equals_a_fresh_solver() {
 fn tet_parallel_local_step_matches_serial() {
     let mut model = tet_model(1.0, [3, 2, 2], all_tet_weights(), true);
     model.pins = Pins::hard(low_x_face(&model));
-    let params = SimParams::default();
-    let mut serial = Solver::new(&model, &params).unwrap();
-    let mut parallel = Solver::new(&model, &params).unwrap();
-    parallel.set_threads(3);
-    let (mut a, mut b) = (State::at_rest(&model), State::at_rest(&model));
-    for _ in 0..30 {
-        let ra = serial.step(&mut a).unwrap();
-        let rb = parallel.step(&mut b).unwrap();
-        assert!(
-            (ra.energies.strain - rb.energies.strain).abs()
-                <= 1e-9 * ra.energies.strain.abs().max(1e-9)
-        );
-    }
-    let err = a
-        .positions
-        .iter()
-        .zip(&b.positions)
-        .map(|(x, y)| (x - y).norm())
-        .fold(0.0, f64::max);
-    assert!(err < 1e-10, "{err:e}");
+    assert_parallel_matches_serial(&model, 30, |ra, rb| {
+        (ra.energies.strain - rb.energies.strain).abs() <= 1e-9 * ra.energies.strain.abs().max(1e-9)
+    });
 }
 
 #[test]

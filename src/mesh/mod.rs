@@ -33,6 +33,15 @@ pub use validate::{SurfaceMesh, ValidateOptions, ValidationStats, VertexGroup, v
 /// A position in model space (metres by convention).
 pub type Vec3 = nalgebra::Vector3<f64>;
 
+/// Axis-aligned bounds `(min, max)` of `points`, component-wise;
+/// `(+∞, −∞)` when there are none.
+pub(crate) fn bounds<'a>(points: impl IntoIterator<Item = &'a Vec3>) -> (Vec3, Vec3) {
+    points.into_iter().fold(
+        (Vec3::repeat(f64::INFINITY), Vec3::repeat(f64::NEG_INFINITY)),
+        |(lo, hi), p| (lo.inf(p), hi.sup(p)),
+    )
+}
+
 /// Reads, validates and reports on an OBJ file in one call.
 ///
 /// # Errors

@@ -331,10 +331,7 @@ mod tests {
         let euler = mesh.positions().len() as i64 - mesh.edges().len() as i64 + faces as i64
             - mesh.tets().len() as i64;
         assert_eq!(euler, 1);
-        let lo = mesh
-            .positions()
-            .iter()
-            .fold(Vec3::repeat(f64::MAX), |a, p| a.inf(p));
+        let (lo, _) = crate::mesh::bounds(mesh.positions());
         assert_eq!(lo, -size / 2.0);
     }
 }

@@ -1473,10 +1473,7 @@ fn write_msh_v2<W: Write>(out: &mut W, mesh: &TetMesh) -> io::Result<()> {
 fn write_msh_v4<W: Write>(out: &mut W, mesh: &TetMesh) -> io::Result<()> {
     let (positions, tets) = (mesh.positions(), mesh.tets());
     let (n, m) = (positions.len(), tets.len());
-    let (lo, hi) = positions.iter().fold(
-        (Vec3::repeat(f64::INFINITY), Vec3::repeat(f64::NEG_INFINITY)),
-        |(lo, hi), p| (lo.inf(p), hi.sup(p)),
-    );
+    let (lo, hi) = super::bounds(positions);
     writeln!(out, "$MeshFormat\n4.1 0 8\n$EndMeshFormat")?;
     // No points, curves or surfaces; volume 1 with its bounding box, in
     // physical group 1, with no bounding surfaces.

@@ -81,7 +81,7 @@ impl SurfaceMesh {
 
     /// Axis-aligned bounds `(min, max)`.
     pub fn bounds(&self) -> (Vec3, Vec3) {
-        bounds(&self.positions, None)
+        used_bounds(&self.positions, None)
     }
 
     /// Whether every edge has exactly two triangles (no boundary, no
@@ -130,15 +130,16 @@ pub struct ValidationStats {
     pub unreferenced_vertices: usize,
 }
 
-fn bounds(positions: &[Vec3], used: Option<&[bool]>) -> (Vec3, Vec3) {
-    let mut lo = Vec3::repeat(f64::INFINITY);
-    let mut hi = Vec3::repeat(f64::NEG_INFINITY);
-    for (i, p) in positions.iter().enumerate() {
-        if used.is_none_or(|u| u[i]) {
-            lo = lo.inf(p);
-            hi = hi.sup(p);
-        }
-    }
+/// The bounds of the positions `used` marks (all without `used`); `(0, 0)`
+/// when there are none.
+fn used_bounds(positions: &[Vec3], used: Option<&[bool]>) -> (Vec3, Vec3) {
+    let (lo, hi) = super::bounds(
+        positions
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| used.is_none_or(|u| u[i]))
+            .map(|(_, p)| p),
+    );
     if lo.x > hi.x {
         (Vec3::zeros(), Vec3::zeros())
     } else {
@@ -197,7 +198,7 @@ pub fn validate(
             }
         }
     }
-    let (lo, hi) = bounds(&raw.positions, Some(&used));
+    let (lo, hi) = used_bounds(&raw.positions, Some(&used));
     let diagonal = (hi - lo).norm();
     let mut stats = ValidationStats {
         input_vertices: n,

@@ -5,7 +5,7 @@
 
 use nalgebra::Matrix3;
 
-use crate::mesh::{TetMesh, Vec3};
+use crate::mesh::{TetMesh, Vec3, bounds};
 
 /// A surface carried by a tet model: its triangles index the embedded
 /// points.
@@ -85,10 +85,7 @@ struct TetGrid {
 impl TetGrid {
     fn new(mesh: &TetMesh) -> Self {
         let p = mesh.positions();
-        let (lo, hi) = p.iter().fold(
-            (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
-            |(lo, hi), q| (lo.inf(q), hi.sup(q)),
-        );
+        let (lo, hi) = bounds(p);
         // Cells at least as wide as the widest tet, so the tets containing a
         // point are binned (by centroid) in its cell or the 26 around it.
         let widest = mesh
@@ -96,9 +93,7 @@ impl TetGrid {
             .iter()
             .map(|t| {
                 let x = t.map(|v| p[v as usize]);
-                let (a, b) = x
-                    .iter()
-                    .fold((x[0], x[0]), |(a, b), q| (a.inf(q), b.sup(q)));
+                let (a, b) = bounds(&x);
                 (b - a).max()
             })
             .fold(0.0, f64::max);

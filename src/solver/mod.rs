@@ -138,30 +138,6 @@ struct Stored {
     tets: Vec<TetProjections>,
 }
 
-/// Elastic energies by constraint type at one iterate.
-#[derive(Clone, Copy, Default)]
-struct Elastic {
-    structural: f64,
-    shear: f64,
-    bending: f64,
-    attachment: f64,
-    strain: f64,
-    strain_limit: f64,
-    volume: f64,
-}
-
-impl Elastic {
-    fn sum(&self) -> f64 {
-        self.structural
-            + self.shear
-            + self.bending
-            + self.attachment
-            + self.strain
-            + self.strain_limit
-            + self.volume
-    }
-}
-
 fn check_params(model: &Model, params: &SimParams) -> Result<(), SolverError> {
     let bad = |what: String| Err(SolverError::InvalidParameter(what));
     if !(params.dt.is_finite() && params.dt > 0.0) {
@@ -240,10 +216,7 @@ impl Solver {
         check_params(model, params)?;
         let system = System::new(model, params.substep_dt())?;
         let m = model.vertex_count();
-        let (lo, hi) = model.rest.iter().fold(
-            (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
-            |(lo, hi), p| (lo.inf(p), hi.sup(p)),
-        );
+        let (lo, hi) = crate::mesh::bounds(&model.rest);
         Ok(Self {
             model: model.clone(),
             params: params.clone(),
@@ -401,7 +374,7 @@ impl Solver {
         self.x.copy_from_slice(&state.positions);
         let mut velocities = std::mem::take(&mut self.v);
         velocities.copy_from_slice(&state.velocities);
-        let mut elastic = Elastic::default();
+        let mut elastic = Energies::default();
         for _ in 0..self.params.substeps {
             let t0 = Instant::now();
             // Inertial target s = q + α h v + h² g (physics.md §1); hard
@@ -454,7 +427,7 @@ impl Solver {
                 } else {
                     local_step_parallel(&self.model, &self.x, &mut self.rhs, &mut self.partials)
                 };
-                let objective = self.inertia(inv_h2) + elastic.sum();
+                let objective = self.inertia(inv_h2) + elastic.elastic();
                 report.objective.push(objective);
                 let tg = Instant::now();
                 local += (tg - tl).as_secs_f64();
@@ -469,9 +442,11 @@ impl Solver {
             }
             let tl = Instant::now();
             elastic = local_step(&self.model, &self.x, None, None);
-            report.objective.push(self.inertia(inv_h2) + elastic.sum());
+            report
+                .objective
+                .push(self.inertia(inv_h2) + elastic.elastic());
             if self.projections.is_some() {
-                report.trace.push(self.inertia(inv_h2) + elastic.sum());
+                report.trace.push(self.inertia(inv_h2) + elastic.elastic());
             }
             local += tl.elapsed().as_secs_f64();
             report.contacts = self.collide();
@@ -542,7 +517,9 @@ impl Solver {
         self.energies_at(&state.positions, &state.velocities, &elastic)
     }
 
-    fn energies_at(&self, positions: &[Vec3], velocities: &[Vec3], elastic: &Elastic) -> Energies {
+    /// `elastic` with the kinetic and gravitational energies of
+    /// `positions` and `velocities` filled in.
+    fn energies_at(&self, positions: &[Vec3], velocities: &[Vec3], elastic: &Energies) -> Energies {
         let g = self.params.gravity;
         let (mut kinetic, mut gravitational) = (0.0, 0.0);
         for (((v, x), x0), m) in velocities
@@ -557,13 +534,7 @@ impl Solver {
         Energies {
             kinetic,
             gravitational,
-            structural: elastic.structural,
-            shear: elastic.shear,
-            bending: elastic.bending,
-            attachment: elastic.attachment,
-            strain: elastic.strain,
-            strain_limit: elastic.strain_limit,
-            volume: elastic.volume,
+            ..*elastic
         }
     }
 
@@ -625,7 +596,9 @@ fn spring_block(springs: &[Spring], w: f64, x: &[Vec3], rhs: Option<&mut [Vec3]>
     sum
 }
 
-impl Elastic {
+/// The local step's per-type elastic energies are an [`Energies`] with the
+/// kinetic and gravitational terms left 0 (so `elastic()` is their sum).
+impl Energies {
     fn set(&mut self, kind: SpringKind, energy: f64) {
         match kind {
             SpringKind::Structural => self.structural = energy,
@@ -634,8 +607,10 @@ impl Elastic {
         }
     }
 
-    fn add(self, other: Elastic) -> Elastic {
-        Elastic {
+    fn add(self, other: Energies) -> Energies {
+        Energies {
+            kinetic: self.kinetic + other.kinetic,
+            gravitational: self.gravitational + other.gravitational,
             structural: self.structural + other.structural,
             shear: self.shear + other.shear,
             bending: self.bending + other.bending,
@@ -672,16 +647,17 @@ fn attachment_block(model: &Model, x: &[Vec3], rhs: Option<&mut [Vec3]>) -> f64 
     0.5 * w * sum
 }
 
-/// Projects every constraint at `x`, returns the elastic energy per type,
-/// and, when `rhs` is given, accumulates `Σ w Gᵀ p` into it (rows of
-/// hard-pinned vertices receive values that are never read). With `store`,
-/// the projections are also kept, in constraint order.
+/// Projects every constraint at `x`, returns the elastic energy per type
+/// (kinetic and gravitational 0), and, when `rhs` is given, accumulates
+/// `Σ w Gᵀ p` into it (rows of hard-pinned vertices receive values that are
+/// never read). With `store`, the projections are also kept, in constraint
+/// order.
 fn local_step(
     model: &Model,
     x: &[Vec3],
     mut rhs: Option<&mut [Vec3]>,
     mut store: Option<&mut Stored>,
-) -> Elastic {
+) -> Energies {
     if let Some(store) = store.as_deref_mut() {
         store.points.clear();
         store.tets.clear();
@@ -696,7 +672,7 @@ fn local_step(
             .points
             .extend(model.pins.soft.iter().map(|a| a.target));
     }
-    let mut e = Elastic::default();
+    let mut e = Energies::default();
     for kind in SPRING_KINDS {
         let w = model.weights.spring(kind);
         let sum = spring_block(model.springs.of_kind(kind), w, x, rhs.as_deref_mut());
@@ -729,7 +705,7 @@ fn local_step_parallel(
     x: &[Vec3],
     rhs: &mut [Vec3],
     partials: &mut [Vec<Vec3>],
-) -> Elastic {
+) -> Energies {
     let parts = partials.len();
     let projector = TetProjector::new(model);
     let mut e = partials
@@ -737,7 +713,7 @@ fn local_step_parallel(
         .enumerate()
         .map(|(k, buf)| {
             buf.fill(Vec3::zeros());
-            let mut e = Elastic::default();
+            let mut e = Energies::default();
             for kind in SPRING_KINDS {
                 let part = chunk(model.springs.of_kind(kind), k, parts);
                 let w = model.weights.spring(kind);
@@ -748,7 +724,7 @@ fn local_step_parallel(
             e.set_tets(projector.weights(), sums);
             e
         })
-        .reduce(Elastic::default, Elastic::add);
+        .reduce(Energies::default, Energies::add);
     for buf in partials.iter() {
         for (o, p) in rhs.iter_mut().zip(buf) {
             *o += *p;

@@ -246,10 +246,7 @@ pub fn step(
     let mut grad = vec![0.0; 3 * nf];
     let mut trial = x.clone();
     let diagonal = {
-        let (lo, hi) = model.rest.iter().fold(
-            (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
-            |(l, u), p| (l.inf(p), u.sup(p)),
-        );
+        let (lo, hi) = crate::mesh::bounds(&model.rest);
         (hi - lo).norm().max(f64::MIN_POSITIVE)
     };
     let mut iterations = 0;

@@ -202,10 +202,7 @@ mod tests {
         let mut tris = s.triangles().to_vec();
         tris.extend(s.triangles().iter().map(|t| t.map(|v| v + n)));
         let tree = TriangleTree::new(&positions, &tris);
-        let (lo, hi) = positions.iter().fold(
-            (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
-            |(lo, hi), p| (lo.inf(p), hi.sup(p)),
-        );
+        let (lo, hi) = crate::mesh::bounds(&positions);
         let v = enclosed_volume(&tree, lo, hi, 64);
         assert!((v - 1.5).abs() < 0.02, "{v}");
     }
