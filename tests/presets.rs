@@ -348,7 +348,7 @@ fn an_unknown_group_lists_the_mesh_groups() {
     std::fs::write(&file, text).unwrap();
     let preset = Preset::load(&file).unwrap();
     let err = preset.build(&file).unwrap_err();
-    assert!(matches!(err.kind, PresetErrorKind::UnknownGroup { .. }));
+    assert!(matches!(*err.kind, PresetErrorKind::UnknownGroup { .. }));
     assert!(
         err.to_string().ends_with(
             "pins.hard[0]: the mesh has no group named `lef`; available: `left`, `right`, `bottom`, `top`, `back`, `front`"
@@ -466,7 +466,7 @@ fn failed_saves_keep_the_old_file() {
         let mut unwritable = new.clone();
         unwritable.mesh = MeshSource::Obj(std::ffi::OsStr::from_bytes(b"\xff.obj").into());
         let err = unwritable.save(&file).unwrap_err();
-        assert!(matches!(err.kind, PresetErrorKind::Write(_)), "{err}");
+        assert!(matches!(*err.kind, PresetErrorKind::Write(_)), "{err}");
         assert_eq!(std::fs::read(&file).unwrap(), before);
     }
 
@@ -474,7 +474,7 @@ fn failed_saves_keep_the_old_file() {
     let blocked = dir.join("blocked.toml");
     std::fs::create_dir(&blocked).unwrap();
     assert!(matches!(
-        new.save(&blocked).unwrap_err().kind,
+        *new.save(&blocked).unwrap_err().kind,
         PresetErrorKind::Write(_)
     ));
     assert!(blocked.is_dir());

@@ -168,7 +168,7 @@ impl Preset {
                 )
                 .map_err(|source| PresetErrorKind::Mesh {
                     field: "mesh.obj".to_owned(),
-                    source,
+                    source: Box::new(source),
                 })?;
                 let model = if tets {
                     let options = TetraOptions {
@@ -178,7 +178,7 @@ impl Preset {
                             .unwrap_or(TetraOptions::DEFAULT_RESOLUTION),
                     };
                     let tetra = tetra::tetrahedralize(&surface, &options)
-                        .map_err(PresetErrorKind::Tetrahedralize)?;
+                        .map_err(|e| PresetErrorKind::Tetrahedralize(Box::new(e)))?;
                     Model::from_tetrahedralization(
                         &surface,
                         &tetra,
@@ -199,7 +199,7 @@ impl Preset {
                 let mesh = mesh::read_tet_mesh(&dir.join(file)).map_err(|source| {
                     PresetErrorKind::TetFile {
                         field: "mesh.tet_file".to_owned(),
-                        source,
+                        source: Box::new(source),
                     }
                 })?;
                 Source {

@@ -20,8 +20,8 @@ pub struct PresetError {
     pub path: PathBuf,
     /// 1-based line of the offending key or value, when known.
     pub line: Option<usize>,
-    /// What is wrong.
-    pub kind: PresetErrorKind,
+    /// What is wrong (boxed: the error stays small on the happy path).
+    pub kind: Box<PresetErrorKind>,
 }
 
 impl fmt::Display for PresetError {
@@ -35,7 +35,7 @@ impl fmt::Display for PresetError {
 
 impl std::error::Error for PresetError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        std::error::Error::source(&self.kind)
+        std::error::Error::source(&*self.kind)
     }
 }
 
@@ -106,7 +106,7 @@ pub enum PresetErrorKind {
         /// Path of the mesh reference.
         field: String,
         /// The import error (with the mesh file and line).
-        source: ImportError,
+        source: Box<ImportError>,
     },
     /// The tet mesh file could not be read.
     #[error("{field}: {source}")]
@@ -114,11 +114,11 @@ pub enum PresetErrorKind {
         /// Path of the mesh reference.
         field: String,
         /// The read error (with the tet file and line).
-        source: TetIoError,
+        source: Box<TetIoError>,
     },
     /// The mesh could not be tetrahedralised.
     #[error("build: cannot tetrahedralise the mesh: {0}")]
-    Tetrahedralize(TetraError),
+    Tetrahedralize(Box<TetraError>),
 }
 
 fn suggestion_text(suggestion: &Option<String>, expected: &[String]) -> String {
@@ -151,7 +151,7 @@ impl PresetError {
         Self {
             path: path.to_owned(),
             line: None,
-            kind,
+            kind: Box::new(kind),
         }
     }
 }
@@ -185,7 +185,7 @@ impl<'a> Locator<'a> {
         PresetError {
             path: path.to_owned(),
             line: e.span().map(|s| line_of(text, s.start)),
-            kind: PresetErrorKind::Syntax(e.message().trim().to_owned()),
+            kind: Box::new(PresetErrorKind::Syntax(e.message().trim().to_owned())),
         }
     }
 
@@ -219,7 +219,7 @@ impl<'a> Locator<'a> {
         PresetError {
             path: path.to_owned(),
             line: self.line_of_field(field),
-            kind,
+            kind: Box::new(kind),
         }
     }
 
@@ -243,7 +243,7 @@ impl<'a> Locator<'a> {
         PresetError {
             path: path.to_owned(),
             line: span.map(|s| line_of(self.text, s.start)),
-            kind,
+            kind: Box::new(kind),
         }
     }
 
