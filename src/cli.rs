@@ -16,14 +16,16 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Import and validate a mesh, and report what was found and repaired.
+    /// Import and validate a mesh, and report what was found and repaired;
+    /// or load, check and build a preset and report its model.
     Inspect {
-        /// An OBJ file.
+        /// An OBJ file, or a preset (`.toml`).
         file: PathBuf,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
-        /// Weld vertices closer than this fraction of the bounding-box diagonal.
+        /// Weld vertices closer than this fraction of the bounding-box
+        /// diagonal (OBJ files; presets use the default).
         #[arg(long, default_value_t = 1e-6)]
         weld: f64,
     },

@@ -41,6 +41,8 @@
 //! ```
 
 pub mod bench;
+pub mod fsutil;
 pub mod mesh;
 pub mod model;
+pub mod preset;
 pub mod solver;

@@ -43,6 +43,13 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<(), Failure> {
     match command {
+        Command::Inspect { file, json, .. }
+            if file
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("toml")) =>
+        {
+            inspect_preset(&file, json)
+        }
         Command::Inspect { file, json, weld } => {
             let validate = ValidateOptions {
                 weld_relative: weld,
@@ -82,6 +89,38 @@ fn run(command: Command) -> Result<(), Failure> {
             threads,
         } => bench(scene.as_deref(), frames, warmup, json, threads),
     }
+}
+
+/// `inspect` of a preset: the built model's counts and factor size.
+fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
+    use softbody::preset::Preset;
+    use softbody::solver::Solver;
+    let bad = |e: softbody::preset::PresetError| Failure::BadInput(e.into());
+    let loaded = Preset::load_reporting(file).map_err(bad)?;
+    let built = loaded.preset.build(file).map_err(bad)?;
+    let solver = Solver::new(&built.model, &built.params)
+        .map_err(|e| Failure::BadInput(anyhow::anyhow!("{}: {e}", file.display())))?;
+    let factor = solver.factor_stats();
+    let summary = built.summary();
+    if json {
+        let mut value = serde_json::to_value(summary).map_err(|e| Failure::Runtime(e.into()))?;
+        value["file"] = serde_json::json!(file.display().to_string());
+        value["name"] = serde_json::json!(loaded.preset.name);
+        value["migrated_from"] = serde_json::json!(loaded.migrated_from);
+        value["factor_nnz"] = serde_json::json!(factor.factor_nnz);
+        println!("{value}");
+    } else {
+        println!("{} ({})", file.display(), loaded.preset.name);
+        if let Some(version) = loaded.migrated_from {
+            println!("  migrated from format version {version}");
+        }
+        print!("{summary}");
+        println!(
+            "  factor:      {} unknowns, {} non-zeros in L",
+            factor.unknowns, factor.factor_nnz
+        );
+    }
+    Ok(())
 }
 
 fn tetrahedralize(

@@ -195,3 +195,55 @@ fn bench_runs_a_tet_scene() {
     assert_eq!(v["springs"], 0);
     assert!(v["local_ms_median"].as_f64().is_some_and(|x| x > 0.0));
 }
+
+#[test]
+fn inspect_reports_a_preset() {
+    let out = softbody(&["inspect", "presets/hanging_cloth.toml"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("vertices:    900"), "{text}");
+    assert!(
+        text.contains("1740 structural, 1682 shear, 1680 bending"),
+        "{text}"
+    );
+    assert!(text.contains("2 hard, 0 soft"), "{text}");
+    assert!(text.contains("non-zeros in L"), "{text}");
+    let json = softbody(&["inspect", "--json", "presets/jelly.toml"]);
+    assert!(
+        json.status.success(),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["name"], "Jelly");
+    assert!(v["tets"].as_u64().unwrap() > 0);
+    assert!(v["soft_pins"].as_u64().unwrap() > 0);
+    assert!(v["factor_nnz"].as_u64().unwrap() > 0);
+    assert!(v["total_mass"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_bad_preset_exits_2_with_file_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("softbody-cli-preset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("typo.toml");
+    std::fs::write(
+        &file,
+        "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = 0.2\nweight = {}\n",
+    )
+    .unwrap();
+    let out = softbody(&["inspect", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "typo.toml:6: material.weight: unknown field `weight`; did you mean `weights`?"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -44,7 +44,6 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Vec3;
 use super::tet::{TetMesh, TetMeshError};
@@ -1356,41 +1355,14 @@ impl<'a> MshReader<'a> {
 // ---------------------------------------------------------------------------
 // Writing.
 
-/// Writes `path` atomically: `write` fills a new temporary file beside it,
-/// which is flushed to disk and then renamed over `path`. On failure the
-/// temporary file is removed and `path` is untouched.
+/// [`fsutil::write_atomically`](crate::fsutil::write_atomically) with the
+/// error naming `path`.
 fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> Result<(), TetIoError> {
-    static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
-    let fail = |e: io::Error| TetIoError::new(path, TetIoErrorKind::Write(e.to_string()));
-    let name = path.file_name().ok_or_else(|| {
-        fail(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the path does not name a file",
-        ))
-    })?;
-    let mut temp_name = std::ffi::OsString::from(".");
-    temp_name.push(name);
-    temp_name.push(format!(
-        ".{}-{}.tmp",
-        std::process::id(),
-        TEMP_FILES.fetch_add(1, Ordering::Relaxed)
-    ));
-    let temp = path.with_file_name(temp_name);
-    let result = File::create_new(&temp).and_then(|file| {
-        let mut out = BufWriter::new(file);
-        write(&mut out)?;
-        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    });
-    result.map_err(|e| {
-        // Best effort: the write error matters, not a failed clean-up.
-        let _ = std::fs::remove_file(&temp);
-        fail(e)
-    })
+    crate::fsutil::write_atomically(path, write)
+        .map_err(|e| TetIoError::new(path, TetIoErrorKind::Write(e.to_string())))
 }
 
 /// `x y z` in shortest round-trip form.

@@ -68,4 +68,9 @@ impl ClothGrid {
     pub fn top_corners(&self) -> [u32; 2] {
         [0, (self.n - 1) as u32]
     }
+
+    /// The top row of nodes, left to right.
+    pub fn top_edge(&self) -> Vec<u32> {
+        (0..self.n as u32).collect()
+    }
 }

@@ -23,7 +23,9 @@ use crate::mesh::{SurfaceMesh, TetMesh, Vec3};
 /// pins): N/m in `E = w/2 ‖x_i − t‖²`. Tet constraints: `w` per unit rest
 /// volume (Pa = J/m³) in `E = w|V₀|/2 ‖F − P(F)‖²`, so a refined mesh of
 /// the same body has the same stiffness; 0 turns a constraint type off.
+/// Deserialising takes a missing weight from [`Weights::default`].
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct Weights {
     /// Structural (edge) springs.
     pub structural: f64,
@@ -34,15 +36,12 @@ pub struct Weights {
     /// Soft pins.
     pub attachment: f64,
     /// Corotated (ARAP) tet strain: projection onto the rotations.
-    #[serde(default)]
     pub strain: f64,
     /// Tet strain limiting: principal stretches outside
     /// `[strain_min, strain_max]` of the model's [`TetLimits`] are pulled back.
-    #[serde(default)]
     pub strain_limit: f64,
     /// Tet volume: `det F` outside `[volume_min, volume_max]` of the
     /// model's [`TetLimits`] is pulled back.
-    #[serde(default)]
     pub volume: f64,
 }
 

@@ -62,7 +62,9 @@ impl Tet {
 
 /// The sets the optional tet constraints project onto. Both are ranges
 /// around the rest state (`1`), so a body at rest has zero energy in them.
+/// Deserialising takes a missing limit from [`TetLimits::default`].
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct TetLimits {
     /// Smallest principal stretch the strain limit allows, `σ_min ∈ [0, 1]`.
     pub strain_min: f64,

@@ -5,7 +5,7 @@ use crate::mesh::Vec3;
 
 /// A static obstacle.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Collider {
     /// The half-space `y ≥ height`.
     Ground {

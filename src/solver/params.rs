@@ -5,7 +5,9 @@ use crate::mesh::Vec3;
 
 /// Simulation parameters. Changing `dt` or `substeps` changes the system
 /// matrix (a numeric refactorisation); the rest only changes right-hand sides.
+/// Deserialising takes a missing field from [`SimParams::default`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct SimParams {
     /// Frame time step `h` in seconds. Default 1/60: one step per displayed
     /// frame at 60 Hz, the setting of the seed papers.

@@ -1,0 +1,292 @@
+//! [`Preset::build`]: the model, parameters and source mesh of a preset.
+
+use std::path::Path;
+
+use super::{BuildKind, MeshSource, Preset, PresetError, PresetErrorKind, Selector};
+use crate::mesh::{self, ImportOptions, SurfaceMesh, ValidateOptions, Vec3};
+use crate::model::tetra::{self, TetraOptions};
+use crate::model::{Attachment, ClothGrid, Model, Pins};
+use crate::solver::SimParams;
+
+/// What [`Preset::build`] makes.
+#[derive(Clone, Debug)]
+pub struct Built {
+    /// The model with its pins.
+    pub model: Model,
+    /// The simulation parameters.
+    pub params: SimParams,
+    /// The OBJ surface the model was built from, if any (for a tet model,
+    /// the model's skin).
+    pub surface: Option<SurfaceMesh>,
+}
+
+/// Counts of a built model, for reports (`softbody inspect`).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct BuildSummary {
+    /// Simulated vertices.
+    pub vertices: usize,
+    /// Structural springs.
+    pub structural: usize,
+    /// Shear springs.
+    pub shear: usize,
+    /// Bending springs.
+    pub bending: usize,
+    /// Tetrahedra.
+    pub tets: usize,
+    /// Hard-pinned vertices.
+    pub hard_pins: usize,
+    /// Soft-pinned vertices.
+    pub soft_pins: usize,
+    /// Total mass in kg.
+    pub total_mass: f64,
+    /// Vertices of the skin drawn instead of the model's own triangles.
+    pub skin_vertices: Option<usize>,
+}
+
+impl Built {
+    /// The counts of the model.
+    pub fn summary(&self) -> BuildSummary {
+        let m = &self.model;
+        BuildSummary {
+            vertices: m.vertex_count(),
+            structural: m.springs.structural.len(),
+            shear: m.springs.shear.len(),
+            bending: m.springs.bending.len(),
+            tets: m.tets.len(),
+            hard_pins: m.pins.hard_vertices().len(),
+            soft_pins: m.pins.soft.len(),
+            total_mass: m.total_mass(),
+            skin_vertices: m.skin.as_ref().map(|s| s.embedding.len()),
+        }
+    }
+}
+
+impl std::fmt::Display for BuildSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "  vertices:    {}", self.vertices)?;
+        writeln!(
+            f,
+            "  springs:     {} structural, {} shear, {} bending",
+            self.structural, self.shear, self.bending
+        )?;
+        writeln!(f, "  tets:        {}", self.tets)?;
+        if let Some(skin) = self.skin_vertices {
+            writeln!(f, "  skin:        {skin} vertices")?;
+        }
+        writeln!(
+            f,
+            "  pins:        {} hard, {} soft",
+            self.hard_pins, self.soft_pins
+        )?;
+        writeln!(f, "  total mass:  {:.4} kg", self.total_mass)
+    }
+}
+
+/// The built model before pins, with what the pin selectors need.
+struct Source {
+    model: Model,
+    surface: Option<SurfaceMesh>,
+    grid: Option<ClothGrid>,
+}
+
+impl Preset {
+    /// Builds the model: loads the mesh (paths relative to `preset_path`'s
+    /// directory), makes springs or tets, and resolves the pins.
+    ///
+    /// # Errors
+    /// [`PresetErrorKind::Mesh`] or [`PresetErrorKind::TetFile`] if the mesh
+    /// cannot be loaded; [`PresetErrorKind::Tetrahedralize`] if it cannot be
+    /// tetrahedralised; [`PresetErrorKind::UnknownGroup`] for a group the
+    /// mesh lacks; [`PresetErrorKind::IndexOutOfRange`] for an index beyond
+    /// the model; [`PresetErrorKind::Invalid`] for a preset that fails
+    /// [`Preset::validate`] or a selector that selects no vertex. Errors
+    /// name `preset_path`, without a line (the text is not at hand).
+    pub fn build(&self, preset_path: &Path) -> Result<Built, PresetError> {
+        let fail = |kind| PresetError::new(preset_path, kind);
+        self.validate().map_err(fail)?;
+        let dir = preset_path.parent().unwrap_or(Path::new(""));
+        let source = self.source(dir).map_err(fail)?;
+        let Source {
+            mut model,
+            surface,
+            grid,
+        } = source;
+        let select = |list: &str, selectors: &[Selector]| -> Result<Vec<u32>, PresetErrorKind> {
+            let mut all = Vec::new();
+            for (i, s) in selectors.iter().enumerate() {
+                let field = format!("pins.{list}[{i}]");
+                let selected = select(s, &field, &model, surface.as_ref(), grid.as_ref())?;
+                if selected.is_empty() {
+                    return Err(PresetErrorKind::Invalid {
+                        field,
+                        message: "selects no vertex".to_owned(),
+                    });
+                }
+                all.extend(selected);
+            }
+            Ok(all)
+        };
+        let hard = select("hard", &self.pins.hard).map_err(fail)?;
+        let soft = select("soft", &self.pins.soft).map_err(fail)?;
+        let mut pins = Pins::hard(hard);
+        let mut soft_vertices: Vec<u32> = soft.into_iter().filter(|&v| !pins.is_hard(v)).collect();
+        soft_vertices.sort_unstable();
+        soft_vertices.dedup();
+        pins.soft = soft_vertices
+            .into_iter()
+            .map(|vertex| Attachment {
+                vertex,
+                target: model.rest[vertex as usize],
+            })
+            .collect();
+        model.pins = pins;
+        Ok(Built {
+            model,
+            params: self.sim.clone(),
+            surface,
+        })
+    }
+
+    /// The model without pins.
+    fn source(&self, dir: &Path) -> Result<Source, PresetErrorKind> {
+        let material = &self.material;
+        let tets = self.build.kind == BuildKind::Tets;
+        let mut source = match &self.mesh {
+            MeshSource::Grid(spec) => {
+                let grid = ClothGrid::new(spec.n, spec.width);
+                Source {
+                    model: Model::from_cloth_grid(&grid, material.density, material.weights),
+                    surface: None,
+                    grid: Some(grid),
+                }
+            }
+            MeshSource::Obj(file) => {
+                let (surface, _) = mesh::load_obj(
+                    &dir.join(file),
+                    &ImportOptions::default(),
+                    &ValidateOptions::default(),
+                )
+                .map_err(|source| PresetErrorKind::Mesh {
+                    field: "mesh.obj".to_owned(),
+                    source: Box::new(source),
+                })?;
+                let model = if tets {
+                    let options = TetraOptions {
+                        resolution: self
+                            .build
+                            .resolution
+                            .unwrap_or(TetraOptions::DEFAULT_RESOLUTION),
+                    };
+                    let tetra = tetra::tetrahedralize(&surface, &options)
+                        .map_err(|e| PresetErrorKind::Tetrahedralize(Box::new(e)))?;
+                    Model::from_tetrahedralization(
+                        &surface,
+                        &tetra,
+                        material.density,
+                        material.weights,
+                        self.build.edge_springs,
+                    )
+                } else {
+                    Model::from_surface(&surface, material.density, material.weights)
+                };
+                Source {
+                    model,
+                    surface: Some(surface),
+                    grid: None,
+                }
+            }
+            MeshSource::TetFile(file) => {
+                let mesh = mesh::read_tet_mesh(&dir.join(file)).map_err(|source| {
+                    PresetErrorKind::TetFile {
+                        field: "mesh.tet_file".to_owned(),
+                        source: Box::new(source),
+                    }
+                })?;
+                Source {
+                    model: Model::from_tet_mesh(
+                        &mesh,
+                        material.density,
+                        material.weights,
+                        self.build.edge_springs,
+                    ),
+                    surface: None,
+                    grid: None,
+                }
+            }
+        };
+        source.model.limits = material.limits;
+        Ok(source)
+    }
+}
+
+/// The model vertices `selector` picks (unsorted, possibly repeated).
+fn select(
+    selector: &Selector,
+    field: &str,
+    model: &Model,
+    surface: Option<&SurfaceMesh>,
+    grid: Option<&ClothGrid>,
+) -> Result<Vec<u32>, PresetErrorKind> {
+    let where_rest = |keep: &dyn Fn(&Vec3) -> bool| -> Vec<u32> {
+        (0..model.vertex_count() as u32)
+            .filter(|&v| keep(&model.rest[v as usize]))
+            .collect()
+    };
+    match selector {
+        Selector::Indices(indices) => {
+            let vertices = model.vertex_count();
+            match indices.iter().find(|&&i| i as usize >= vertices) {
+                Some(&index) => Err(PresetErrorKind::IndexOutOfRange {
+                    field: field.to_owned(),
+                    index,
+                    vertices,
+                }),
+                None => Ok(indices.clone()),
+            }
+        }
+        Selector::Group(name) => {
+            let groups = surface.map_or(&[][..], SurfaceMesh::groups);
+            let group = groups.iter().find(|g| &g.name == name).ok_or_else(|| {
+                PresetErrorKind::UnknownGroup {
+                    field: field.to_owned(),
+                    name: name.clone(),
+                    available: groups.iter().map(|g| g.name.clone()).collect(),
+                }
+            })?;
+            Ok(match &model.skin {
+                // The tet vertex each surface vertex leans on most.
+                Some(skin) => group
+                    .vertices
+                    .iter()
+                    .map(|&v| {
+                        let (corners, weights) = (
+                            skin.embedding.corners[v as usize],
+                            skin.embedding.weights[v as usize],
+                        );
+                        let best = (0..4)
+                            .max_by(|&a, &b| weights[a].total_cmp(&weights[b]))
+                            .unwrap_or(0);
+                        corners[best]
+                    })
+                    .collect(),
+                None => group.vertices.clone(),
+            })
+        }
+        Selector::Plane {
+            point,
+            normal,
+            distance,
+        } => {
+            let n = normal.normalize();
+            Ok(where_rest(&|x| (x - point).dot(&n).abs() <= *distance))
+        }
+        Selector::Box { min, max } => Ok(where_rest(&|x| {
+            x.iter()
+                .zip(min.iter().zip(max.iter()))
+                .all(|(c, (lo, hi))| lo <= c && c <= hi)
+        })),
+        // Validation allows these only with a grid (else they select nothing).
+        Selector::TopCorners => Ok(grid.map_or(Vec::new(), |g| g.top_corners().to_vec())),
+        Selector::TopEdge => Ok(grid.map_or(Vec::new(), ClothGrid::top_edge)),
+    }
+}

@@ -1,0 +1,418 @@
+//! [`PresetError`]: what is wrong with a preset, with its file, line and
+//! field; and the mapping from TOML spans to lines and field paths.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::mesh::{ImportError, TetIoError};
+use crate::model::tetra::TetraError;
+
+/// A preset failure: the file, the 1-based line where known, and what is wrong.
+///
+/// Displays as `presets/silk.toml:12: material.weights.bendng: unknown
+/// field; did you mean `bending`?`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PresetError {
+    /// The preset file.
+    pub path: PathBuf,
+    /// 1-based line of the offending key or value, when known.
+    pub line: Option<usize>,
+    /// What is wrong (boxed: the error stays small on the happy path).
+    pub kind: Box<PresetErrorKind>,
+}
+
+impl fmt::Display for PresetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: {}", self.path.display(), line, self.kind),
+            None => write!(f, "{}: {}", self.path.display(), self.kind),
+        }
+    }
+}
+
+impl std::error::Error for PresetError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&*self.kind)
+    }
+}
+
+/// What is wrong, without the file and line (see [`PresetError`]). Field
+/// paths are dotted TOML keys with array indices, e.g. `pins.hard[1]`.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PresetErrorKind {
+    /// The file could not be read.
+    #[error("cannot read the preset: {0}")]
+    Read(String),
+    /// The file could not be written (the previous file is intact).
+    #[error("cannot write the preset: {0}")]
+    Write(String),
+    /// The text is not valid TOML.
+    #[error("invalid TOML: {0}")]
+    Syntax(String),
+    /// A key (or enum variant) the format does not have.
+    #[error("{field}: unknown {what} `{name}`{}", suggestion_text(.suggestion, .expected))]
+    Unknown {
+        /// Path of the unknown key, or of the value naming an unknown variant.
+        field: String,
+        /// `field` or `variant`.
+        what: &'static str,
+        /// The unknown name.
+        name: String,
+        /// The closest valid name, when one is close.
+        suggestion: Option<String>,
+        /// The valid names there.
+        expected: Vec<String>,
+    },
+    /// A value of the wrong type, a missing key or a value out of range.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// Path of the value (or of the table missing a key).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A format version this build cannot read.
+    #[error(
+        "version: format version {0} is not supported; this build reads versions 0 to {current}",
+        current = super::CURRENT_VERSION
+    )]
+    Version(i64),
+    /// A named vertex group the mesh does not have.
+    #[error("{field}: the mesh has no group named `{name}`; {}", groups_text(.available))]
+    UnknownGroup {
+        /// Path of the selector.
+        field: String,
+        /// The name asked for.
+        name: String,
+        /// The mesh's group names.
+        available: Vec<String>,
+    },
+    /// An explicit vertex index beyond the built model.
+    #[error("{field}: vertex {index} is out of range: the model has {vertices} vertices")]
+    IndexOutOfRange {
+        /// Path of the selector.
+        field: String,
+        /// The index.
+        index: u32,
+        /// Vertices of the built model.
+        vertices: usize,
+    },
+    /// The OBJ mesh could not be loaded.
+    #[error("{field}: {source}")]
+    Mesh {
+        /// Path of the mesh reference.
+        field: String,
+        /// The import error (with the mesh file and line).
+        source: Box<ImportError>,
+    },
+    /// The tet mesh file could not be read.
+    #[error("{field}: {source}")]
+    TetFile {
+        /// Path of the mesh reference.
+        field: String,
+        /// The read error (with the tet file and line).
+        source: Box<TetIoError>,
+    },
+    /// The mesh could not be tetrahedralised.
+    #[error("build: cannot tetrahedralise the mesh: {0}")]
+    Tetrahedralize(Box<TetraError>),
+}
+
+fn suggestion_text(suggestion: &Option<String>, expected: &[String]) -> String {
+    let list = || {
+        expected
+            .iter()
+            .map(|e| format!("`{e}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match suggestion {
+        Some(s) => format!("; did you mean `{s}`?"),
+        None if expected.is_empty() => String::new(),
+        None => format!("; expected one of {}", list()),
+    }
+}
+
+fn groups_text(available: &[String]) -> String {
+    if available.is_empty() {
+        "it has no named groups".to_owned()
+    } else {
+        let names: Vec<String> = available.iter().map(|g| format!("`{g}`")).collect();
+        format!("available: {}", names.join(", "))
+    }
+}
+
+impl PresetError {
+    /// An error in `path` without a line.
+    pub(super) fn new(path: &Path, kind: PresetErrorKind) -> Self {
+        Self {
+            path: path.to_owned(),
+            line: None,
+            kind: Box::new(kind),
+        }
+    }
+}
+
+/// Names lines and field paths in a preset's text: the TOML document
+/// parsed with spans.
+pub(super) struct Locator<'a> {
+    text: &'a str,
+    root: Spanned<DeTable<'a>>,
+}
+
+/// One step of a field path: a key or an array index.
+#[derive(Clone, Debug, PartialEq)]
+enum Step<'s> {
+    Key(&'s str),
+    Index(usize),
+}
+
+impl<'a> Locator<'a> {
+    /// Parses `text`.
+    ///
+    /// # Errors
+    /// [`PresetErrorKind::Syntax`] at its line for text that is not TOML.
+    pub(super) fn new(text: &'a str, path: &Path) -> Result<Self, PresetError> {
+        let root = DeTable::parse(text).map_err(|e| Self::raw_error(text, path, &e))?;
+        Ok(Self { text, root })
+    }
+
+    /// A syntax error (no document to take field paths from).
+    fn raw_error(text: &str, path: &Path, e: &toml::de::Error) -> PresetError {
+        PresetError {
+            path: path.to_owned(),
+            line: e.span().map(|s| line_of(text, s.start)),
+            kind: Box::new(PresetErrorKind::Syntax(e.message().trim().to_owned())),
+        }
+    }
+
+    /// The 1-based line of `field` (a dotted path with `[i]` indices), or of
+    /// its deepest ancestor present in the text; `None` if not even the
+    /// first key is present.
+    pub(super) fn line_of_field<'s>(&'s self, field: &str) -> Option<usize> {
+        let find = |t: &'s DeTable<'a>, k: &str| {
+            t.iter()
+                .find(|(key, _)| key.get_ref() == k)
+                .map(|(key, v)| (key.span().start, v))
+        };
+        let mut value: Option<&Spanned<DeValue<'a>>> = None; // None: the root
+        let mut found = None;
+        for step in parse_path(field) {
+            let next = match (step, value.map(Spanned::get_ref)) {
+                (Step::Key(k), None) => find(self.root.get_ref(), k),
+                (Step::Key(k), Some(DeValue::Table(t))) => find(t, k),
+                (Step::Index(i), Some(DeValue::Array(a))) => a.get(i).map(|v| (v.span().start, v)),
+                _ => None,
+            };
+            let Some((start, v)) = next else { break };
+            found = Some(start);
+            value = Some(v);
+        }
+        found.map(|start| line_of(self.text, start))
+    }
+
+    /// The error for `field` with `kind`, at the field's line.
+    pub(super) fn at_field(&self, path: &Path, field: &str, kind: PresetErrorKind) -> PresetError {
+        PresetError {
+            path: path.to_owned(),
+            line: self.line_of_field(field),
+            kind: Box::new(kind),
+        }
+    }
+
+    /// A deserialisation error: the field path at its span, its line, and
+    /// for an unknown key or variant the closest valid name.
+    pub(super) fn deserialize_error(&self, path: &Path, e: &toml::de::Error) -> PresetError {
+        let span = e.span();
+        let field = span
+            .as_ref()
+            .and_then(|s| self.field_at(s.start))
+            .unwrap_or_default();
+        let message = e.message().trim();
+        let kind = unknown_name(message, &field).unwrap_or_else(|| PresetErrorKind::Invalid {
+            field: if field.is_empty() {
+                "(top level)".to_owned()
+            } else {
+                field
+            },
+            message: message.to_owned(),
+        });
+        PresetError {
+            path: path.to_owned(),
+            line: span.map(|s| line_of(self.text, s.start)),
+            kind: Box::new(kind),
+        }
+    }
+
+    /// The path of the innermost key or value whose span contains `offset`.
+    fn field_at(&self, offset: usize) -> Option<String> {
+        let mut best: Option<(usize, String)> = None;
+        visit_table(self.root.get_ref(), "", offset, &mut best);
+        best.map(|(_, path)| path)
+    }
+}
+
+/// Records `path` if `span` contains `offset` and is shorter than the best so far.
+fn consider(
+    span: std::ops::Range<usize>,
+    path: &str,
+    offset: usize,
+    best: &mut Option<(usize, String)>,
+) {
+    let contains = span.start <= offset && offset < span.end.max(span.start + 1);
+    if contains && best.as_ref().is_none_or(|(len, _)| span.len() <= *len) {
+        *best = Some((span.len(), path.to_owned()));
+    }
+}
+
+fn visit_table(
+    table: &DeTable<'_>,
+    prefix: &str,
+    offset: usize,
+    best: &mut Option<(usize, String)>,
+) {
+    for (key, value) in table {
+        let path = if prefix.is_empty() {
+            key.get_ref().to_string()
+        } else {
+            format!("{prefix}.{}", key.get_ref())
+        };
+        consider(key.span(), &path, offset, best);
+        visit_value(value, &path, offset, best);
+    }
+}
+
+fn visit_value(
+    value: &Spanned<DeValue<'_>>,
+    path: &str,
+    offset: usize,
+    best: &mut Option<(usize, String)>,
+) {
+    consider(value.span(), path, offset, best);
+    match value.get_ref() {
+        DeValue::Table(t) => visit_table(t, path, offset, best),
+        DeValue::Array(a) => {
+            for (i, item) in a.iter().enumerate() {
+                visit_value(item, &format!("{path}[{i}]"), offset, best);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Splits `a.b[2].c` into steps.
+fn parse_path(field: &str) -> Vec<Step<'_>> {
+    let mut steps = Vec::new();
+    for part in field.split('.') {
+        let (key, mut rest) = part.split_once('[').map_or((part, ""), |(k, r)| (k, r));
+        if !key.is_empty() {
+            steps.push(Step::Key(key));
+        }
+        while let Some((index, after)) = rest.split_once(']') {
+            if let Ok(i) = index.parse() {
+                steps.push(Step::Index(i));
+            }
+            rest = after.strip_prefix('[').unwrap_or(after);
+        }
+    }
+    steps
+}
+
+/// The 1-based line of byte `offset`.
+pub(super) fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Serde's `unknown field `x`, expected one of `a`, `b`` (or `unknown
+/// variant`) as [`PresetErrorKind::Unknown`] with the closest name.
+fn unknown_name(message: &str, field: &str) -> Option<PresetErrorKind> {
+    let (what, rest) = [
+        ("field", "unknown field `"),
+        ("variant", "unknown variant `"),
+    ]
+    .into_iter()
+    .find_map(|(what, prefix)| message.strip_prefix(prefix).map(|r| (what, r)))?;
+    let (name, expected_text) = rest.split_once('`')?;
+    let expected: Vec<String> = expected_text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect();
+    Some(PresetErrorKind::Unknown {
+        field: if field.is_empty() {
+            "(top level)"
+        } else {
+            field
+        }
+        .to_owned(),
+        what,
+        name: name.to_owned(),
+        suggestion: closest(name, &expected),
+        expected,
+    })
+}
+
+/// The name in `candidates` closest to `name` by Jaro–Winkler similarity,
+/// if it is similar enough (≥ 0.7) to be a likely typo.
+fn closest(name: &str, candidates: &[String]) -> Option<String> {
+    candidates
+        .iter()
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score >= 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_parse_into_keys_and_indices() {
+        assert_eq!(
+            parse_path("pins.hard[2].plane"),
+            vec![
+                Step::Key("pins"),
+                Step::Key("hard"),
+                Step::Index(2),
+                Step::Key("plane")
+            ]
+        );
+        assert_eq!(
+            parse_path("a[0][1]"),
+            vec![Step::Key("a"), Step::Index(0), Step::Index(1)]
+        );
+    }
+
+    #[test]
+    fn closest_names_only_likely_typos() {
+        let names = ["structural", "shear", "bending"].map(String::from);
+        assert_eq!(closest("bendng", &names).as_deref(), Some("bending"));
+        assert_eq!(closest("sheer", &names).as_deref(), Some("shear"));
+        assert_eq!(closest("xyz", &names), None);
+    }
+
+    #[test]
+    fn lines_of_fields_and_offsets() {
+        let text = "version = 1\n\n[material]\ndensity = 1.0\n[material.weights]\nbending = 2.0\n";
+        let loc = Locator::new(text, Path::new("p.toml")).unwrap();
+        assert_eq!(loc.line_of_field("material.weights.bending"), Some(6));
+        assert_eq!(loc.line_of_field("material.density"), Some(4));
+        assert_eq!(loc.line_of_field("material.weights.shear"), Some(5));
+        assert_eq!(loc.line_of_field("sim.dt"), None);
+        let offset = text.find("bending").unwrap() + 2;
+        assert_eq!(
+            loc.field_at(offset).as_deref(),
+            Some("material.weights.bending")
+        );
+    }
+}

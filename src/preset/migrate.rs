@@ -1,0 +1,86 @@
+//! Version 0 (see the [module docs](super)) and its migration.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::{Build, CURRENT_VERSION, Material, MeshSource, PinSpec, Preset, Selector, View};
+use crate::mesh::Vec3;
+use crate::model::{TetLimits, Weights};
+use crate::solver::SimParams;
+
+/// A version-0 preset.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PresetV0 {
+    /// Always 0 here; read so that the key is not unknown.
+    #[serde(rename = "version")]
+    _version: u32,
+    mesh: PathBuf,
+    density: f64,
+    stiffness: StiffnessV0,
+    dt: Option<f64>,
+    iterations: Option<usize>,
+    gravity: Option<f64>,
+    #[serde(default)]
+    pins: Vec<u32>,
+}
+
+/// Version 0's spring stiffnesses (N/m).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StiffnessV0 {
+    stretch: f64,
+    #[serde(default)]
+    shear: f64,
+    bend: f64,
+}
+
+/// The version-1 preset of a version-0 one: an OBJ built as springs, the
+/// stiffnesses as structural, shear and bending weights (the others at
+/// their defaults), `gravity` as its `y` component, `pins` as one hard
+/// index selector.
+pub(super) fn from_v0(v0: PresetV0) -> Preset {
+    let PresetV0 {
+        _version,
+        mesh,
+        density,
+        stiffness,
+        dt,
+        iterations,
+        gravity,
+        pins,
+    } = v0;
+    let defaults = SimParams::default();
+    Preset {
+        version: CURRENT_VERSION,
+        name: String::new(),
+        mesh: MeshSource::Obj(mesh),
+        build: Build::default(),
+        material: Material {
+            density,
+            weights: Weights {
+                structural: stiffness.stretch,
+                shear: stiffness.shear,
+                bending: stiffness.bend,
+                ..Weights::default()
+            },
+            limits: TetLimits::default(),
+        },
+        pins: PinSpec {
+            hard: if pins.is_empty() {
+                Vec::new()
+            } else {
+                vec![Selector::Indices(pins)]
+            },
+            soft: Vec::new(),
+        },
+        sim: SimParams {
+            dt: dt.unwrap_or(defaults.dt),
+            iterations: iterations.unwrap_or(defaults.iterations),
+            gravity: gravity.map_or(defaults.gravity, |g| Vec3::new(0.0, g, 0.0)),
+            ..defaults
+        },
+        view: View::default(),
+    }
+}

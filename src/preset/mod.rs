@@ -1,0 +1,695 @@
+//! Presets: the saved state of a scene as plain serde data in TOML — the
+//! mesh and how the model is built from it, the material (density, weights,
+//! tet limits), pins, [`SimParams`] with colliders, and the view. A preset
+//! is the unit of undo (`Clone + PartialEq`); everything derived from it
+//! (the [`Model`](crate::model::Model), the solver) is rebuilt with
+//! [`Preset::build`].
+//!
+//! # Format (version 1)
+//! ```toml
+//! version = 1
+//! name = "Hanging cloth"              # optional; shown in titles
+//!
+//! [mesh]                               # exactly one of:
+//! grid = { n = 30, width = 1.0 }       #   generated n × n cloth grid, width in m
+//! # obj = "../meshes/sphere.obj"       #   OBJ, relative to the preset file
+//! # tet_file = "../meshes/cube.msh"    #   .node/.ele or .msh tet mesh
+//!
+//! [build]                              # optional
+//! kind = "springs"                     # "springs" (default) or "tets"
+//! # resolution = 12                    # tets from an OBJ: lattice cells (default 30)
+//! # edge_springs = false               # tets: every tet edge also a spring
+//!
+//! [material]
+//! density = 0.2                        # kg/m² (springs) or kg/m³ (tets)
+//! weights = { structural = 1000.0, shear = 500.0, bending = 20.0 }  # missing: Weights::default()
+//! # limits = { strain_min = 0.9, ... } # TetLimits; missing: TetLimits::default()
+//!
+//! [pins]                               # optional; each a list of selectors
+//! hard = ["top_corners"]
+//! soft = [{ indices = [3, 4] }, { group = "left" },
+//!         { plane = { point = [0, 0.5, 0], normal = [0, 1, 0], distance = 0.01 } },
+//!         { box = { min = [-1, -1, -1], max = [1, 1, 1] } }]
+//!
+//! [sim]                                # optional; missing fields: SimParams::default()
+//! dt = 0.016666666666666666
+//! iterations = 10
+//! colliders = [{ type = "ground", height = -1.0, friction = 0.5 }]
+//!
+//! [view]                               # optional camera
+//! eye = [0.0, 0.0, 2.5]
+//! ```
+//! Selectors: `indices` (explicit model vertices), `group` (an OBJ `o`/`g`
+//! name), `plane` (vertices within `distance` of the plane through `point`
+//! with `normal`), `box` (vertices inside the axis-aligned box), and for a
+//! grid `"top_corners"` and `"top_edge"`. Rules and groups survive
+//! re-meshing; indices do not. A soft pin pulls its vertex to its rest
+//! position with the `attachment` weight; a vertex both hard- and
+//! soft-pinned is hard.
+//!
+//! Every table refuses unknown keys (with the closest valid name
+//! suggested); [`Preset::load`] then checks the values (see
+//! [`PresetErrorKind`]), and [`Preset::build`] what needs the mesh (group
+//! names, vertex indices).
+//!
+//! # Version 0
+//! The first format was flat, springs-only, and pinned by index:
+//! ```toml
+//! version = 0
+//! mesh = "cloth.obj"
+//! density = 0.3
+//! stiffness = { stretch = 1000.0, shear = 500.0, bend = 20.0 }  # shear optional (0)
+//! dt = 0.016666666666666666   # optional, as the SimParams default
+//! iterations = 10             # optional
+//! gravity = -9.8              # optional: the y component
+//! pins = [0, 29]              # optional: hard pins
+//! ```
+//! It is migrated on load ([`Preset::load_reporting`] says so); saving
+//! always writes the current version.
+
+mod build;
+mod error;
+mod migrate;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use build::{BuildSummary, Built};
+pub use error::{PresetError, PresetErrorKind};
+
+use crate::mesh::Vec3;
+use crate::model::tetra::TetraOptions;
+use crate::model::{TetLimits, Weights};
+use crate::solver::{Collider, SimParams};
+use error::Locator;
+
+/// The format version [`Preset::save`] writes.
+pub const CURRENT_VERSION: u32 = 1;
+
+/// Largest cloth grid side (nodes): 10⁶ vertices.
+pub const MAX_GRID_NODES: usize = 1000;
+
+/// A scene's saved state. See the [module docs](self) for the TOML format.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preset {
+    /// Format version; [`CURRENT_VERSION`] once loaded.
+    pub version: u32,
+    /// A display name. Default empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Where the vertices come from.
+    pub mesh: MeshSource,
+    /// How the model is built from the mesh. Default: springs.
+    #[serde(default)]
+    pub build: Build,
+    /// Density, weights and tet limits.
+    pub material: Material,
+    /// Hard and soft pins. Default: none.
+    #[serde(default)]
+    pub pins: PinSpec,
+    /// Time stepping, gravity and colliders. Default [`SimParams::default`].
+    #[serde(default)]
+    pub sim: SimParams,
+    /// The camera. Default [`View::default`].
+    #[serde(default)]
+    pub view: View,
+}
+
+/// The mesh a model is built from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum MeshSource {
+    /// The generated cloth grid of [`ClothGrid`](crate::model::ClothGrid):
+    /// needs no file.
+    Grid(GridSpec),
+    /// An OBJ file, relative to the preset file.
+    Obj(PathBuf),
+    /// A `.node`/`.ele` or `.msh` tet mesh file, relative to the preset file.
+    TetFile(PathBuf),
+}
+
+/// A generated cloth grid.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridSpec {
+    /// Nodes per side, 2 to [`MAX_GRID_NODES`].
+    pub n: usize,
+    /// Side length in metres, positive.
+    pub width: f64,
+}
+
+/// How a model is built from its mesh.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Build {
+    /// Springs or tets. Default springs.
+    #[serde(default)]
+    pub kind: BuildKind,
+    /// Tets from an OBJ: lattice cells across the longest side (default
+    /// [`TetraOptions::DEFAULT_RESOLUTION`], range
+    /// [`TetraOptions::RESOLUTION_RANGE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<usize>,
+    /// Tets: every tet edge is also a structural spring. Default false.
+    #[serde(default)]
+    pub edge_springs: bool,
+}
+
+/// The constraint family of a model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BuildKind {
+    /// Structural and bending springs from the surface's edges (the grid
+    /// has shear springs too).
+    #[default]
+    Springs,
+    /// Tetrahedra: the tet file's, or the OBJ tetrahedralised (the OBJ is
+    /// then carried as the model's skin).
+    Tets,
+}
+
+/// Mass and stiffness.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Material {
+    /// Areal density in kg/m² for spring models, volume density in kg/m³
+    /// for tet models; positive.
+    pub density: f64,
+    /// Constraint weights (units in [`Weights`]). Missing weights take
+    /// [`Weights::default`].
+    #[serde(default)]
+    pub weights: Weights,
+    /// Ranges of the tet strain-limit and volume constraints. Default
+    /// [`TetLimits::default`].
+    #[serde(default)]
+    pub limits: TetLimits,
+}
+
+/// Hard and soft pins as selectors, resolved against the built model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PinSpec {
+    /// Vertices removed from the unknowns.
+    pub hard: Vec<Selector>,
+    /// Vertices pulled to their rest positions with the attachment weight.
+    pub soft: Vec<Selector>,
+}
+
+/// A set of model vertices.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Selector {
+    /// Explicit vertex indices of the built model.
+    Indices(Vec<u32>),
+    /// An OBJ object or group by name (for tets from an OBJ: the tet vertex
+    /// nearest each group vertex, by its embedding weights).
+    Group(String),
+    /// Vertices within `distance` (m, ≥ 0) of the plane through `point`
+    /// with (non-zero) `normal`.
+    Plane {
+        /// A point on the plane.
+        point: Vec3,
+        /// The plane's normal, any length but 0.
+        normal: Vec3,
+        /// Largest distance from the plane.
+        distance: f64,
+    },
+    /// Vertices inside the axis-aligned box (bounds included).
+    Box {
+        /// Lower corner.
+        min: Vec3,
+        /// Upper corner, `≥ min` in every coordinate.
+        max: Vec3,
+    },
+    /// A grid's two top corners.
+    TopCorners,
+    /// A grid's whole top row.
+    TopEdge,
+}
+
+/// The camera: where the editor's viewport looks from and to.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct View {
+    /// Eye position (m).
+    pub eye: Vec3,
+    /// The point looked at (m).
+    pub target: Vec3,
+    /// Vertical field of view in degrees, in `(0, 180)`.
+    pub fov_deg: f64,
+}
+
+impl Default for View {
+    /// Looking at the origin along −z from 2.5 m, 45° (a 1 m cloth or body
+    /// fills about half the height).
+    fn default() -> Self {
+        Self {
+            eye: Vec3::new(0.0, 0.0, 2.5),
+            target: Vec3::zeros(),
+            fov_deg: 45.0,
+        }
+    }
+}
+
+/// A loaded preset and whether it was migrated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadedPreset {
+    /// The preset, in the current version.
+    pub preset: Preset,
+    /// The version of the file when it was older than [`CURRENT_VERSION`].
+    pub migrated_from: Option<u32>,
+}
+
+impl Default for Preset {
+    /// The scene the editor opens on: a 1 m cotton cloth, a 30 × 30 grid,
+    /// hanging from its two top corners (`presets/hanging_cloth.toml`).
+    fn default() -> Self {
+        Self {
+            version: CURRENT_VERSION,
+            name: "Hanging cloth".to_owned(),
+            mesh: MeshSource::Grid(GridSpec { n: 30, width: 1.0 }),
+            build: Build::default(),
+            material: Material {
+                density: 0.15,
+                weights: Weights {
+                    structural: 1000.0,
+                    shear: 500.0,
+                    bending: 20.0,
+                    ..Weights::default()
+                },
+                limits: TetLimits::default(),
+            },
+            pins: PinSpec {
+                hard: vec![Selector::TopCorners],
+                soft: Vec::new(),
+            },
+            sim: SimParams::default(),
+            view: View {
+                eye: Vec3::new(0.0, -0.3, 2.2),
+                target: Vec3::new(0.0, -0.3, 0.0),
+                fov_deg: 45.0,
+            },
+        }
+    }
+}
+
+/// `version` alone, read before the rest to choose the layout.
+#[derive(Deserialize)]
+struct VersionOnly {
+    version: Option<i64>,
+}
+
+impl Preset {
+    /// Reads and checks a preset file (see [`Preset::load_reporting`]).
+    ///
+    /// # Errors
+    /// As [`Preset::load_reporting`].
+    pub fn load(path: &Path) -> Result<Preset, PresetError> {
+        Self::load_reporting(path).map(|loaded| loaded.preset)
+    }
+
+    /// Reads and checks a preset file, migrating an older version.
+    ///
+    /// # Errors
+    /// [`PresetErrorKind::Read`] if the file cannot be read, else as
+    /// [`Preset::parse`].
+    pub fn load_reporting(path: &Path) -> Result<LoadedPreset, PresetError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| PresetError::new(path, PresetErrorKind::Read(e.to_string())))?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and checks preset text (see [`Preset::parse`]) and drops the
+    /// migration note.
+    ///
+    /// # Errors
+    /// As [`Preset::parse`].
+    pub fn from_toml_str(text: &str, path: &Path) -> Result<Preset, PresetError> {
+        Self::parse(text, path).map(|loaded| loaded.preset)
+    }
+
+    /// Parses and checks preset text; `path` names the file in errors.
+    ///
+    /// # Errors
+    /// Each with the line where known: [`PresetErrorKind::Syntax`] for text
+    /// that is not TOML; [`PresetErrorKind::Version`] for an unknown version;
+    /// [`PresetErrorKind::Unknown`] for an unknown key or variant (with the
+    /// closest valid name); [`PresetErrorKind::Invalid`] for a missing key,
+    /// a value of the wrong type, or one out of range (see
+    /// [`Preset::validate`]).
+    pub fn parse(text: &str, path: &Path) -> Result<LoadedPreset, PresetError> {
+        let locator = Locator::new(text, path)?;
+        let de_error = |e: toml::de::Error| locator.deserialize_error(path, &e);
+        let version = toml::from_str::<VersionOnly>(text)
+            .map_err(de_error)?
+            .version
+            .ok_or_else(|| {
+                PresetError::new(
+                    path,
+                    PresetErrorKind::Invalid {
+                        field: "version".to_owned(),
+                        message: format!(
+                            "missing; the current format is version {CURRENT_VERSION}"
+                        ),
+                    },
+                )
+            })?;
+        let (preset, migrated_from) = match version {
+            0 => (
+                migrate::from_v0(toml::from_str(text).map_err(de_error)?),
+                Some(0),
+            ),
+            1 => (toml::from_str::<Preset>(text).map_err(de_error)?, None),
+            other => {
+                return Err(locator.at_field(path, "version", PresetErrorKind::Version(other)));
+            }
+        };
+        if let Err((field, message)) = validate::preset(&preset) {
+            let line_field = field.clone();
+            return Err(locator.at_field(
+                path,
+                &line_field,
+                PresetErrorKind::Invalid { field, message },
+            ));
+        }
+        Ok(LoadedPreset {
+            preset,
+            migrated_from,
+        })
+    }
+
+    /// The preset as TOML in the current version, preceded by a one-line
+    /// header comment. Floats are written in shortest round-trip form, so
+    /// parsing the text gives back an equal preset.
+    ///
+    /// # Errors
+    /// A [`toml::ser::Error`] for a value TOML cannot hold (an integer above
+    /// `i64::MAX`, a path that is not UTF-8).
+    pub fn to_toml_string(&self) -> Result<String, toml::ser::Error> {
+        let body = toml::to_string(&Preset {
+            version: CURRENT_VERSION,
+            ..self.clone()
+        })?;
+        Ok(format!(
+            "# Softbody Studio preset (format version {CURRENT_VERSION})\n{body}"
+        ))
+    }
+
+    /// Writes the preset to `path` atomically (a temporary file in the same
+    /// directory renamed over it; see
+    /// [`fsutil::write_atomically`](crate::fsutil::write_atomically)).
+    /// Comments of a previously loaded file are not kept.
+    ///
+    /// # Errors
+    /// [`PresetErrorKind::Write`] if serialising or writing fails; the
+    /// previous file at `path`, if any, is then intact.
+    pub fn save(&self, path: &Path) -> Result<(), PresetError> {
+        let write_error = |message: String| PresetError::new(path, PresetErrorKind::Write(message));
+        let text = self
+            .to_toml_string()
+            .map_err(|e| write_error(e.to_string()))?;
+        crate::fsutil::write_atomically(path, |out| std::io::Write::write_all(out, text.as_bytes()))
+            .map_err(|e| write_error(e.to_string()))
+    }
+
+    /// Checks every value that does not need the mesh.
+    ///
+    /// # Errors
+    /// [`PresetErrorKind::Invalid`] naming the first field out of range: a
+    /// version other than [`CURRENT_VERSION`]; a grid outside `2..=`
+    /// [`MAX_GRID_NODES`] nodes or of non-positive width; a build option
+    /// that does not apply to the mesh (tets from a grid, springs from a
+    /// tet file, a resolution for anything but tets from an OBJ, edge
+    /// springs without tets) or a resolution out of range; a non-positive
+    /// density; a negative or non-finite weight; tet limits that exclude
+    /// the rest state; `top_corners`/`top_edge` without a grid; a plane
+    /// with a zero normal or negative distance; a box with `min > max`; a
+    /// non-positive `dt`, zero iterations or substeps, damping outside
+    /// `[0, 1]`; a collider with a negative friction or non-positive
+    /// radius; a field of view outside `(0, 180)`; any non-finite number.
+    pub fn validate(&self) -> Result<(), PresetErrorKind> {
+        validate::preset(self)
+            .map_err(|(field, message)| PresetErrorKind::Invalid { field, message })
+    }
+}
+
+mod validate {
+    //! Range checks of [`Preset::validate`]: each returns the field path and
+    //! what is wrong.
+
+    use super::*;
+
+    type Check = Result<(), (String, String)>;
+
+    fn fail(field: impl Into<String>, message: impl Into<String>) -> Check {
+        Err((field.into(), message.into()))
+    }
+
+    fn finite(field: &str, v: f64) -> Check {
+        if v.is_finite() {
+            Ok(())
+        } else {
+            fail(field, format!("{v} is not a finite number"))
+        }
+    }
+
+    fn positive(field: &str, v: f64) -> Check {
+        finite(field, v)?;
+        if v > 0.0 {
+            Ok(())
+        } else {
+            fail(field, format!("must be positive, found {v}"))
+        }
+    }
+
+    fn non_negative(field: &str, v: f64) -> Check {
+        finite(field, v)?;
+        if v >= 0.0 {
+            Ok(())
+        } else {
+            fail(field, format!("must not be negative, found {v}"))
+        }
+    }
+
+    fn within(field: &str, v: f64, lo: f64, hi: f64) -> Check {
+        finite(field, v)?;
+        if (lo..=hi).contains(&v) {
+            Ok(())
+        } else {
+            fail(field, format!("must lie in [{lo}, {hi}], found {v}"))
+        }
+    }
+
+    fn finite3(field: &str, v: &Vec3) -> Check {
+        if v.iter().all(|c| c.is_finite()) {
+            Ok(())
+        } else {
+            fail(field, "has a non-finite coordinate")
+        }
+    }
+
+    pub(super) fn preset(p: &Preset) -> Check {
+        let Preset {
+            version,
+            name: _,
+            mesh,
+            build,
+            material,
+            pins,
+            sim,
+            view,
+        } = p;
+        if *version != CURRENT_VERSION {
+            return fail(
+                "version",
+                format!("must be {CURRENT_VERSION} in memory, found {version}"),
+            );
+        }
+        mesh_and_build(mesh, build)?;
+        self::material(material)?;
+        for (list, selectors) in [("hard", &pins.hard), ("soft", &pins.soft)] {
+            for (i, s) in selectors.iter().enumerate() {
+                selector(&format!("pins.{list}[{i}]"), s, mesh)?;
+            }
+        }
+        self::sim(sim)?;
+        let View {
+            eye,
+            target,
+            fov_deg,
+        } = view;
+        finite3("view.eye", eye)?;
+        finite3("view.target", target)?;
+        finite("view.fov_deg", *fov_deg)?;
+        if !(*fov_deg > 0.0 && *fov_deg < 180.0) {
+            return fail(
+                "view.fov_deg",
+                format!("must lie in (0, 180) degrees, found {fov_deg}"),
+            );
+        }
+        Ok(())
+    }
+
+    fn mesh_and_build(mesh: &MeshSource, build: &Build) -> Check {
+        let Build {
+            kind,
+            resolution,
+            edge_springs,
+        } = *build;
+        match mesh {
+            MeshSource::Grid(GridSpec { n, width }) => {
+                if !(2..=MAX_GRID_NODES).contains(n) {
+                    return fail(
+                        "mesh.grid.n",
+                        format!("must lie in 2 to {MAX_GRID_NODES} nodes per side, found {n}"),
+                    );
+                }
+                positive("mesh.grid.width", *width)?;
+                if kind == BuildKind::Tets {
+                    return fail("build.kind", "a grid is cloth: build it as \"springs\"");
+                }
+            }
+            MeshSource::TetFile(_) if kind == BuildKind::Springs => {
+                return fail("build.kind", "a tet file is built as \"tets\"");
+            }
+            MeshSource::Obj(_) | MeshSource::TetFile(_) => {}
+        }
+        let tets_from_obj = matches!(mesh, MeshSource::Obj(_)) && kind == BuildKind::Tets;
+        if let Some(r) = resolution {
+            if !tets_from_obj {
+                return fail("build.resolution", "applies only to tets built from an OBJ");
+            }
+            if !TetraOptions::RESOLUTION_RANGE.contains(&r) {
+                let range = TetraOptions::RESOLUTION_RANGE;
+                return fail(
+                    "build.resolution",
+                    format!(
+                        "must lie in {} to {} cells, found {r}",
+                        range.start(),
+                        range.end()
+                    ),
+                );
+            }
+        }
+        if edge_springs && kind != BuildKind::Tets {
+            return fail("build.edge_springs", "applies only to tets");
+        }
+        Ok(())
+    }
+
+    fn material(m: &Material) -> Check {
+        positive("material.density", m.density)?;
+        let Weights {
+            structural,
+            shear,
+            bending,
+            attachment,
+            strain,
+            strain_limit,
+            volume,
+        } = m.weights;
+        for (name, w) in [
+            ("structural", structural),
+            ("shear", shear),
+            ("bending", bending),
+            ("attachment", attachment),
+            ("strain", strain),
+            ("strain_limit", strain_limit),
+            ("volume", volume),
+        ] {
+            non_negative(&format!("material.weights.{name}"), w)?;
+        }
+        let TetLimits {
+            strain_min,
+            strain_max,
+            volume_min,
+            volume_max,
+        } = m.limits;
+        within("material.limits.strain_min", strain_min, 0.0, 1.0)?;
+        within("material.limits.strain_max", strain_max, 1.0, f64::MAX)?;
+        within(
+            "material.limits.volume_min",
+            volume_min,
+            f64::MIN_POSITIVE,
+            1.0,
+        )?;
+        within("material.limits.volume_max", volume_max, 1.0, f64::MAX)
+    }
+
+    fn selector(field: &str, s: &Selector, mesh: &MeshSource) -> Check {
+        match s {
+            Selector::Indices(_) | Selector::Group(_) => Ok(()),
+            Selector::Plane {
+                point,
+                normal,
+                distance,
+            } => {
+                finite3(&format!("{field}.plane.point"), point)?;
+                finite3(&format!("{field}.plane.normal"), normal)?;
+                if normal.norm() == 0.0 {
+                    return fail(format!("{field}.plane.normal"), "must not be zero");
+                }
+                non_negative(&format!("{field}.plane.distance"), *distance)
+            }
+            Selector::Box { min, max } => {
+                finite3(&format!("{field}.box.min"), min)?;
+                finite3(&format!("{field}.box.max"), max)?;
+                if min.iter().zip(max.iter()).any(|(a, b)| a > b) {
+                    return fail(
+                        format!("{field}.box"),
+                        "min must not exceed max in any coordinate",
+                    );
+                }
+                Ok(())
+            }
+            Selector::TopCorners | Selector::TopEdge => match mesh {
+                MeshSource::Grid(_) => Ok(()),
+                _ => fail(
+                    field,
+                    "`top_corners` and `top_edge` need a grid mesh; use a plane or box rule",
+                ),
+            },
+        }
+    }
+
+    fn sim(s: &SimParams) -> Check {
+        let SimParams {
+            dt,
+            iterations,
+            substeps,
+            damping,
+            gravity,
+            colliders,
+        } = s;
+        positive("sim.dt", *dt)?;
+        if *iterations == 0 {
+            return fail("sim.iterations", "must be at least 1");
+        }
+        if *substeps == 0 {
+            return fail("sim.substeps", "must be at least 1");
+        }
+        within("sim.damping", *damping, 0.0, 1.0)?;
+        finite3("sim.gravity", gravity)?;
+        for (i, c) in colliders.iter().enumerate() {
+            let field = format!("sim.colliders[{i}]");
+            match c {
+                Collider::Ground { height, friction } => {
+                    finite(&format!("{field}.height"), *height)?;
+                    non_negative(&format!("{field}.friction"), *friction)?;
+                }
+                Collider::Sphere {
+                    center,
+                    radius,
+                    friction,
+                } => {
+                    finite3(&format!("{field}.center"), center)?;
+                    positive(&format!("{field}.radius"), *radius)?;
+                    non_negative(&format!("{field}.friction"), *friction)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

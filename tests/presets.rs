@@ -1,0 +1,508 @@
+//! Presets: TOML round trip, located error messages, migration, atomic
+//! save, and every shipped preset loading, building and running.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use softbody::mesh::Vec3;
+use softbody::model::{TetLimits, Weights};
+use softbody::preset::{
+    Build, BuildKind, GridSpec, Material, MeshSource, PinSpec, Preset, PresetErrorKind, Selector,
+    View,
+};
+use softbody::solver::{Collider, SimParams, Solver, State};
+
+fn presets_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("presets")
+}
+
+fn shipped() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(presets_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("softbody-presets-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn every_shipped_preset_loads_builds_and_runs() {
+    let files = shipped();
+    let names: Vec<_> = files
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for expected in [
+        "hanging_cloth",
+        "silk",
+        "cotton",
+        "denim",
+        "leather",
+        "rubber_sheet",
+        "jelly",
+        "soft_rubber",
+        "firm_rubber",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "missing {expected}.toml"
+        );
+    }
+    for file in &files {
+        let loaded = Preset::load_reporting(file).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(loaded.migrated_from, None, "{}", file.display());
+        let preset = loaded.preset;
+        assert!(!preset.name.is_empty(), "{}", file.display());
+        let built = preset.build(file).unwrap_or_else(|e| panic!("{e}"));
+        let summary = built.summary();
+        assert!(
+            summary.hard_pins + summary.soft_pins > 0,
+            "{}",
+            file.display()
+        );
+        let mut solver = Solver::new(&built.model, &built.params).unwrap();
+        let mut state = State::at_rest(&built.model);
+        let diagonal = bounds_diagonal(&built.model.rest);
+        for _ in 0..30 {
+            solver
+                .step(&mut state)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        }
+        let moved = state
+            .positions
+            .iter()
+            .zip(&built.model.rest)
+            .map(|(x, r)| (x - r).norm())
+            .fold(0.0, f64::max);
+        assert!(
+            moved.is_finite() && moved < diagonal,
+            "{}: moved {moved}",
+            file.display()
+        );
+        assert!(moved > 1e-4, "{}: nothing moved", file.display());
+    }
+}
+
+fn bounds_diagonal(x: &[Vec3]) -> f64 {
+    let (lo, hi) = x.iter().fold(
+        (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
+        |(lo, hi), p| (lo.inf(p), hi.sup(p)),
+    );
+    (hi - lo).norm()
+}
+
+#[test]
+fn the_default_scene_is_the_hanging_cloth_preset() {
+    let file = presets_dir().join("hanging_cloth.toml");
+    assert_eq!(Preset::load(&file).unwrap(), Preset::default());
+    let built = Preset::default().build(&file).unwrap();
+    assert_eq!(built.model.pins.hard_vertices(), &[0, 29]);
+    assert!(built.surface.is_none());
+}
+
+/// The bottom of a cloth hung from its top after `frames` frames.
+fn hang(file: &str, frames: usize) -> f64 {
+    let path = presets_dir().join(file);
+    let built = Preset::load(&path).unwrap().build(&path).unwrap();
+    let mut solver = Solver::new(&built.model, &built.params).unwrap();
+    let mut state = State::at_rest(&built.model);
+    for _ in 0..frames {
+        solver.step(&mut state).unwrap();
+    }
+    state.positions.iter().map(|x| x.y).fold(f64::MAX, f64::min)
+}
+
+#[test]
+fn stretchy_cloth_sags_more_than_stiff_cloth() {
+    // Same grid and pins (the top edge): rubber stretches far more than silk.
+    let silk = hang("silk.toml", 120);
+    let rubber = hang("rubber_sheet.toml", 120);
+    assert!(rubber < silk - 0.01, "rubber {rubber}, silk {silk}");
+}
+
+// ---------------------------------------------------------------------------
+// Round trip.
+
+fn finite() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        -1e6..1e6f64,
+        any::<f64>().prop_filter("finite", |v| v.is_finite()),
+        Just(0.0),
+        Just(-0.0),
+    ]
+}
+
+fn vec3() -> impl Strategy<Value = Vec3> {
+    (finite(), finite(), finite()).prop_map(|(x, y, z)| Vec3::new(x, y, z))
+}
+
+fn selector() -> impl Strategy<Value = Selector> {
+    prop_oneof![
+        prop::collection::vec(any::<u32>(), 0..5).prop_map(Selector::Indices),
+        "[a-z_ ]{0,8}".prop_map(Selector::Group),
+        (vec3(), vec3(), finite()).prop_map(|(point, normal, distance)| Selector::Plane {
+            point,
+            normal,
+            distance
+        }),
+        (vec3(), vec3()).prop_map(|(min, max)| Selector::Box { min, max }),
+        Just(Selector::TopCorners),
+        Just(Selector::TopEdge),
+    ]
+}
+
+fn collider() -> impl Strategy<Value = Collider> {
+    prop_oneof![
+        (finite(), finite()).prop_map(|(height, friction)| Collider::Ground { height, friction }),
+        (vec3(), finite(), finite()).prop_map(|(center, radius, friction)| Collider::Sphere {
+            center,
+            radius,
+            friction
+        }),
+    ]
+}
+
+prop_compose! {
+    fn weights()(w in prop::array::uniform7(finite())) -> Weights {
+        Weights {
+            structural: w[0], shear: w[1], bending: w[2], attachment: w[3],
+            strain: w[4], strain_limit: w[5], volume: w[6],
+        }
+    }
+}
+
+prop_compose! {
+    fn preset()(
+        name in "[ -~]{0,12}",
+        mesh in prop_oneof![
+            (0..5000usize, finite()).prop_map(|(n, width)| MeshSource::Grid(GridSpec { n, width })),
+            "[a-z/._é]{1,12}".prop_map(|p| MeshSource::Obj(p.into())),
+            "[a-z/._]{1,12}".prop_map(|p| MeshSource::TetFile(p.into())),
+        ],
+        kind in prop_oneof![Just(BuildKind::Springs), Just(BuildKind::Tets)],
+        resolution in prop::option::of(0..1000usize),
+        edge_springs in any::<bool>(),
+        density in finite(),
+        weights in weights(),
+        limits in prop::array::uniform4(finite()),
+        hard in prop::collection::vec(selector(), 0..3),
+        soft in prop::collection::vec(selector(), 0..3),
+        (dt, damping) in (finite(), finite()),
+        (iterations, substeps) in (0..1000usize, 0..10usize),
+        gravity in vec3(),
+        colliders in prop::collection::vec(collider(), 0..3),
+        (eye, target, fov_deg) in (vec3(), vec3(), finite()),
+    ) -> Preset {
+        Preset {
+            version: 1,
+            name,
+            mesh,
+            build: Build { kind, resolution, edge_springs },
+            material: Material {
+                density,
+                weights,
+                limits: TetLimits {
+                    strain_min: limits[0], strain_max: limits[1],
+                    volume_min: limits[2], volume_max: limits[3],
+                },
+            },
+            pins: PinSpec { hard, soft },
+            sim: SimParams { dt, iterations, substeps, damping, gravity, colliders },
+            view: View { eye, target, fov_deg },
+        }
+    }
+}
+
+proptest! {
+    /// Any preset, valid or not, survives TOML exactly (bit for bit in
+    /// every f64, since `PartialEq` on `-0.0` would not tell).
+    #[test]
+    fn toml_round_trip_is_exact(p in preset()) {
+        let text = p.to_toml_string().unwrap();
+        let back: Preset = toml::from_str(&text).unwrap();
+        prop_assert_eq!(&back, &p);
+        prop_assert_eq!(format!("{back:?}"), format!("{p:?}"));
+        // Valid presets also pass the checked loader unchanged.
+        if p.validate().is_ok() {
+            prop_assert_eq!(Preset::from_toml_str(&text, Path::new("p.toml")).unwrap(), p);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Errors.
+
+const HEADER: &str =
+    "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = 0.2\n";
+
+fn error(text: &str) -> String {
+    match Preset::from_toml_str(text, Path::new("bad.toml")) {
+        Ok(p) => match p.build(Path::new("bad.toml")) {
+            Ok(_) => panic!("accepted:\n{text}"),
+            Err(e) => e.to_string(),
+        },
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn each_invalid_preset_names_its_field_and_line() {
+    let cases: &[(String, &str)] = &[
+        (
+            format!("{HEADER}[material.weights]\nbendng = 3.0\n"),
+            "bad.toml:7: material.weights.bendng: unknown field `bendng`; did you mean `bending`?",
+        ),
+        (
+            format!("{HEADER}[sim]\nitrations = 3\n"),
+            "bad.toml:7: sim.itrations: unknown field `itrations`; did you mean `iterations`?",
+        ),
+        (
+            format!("{HEADER}[pins]\nhard = [{{ plan = {{ point = [0, 0, 0], normal = [0, 1, 0], distance = 0.1 }} }}]\n"),
+            "bad.toml:7: pins.hard[0].plan: unknown variant `plan`; did you mean `plane`?",
+        ),
+        (
+            format!("{HEADER}[sim]\ncolliders = [{{ type = \"ground\", height = 0.0, frction = 0.1 }}]\n"),
+            "bad.toml:7: sim.colliders: unknown field `frction`; did you mean `friction`?",
+        ),
+        (
+            format!("{HEADER}zzz = 1\n"),
+            "bad.toml:6: material.zzz: unknown field `zzz`; expected one of `density`, `weights`, `limits`",
+        ),
+        (
+            "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = \"heavy\"\n".to_owned(),
+            "bad.toml:5: material.density: invalid type: string \"heavy\", expected f64",
+        ),
+        (
+            "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n\n[material]\nweights = { bending = 1.0 }\n".to_owned(),
+            "bad.toml:5: material: missing field `density`",
+        ),
+        (
+            format!("{HEADER}[material.weights]\nbending = -1.0\n"),
+            "bad.toml:7: material.weights.bending: must not be negative, found -1",
+        ),
+        (
+            format!("{HEADER}[sim]\ndt = 0.0\n"),
+            "bad.toml:7: sim.dt: must be positive, found 0",
+        ),
+        (
+            format!("{HEADER}[sim]\niterations = 0\n"),
+            "bad.toml:7: sim.iterations: must be at least 1",
+        ),
+        (
+            "version = 1\n[mesh]\nobj = \"a.obj\"\n[build]\nkind = \"tets\"\nresolution = 1\n[material]\ndensity = 1.0\n".to_owned(),
+            "bad.toml:6: build.resolution: must lie in 2 to 400 cells, found 1",
+        ),
+        (
+            "version = 1\n[mesh]\nobj = \"a.obj\"\n[material]\ndensity = 1.0\n[pins]\nhard = [\"top_edge\"]\n".to_owned(),
+            "bad.toml:7: pins.hard[0]: `top_corners` and `top_edge` need a grid mesh",
+        ),
+        (
+            "version = 9\n[mesh]\n".to_owned(),
+            "bad.toml:1: version: format version 9 is not supported; this build reads versions 0 to 1",
+        ),
+        (
+            "[mesh]\ngrid = { n = 10, width = 1.0 }\n".to_owned(),
+            "bad.toml: version: missing; the current format is version 1",
+        ),
+        (
+            format!("{HEADER}[pins\n"),
+            "bad.toml:6: invalid TOML:",
+        ),
+        (
+            format!("{HEADER}[pins]\nsoft = [{{ indices = [5, 100] }}]\n"),
+            "bad.toml: pins.soft[0]: vertex 100 is out of range: the model has 100 vertices",
+        ),
+        (
+            format!("{HEADER}[pins]\nhard = [{{ group = \"top\" }}]\n"),
+            "bad.toml: pins.hard[0]: the mesh has no group named `top`; it has no named groups",
+        ),
+        (
+            format!("{HEADER}[pins]\nhard = [{{ box = {{ min = [5, 5, 5], max = [6, 6, 6] }} }}]\n"),
+            "bad.toml: pins.hard[0]: selects no vertex",
+        ),
+    ];
+    for (text, expected) in cases {
+        let message = error(text);
+        assert!(
+            message.starts_with(expected),
+            "expected {expected}\n   found {message}"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_group_lists_the_mesh_groups() {
+    let dir = temp_dir("groups");
+    let file = dir.join("box.toml");
+    let text = format!(
+        "version = 1\n[mesh]\nobj = {:?}\n[material]\ndensity = 0.2\n[pins]\nhard = [{{ group = \"lef\" }}]\n",
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/box.obj")
+    );
+    std::fs::write(&file, text).unwrap();
+    let preset = Preset::load(&file).unwrap();
+    let err = preset.build(&file).unwrap_err();
+    assert!(matches!(*err.kind, PresetErrorKind::UnknownGroup { .. }));
+    assert!(
+        err.to_string().ends_with(
+            "pins.hard[0]: the mesh has no group named `lef`; available: `left`, `right`, `bottom`, `top`, `back`, `front`"
+        ),
+        "{err}"
+    );
+    // The group itself pins its 81 vertices, here also when tetrahedralised.
+    let ok = text_with_group(&file, "left", "springs");
+    assert_eq!(ok.model.pins.hard_vertices().len(), 81);
+    let tets = text_with_group(&file, "left", "tets");
+    assert!(!tets.model.pins.hard_vertices().is_empty());
+    assert!(
+        tets.model
+            .pins
+            .hard_vertices()
+            .iter()
+            .all(|&v| tets.model.rest[v as usize].x < -0.2)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn text_with_group(file: &Path, group: &str, kind: &str) -> softbody::preset::Built {
+    let mut preset = Preset::load(file).unwrap();
+    preset.pins.hard = vec![Selector::Group(group.to_owned())];
+    preset.build.kind = if kind == "tets" {
+        BuildKind::Tets
+    } else {
+        BuildKind::Springs
+    };
+    if kind == "tets" {
+        preset.build.resolution = Some(8);
+    }
+    preset.build(file).unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// Migration.
+
+#[test]
+fn version_0_is_migrated() {
+    let v0 = "version = 0\nmesh = \"../meshes/cloth_quad.obj\"\ndensity = 0.3\n\
+              stiffness = { stretch = 800.0, bend = 10.0 }\ndt = 0.01\ngravity = -5.0\npins = [600, 624]\n";
+    let loaded = Preset::parse(v0, &presets_dir().join("old.toml")).unwrap();
+    assert_eq!(loaded.migrated_from, Some(0));
+    let p = &loaded.preset;
+    assert_eq!(p.version, 1);
+    assert_eq!(p.mesh, MeshSource::Obj("../meshes/cloth_quad.obj".into()));
+    assert_eq!(p.build.kind, BuildKind::Springs);
+    assert_eq!(p.material.density, 0.3);
+    assert_eq!(
+        (
+            p.material.weights.structural,
+            p.material.weights.shear,
+            p.material.weights.bending
+        ),
+        (800.0, 0.0, 10.0)
+    );
+    assert_eq!(p.material.weights.attachment, Weights::default().attachment);
+    assert_eq!(p.sim.dt, 0.01);
+    assert_eq!(p.sim.iterations, SimParams::default().iterations);
+    assert_eq!(p.sim.gravity, Vec3::new(0.0, -5.0, 0.0));
+    assert_eq!(p.pins.hard, vec![Selector::Indices(vec![600, 624])]);
+    let built = p.build(&presets_dir().join("old.toml")).unwrap();
+    assert_eq!(built.model.pins.hard_vertices(), &[600, 624]);
+    // Saving writes version 1, which loads back equal and unmigrated.
+    let text = p.to_toml_string().unwrap();
+    assert!(text.contains("version = 1"), "{text}");
+    let again = Preset::parse(&text, Path::new("new.toml")).unwrap();
+    assert_eq!((again.preset, again.migrated_from), (p.clone(), None));
+    // Version 0 errors are located too.
+    let typo = v0.replace("bend =", "bent =");
+    let err = Preset::parse(&typo, Path::new("old.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("old.toml:4: stiffness.bent: unknown field `bent`; did you mean `bend`?"),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Saving.
+
+#[test]
+fn save_writes_a_file_that_loads_back_equal() {
+    let dir = temp_dir("save");
+    let file = dir.join("scene.toml");
+    let mut preset = Preset::default();
+    preset.sim.dt = 0.1 + 0.2; // not a short decimal
+    preset.save(&file).unwrap();
+    assert_eq!(Preset::load(&file).unwrap(), preset);
+    preset.name = "Second".to_owned();
+    preset.save(&file).unwrap();
+    assert_eq!(Preset::load(&file).unwrap(), preset);
+    // Only the file: no temporary left behind.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn failed_saves_keep_the_old_file() {
+    let dir = temp_dir("fail");
+    let file = dir.join("scene.toml");
+    let old = Preset::default();
+    old.save(&file).unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let mut new = old.clone();
+    new.name = "New".to_owned();
+
+    // A value TOML cannot hold (a path that is not UTF-8): serialising
+    // fails before anything is written.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut unwritable = new.clone();
+        unwritable.mesh = MeshSource::Obj(std::ffi::OsStr::from_bytes(b"\xff.obj").into());
+        let err = unwritable.save(&file).unwrap_err();
+        assert!(matches!(*err.kind, PresetErrorKind::Write(_)), "{err}");
+        assert_eq!(std::fs::read(&file).unwrap(), before);
+    }
+
+    // The target is a directory: the rename over it fails.
+    let blocked = dir.join("blocked.toml");
+    std::fs::create_dir(&blocked).unwrap();
+    assert!(matches!(
+        *new.save(&blocked).unwrap_err().kind,
+        PresetErrorKind::Write(_)
+    ));
+    assert!(blocked.is_dir());
+
+    // A parent that is a file: nothing can be created.
+    let err = new.save(&file.join("child.toml")).unwrap_err();
+    assert!(err.to_string().contains("cannot write the preset"), "{err}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    // A read-only directory (only meaningful when not running as root,
+    // which ignores the permission).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let root = std::fs::File::create(dir.join("probe")).is_ok();
+        if !root {
+            assert!(new.save(&file).is_err());
+            assert_eq!(std::fs::read(&file).unwrap(), before);
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // No temporary files left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
