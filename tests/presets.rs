@@ -297,7 +297,7 @@ fn each_invalid_preset_names_its_field_and_line() {
         ),
         (
             "version = 1\n[mesh]\nobj = \"a.obj\"\n[build]\nkind = \"tets\"\nresolution = 1\n[material]\ndensity = 1.0\n".to_owned(),
-            "bad.toml:6: build.resolution: must lie in 2 to 400 cells, found 1",
+            "bad.toml:6: build.resolution: must lie in 2 to 256 cells, found 1",
         ),
         (
             "version = 1\n[mesh]\nobj = \"a.obj\"\n[material]\ndensity = 1.0\n[pins]\nhard = [\"top_edge\"]\n".to_owned(),
