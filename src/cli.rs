@@ -45,6 +45,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Simulate a preset and write an OBJ per frame (an OBJ sequence for
+    /// Blender or Houdini), `energy.csv` and `summary.json`.
+    Bake {
+        /// A preset (`.toml`).
+        preset: PathBuf,
+        /// Frames to simulate after the rest pose (frame 0).
+        #[arg(long, default_value_t = 240)]
+        frames: usize,
+        /// Output directory (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// Write the OBJ of every k-th frame only (0: no OBJ, energies only).
+        #[arg(long, default_value_t = 1)]
+        every: usize,
+    },
     /// Time the standard scenes (release builds only give meaningful numbers).
     Bench {
         /// Run only this scene (cloth30, cloth60, cloth100, cloth150, tet12,

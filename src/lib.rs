@@ -40,6 +40,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod bake;
 pub mod bench;
 pub mod fsutil;
 pub mod mesh;

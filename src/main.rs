@@ -75,6 +75,12 @@ fn run(command: Command) -> Result<(), Failure> {
             }
             Ok(())
         }
+        Command::Bake {
+            preset,
+            frames,
+            out,
+            every,
+        } => bake(&preset, frames, out, every),
         Command::Tetrahedralize {
             file,
             output,
@@ -121,6 +127,91 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// Exit code of a bake stopped by Ctrl-C (128 + SIGINT, as shells report it).
+const INTERRUPTED: u8 = 130;
+
+fn bake(
+    file: &std::path::Path,
+    frames: usize,
+    out: std::path::PathBuf,
+    every: usize,
+) -> Result<(), Failure> {
+    use softbody::bake::{self, BakeOptions, Progress};
+    use softbody::preset::Preset;
+    use std::io::IsTerminal;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static STOP: AtomicBool = AtomicBool::new(false);
+    let bad = |e: softbody::preset::PresetError| Failure::BadInput(e.into());
+    let preset = Preset::load(file).map_err(bad)?;
+    let built = preset.build(file).map_err(bad)?;
+    // A second Ctrl-C while stopping kills the process as usual.
+    ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::Relaxed) {
+            std::process::exit(INTERRUPTED.into());
+        }
+    })
+    .map_err(|e| Failure::Runtime(e.into()))?;
+    let stem = file
+        .file_stem()
+        .map_or_else(|| "frame".into(), |s| s.to_string_lossy().into_owned());
+    let options = BakeOptions {
+        frames,
+        every,
+        out,
+        stem,
+    };
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(frames as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}",
+            )
+            .expect("a valid template"),
+        );
+        bar
+    });
+    // Without a terminal: a plain line every tenth of the way.
+    let step = frames.div_ceil(10).max(1);
+    let progress = |p: Progress| match &bar {
+        Some(bar) => bar.set_position(p.frame as u64),
+        None if p.frame % step == 0 || p.frame == p.frames => eprintln!(
+            "frame {}/{} ({:.0}%), {:.1} s elapsed, ETA {:.1} s",
+            p.frame,
+            p.frames,
+            100.0 * p.frame as f64 / p.frames as f64,
+            p.elapsed,
+            p.eta()
+        ),
+        None => {}
+    };
+    let summary = bake::bake(&built, &preset.name, &options, &STOP, progress)
+        .map_err(|e| Failure::Runtime(anyhow::anyhow!("{}: {e}", file.display())))?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    println!(
+        "{}: {} frames in {:.2} s ({:.2} ms per frame in the solver), {} OBJ files, energy.csv and summary.json in {}",
+        file.display(),
+        summary.frames,
+        summary.seconds,
+        summary.frame_ms_median,
+        summary.objs_written,
+        options.out.display()
+    );
+    match summary.stopped {
+        None => Ok(()),
+        Some(reason) if STOP.load(Ordering::Relaxed) => {
+            eprintln!("stopped: {reason}; what was written is complete");
+            std::process::exit(INTERRUPTED.into())
+        }
+        Some(reason) => Err(Failure::Runtime(anyhow::anyhow!(
+            "{}: {reason}; frames up to the last good one were written",
+            file.display()
+        ))),
+    }
 }
 
 fn tetrahedralize(

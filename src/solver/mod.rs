@@ -633,12 +633,13 @@ impl Energies {
 /// Soft pins: the energy, and with `rhs`, `rhs_i += w t_i`.
 fn attachment_block(model: &Model, x: &[Vec3], rhs: Option<&mut [Vec3]>) -> f64 {
     let w = model.weights.attachment;
-    let sum: f64 = model
+    // A fold from +0: `sum()` of no soft pins is −0, which prints as "-0".
+    let sum = model
         .pins
         .soft
         .iter()
         .map(|a| (x[a.vertex as usize] - a.target).norm_squared())
-        .sum();
+        .fold(0.0, |acc, d| acc + d);
     if let Some(rhs) = rhs {
         for a in &model.pins.soft {
             rhs[a.vertex as usize] += a.target * w;
