@@ -41,8 +41,10 @@
 //! ```
 
 pub mod bench;
+pub mod command;
 pub mod fsutil;
 pub mod mesh;
 pub mod model;
 pub mod preset;
+pub mod session;
 pub mod solver;
