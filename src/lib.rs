@@ -42,8 +42,10 @@
 
 pub mod bake;
 pub mod bench;
+pub mod command;
 pub mod fsutil;
 pub mod mesh;
 pub mod model;
 pub mod preset;
+pub mod session;
 pub mod solver;

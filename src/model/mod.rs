@@ -224,6 +224,18 @@ impl Model {
         }
     }
 
+    /// Lumped masses (length `m`) at `density` as the constructors compute
+    /// them: kg/m³ over the tets of a tet model, else kg/m² over the
+    /// triangles.
+    pub fn lumped_masses(&self, density: f64) -> Vec<f64> {
+        if self.tets.is_empty() {
+            mass::lumped_area_masses(&self.rest, &self.triangles, density)
+        } else {
+            let tets: Vec<[u32; 4]> = self.tets.iter().map(|t| t.vertices).collect();
+            mass::lumped_volume_masses(&self.rest, &tets, density)
+        }
+    }
+
     /// Number of vertices `m`.
     pub fn vertex_count(&self) -> usize {
         self.rest.len()

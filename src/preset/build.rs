@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{BuildKind, MeshSource, Preset, PresetError, PresetErrorKind, Selector};
+use super::{BuildKind, MeshSource, PinSpec, Preset, PresetError, PresetErrorKind, Selector};
 use crate::mesh::{self, ImportOptions, SurfaceMesh, ValidateOptions, Vec3};
 use crate::model::tetra::{self, TetraOptions};
 use crate::model::{Attachment, ClothGrid, Model, Pins};
@@ -18,6 +18,8 @@ pub struct Built {
     /// The OBJ surface the model was built from, if any (for a tet model,
     /// the model's skin).
     pub surface: Option<SurfaceMesh>,
+    /// The generated grid, for the grid selectors.
+    grid: Option<ClothGrid>,
 }
 
 /// Counts of a built model, for reports (`softbody inspect`).
@@ -44,6 +46,70 @@ pub struct BuildSummary {
 }
 
 impl Built {
+    /// The pins `spec` selects on this model, as [`Preset::build`] resolves
+    /// them: hard pins, then soft pins on vertices not hard-pinned, each at
+    /// its rest position. Needs only the model's rest positions and skin,
+    /// not its current pins, so it is cheap to call on a changed spec.
+    ///
+    /// # Errors
+    /// [`PresetErrorKind::UnknownGroup`] for a group the mesh lacks;
+    /// [`PresetErrorKind::IndexOutOfRange`] for an index beyond the model;
+    /// [`PresetErrorKind::Invalid`] for a selector that selects no vertex.
+    pub fn resolve_pins(&self, spec: &PinSpec) -> Result<Pins, PresetErrorKind> {
+        let select_all =
+            |list: &str, selectors: &[Selector]| -> Result<Vec<u32>, PresetErrorKind> {
+                let mut all = Vec::new();
+                for (i, s) in selectors.iter().enumerate() {
+                    let field = format!("pins.{list}[{i}]");
+                    let selected = self.select_at(s, &field)?;
+                    if selected.is_empty() {
+                        return Err(PresetErrorKind::Invalid {
+                            field,
+                            message: "selects no vertex".to_owned(),
+                        });
+                    }
+                    all.extend(selected);
+                }
+                Ok(all)
+            };
+        let mut pins = Pins::hard(select_all("hard", &spec.hard)?);
+        let mut soft: Vec<u32> = select_all("soft", &spec.soft)?
+            .into_iter()
+            .filter(|&v| !pins.is_hard(v))
+            .collect();
+        soft.sort_unstable();
+        soft.dedup();
+        pins.soft = soft
+            .into_iter()
+            .map(|vertex| Attachment {
+                vertex,
+                target: self.model.rest[vertex as usize],
+            })
+            .collect();
+        Ok(pins)
+    }
+
+    /// The model vertices `selector` picks, sorted and unique.
+    ///
+    /// # Errors
+    /// As [`Built::resolve_pins`], naming the field `selector`.
+    pub fn select(&self, selector: &Selector) -> Result<Vec<u32>, PresetErrorKind> {
+        let mut selected = self.select_at(selector, "selector")?;
+        selected.sort_unstable();
+        selected.dedup();
+        Ok(selected)
+    }
+
+    fn select_at(&self, selector: &Selector, field: &str) -> Result<Vec<u32>, PresetErrorKind> {
+        select(
+            selector,
+            field,
+            &self.model,
+            self.surface.as_ref(),
+            self.grid.as_ref(),
+        )
+    }
+
     /// The counts of the model.
     pub fn summary(&self) -> BuildSummary {
         let m = &self.model;
@@ -105,46 +171,19 @@ impl Preset {
         let fail = |kind| PresetError::new(preset_path, kind);
         self.validate().map_err(fail)?;
         let dir = preset_path.parent().unwrap_or(Path::new(""));
-        let source = self.source(dir).map_err(fail)?;
         let Source {
-            mut model,
+            model,
             surface,
             grid,
-        } = source;
-        let select = |list: &str, selectors: &[Selector]| -> Result<Vec<u32>, PresetErrorKind> {
-            let mut all = Vec::new();
-            for (i, s) in selectors.iter().enumerate() {
-                let field = format!("pins.{list}[{i}]");
-                let selected = select(s, &field, &model, surface.as_ref(), grid.as_ref())?;
-                if selected.is_empty() {
-                    return Err(PresetErrorKind::Invalid {
-                        field,
-                        message: "selects no vertex".to_owned(),
-                    });
-                }
-                all.extend(selected);
-            }
-            Ok(all)
-        };
-        let hard = select("hard", &self.pins.hard).map_err(fail)?;
-        let soft = select("soft", &self.pins.soft).map_err(fail)?;
-        let mut pins = Pins::hard(hard);
-        let mut soft_vertices: Vec<u32> = soft.into_iter().filter(|&v| !pins.is_hard(v)).collect();
-        soft_vertices.sort_unstable();
-        soft_vertices.dedup();
-        pins.soft = soft_vertices
-            .into_iter()
-            .map(|vertex| Attachment {
-                vertex,
-                target: model.rest[vertex as usize],
-            })
-            .collect();
-        model.pins = pins;
-        Ok(Built {
+        } = self.source(dir).map_err(fail)?;
+        let mut built = Built {
             model,
             params: self.sim.clone(),
             surface,
-        })
+            grid,
+        };
+        built.model.pins = built.resolve_pins(&self.pins).map_err(fail)?;
+        Ok(built)
     }
 
     /// The model without pins.
@@ -288,5 +327,10 @@ fn select(
         // Validation allows these only with a grid (else they select nothing).
         Selector::TopCorners => Ok(grid.map_or(Vec::new(), |g| g.top_corners().to_vec())),
         Selector::TopEdge => Ok(grid.map_or(Vec::new(), ClothGrid::top_edge)),
+        Selector::Except { of, indices } => {
+            let mut selected = select(of, &format!("{field}.except.of"), model, surface, grid)?;
+            selected.retain(|v| !indices.contains(v));
+            Ok(selected)
+        }
     }
 }

@@ -147,7 +147,7 @@ fn groups_text(available: &[String]) -> String {
 
 impl PresetError {
     /// An error in `path` without a line.
-    pub(super) fn new(path: &Path, kind: PresetErrorKind) -> Self {
+    pub fn new(path: &Path, kind: PresetErrorKind) -> Self {
         Self {
             path: path.to_owned(),
             line: None,

@@ -42,7 +42,9 @@
 //! Selectors: `indices` (explicit model vertices), `group` (an OBJ `o`/`g`
 //! name), `plane` (vertices within `distance` of the plane through `point`
 //! with `normal`), `box` (vertices inside the axis-aligned box), and for a
-//! grid `"top_corners"` and `"top_edge"`. Rules and groups survive
+//! grid `"top_corners"` and `"top_edge"`; `except` takes a selector's
+//! vertices but some (`{ except = { of = "top_edge", indices = [0] } }`,
+//! written when the editor unpins part of a rule). Rules and groups survive
 //! re-meshing; indices do not. A soft pin pulls its vertex to its rest
 //! position with the `attachment` weight; a vertex both hard- and
 //! soft-pinned is hard.
@@ -227,6 +229,15 @@ pub enum Selector {
     TopCorners,
     /// A grid's whole top row.
     TopEdge,
+    /// The vertices of `of` but `indices`: how the editor unpins part of a
+    /// rule or group and keeps the rule (an empty result is an error like
+    /// any selector's).
+    Except {
+        /// The selector to take vertices from.
+        of: Box<Selector>,
+        /// Model vertices left out.
+        indices: Vec<u32>,
+    },
 }
 
 /// The camera: where the editor's viewport looks from and to.
@@ -643,6 +654,9 @@ mod validate {
                     );
                 }
                 Ok(())
+            }
+            Selector::Except { of, indices: _ } => {
+                selector(&format!("{field}.except.of"), of, mesh)
             }
             Selector::TopCorners | Selector::TopEdge => match mesh {
                 MeshSource::Grid(_) => Ok(()),

@@ -314,6 +314,48 @@ impl Solver {
         Ok(())
     }
 
+    /// Replaces the model by one with the same vertices, constraints and
+    /// hard pins — different weights, masses, soft pins or tet limits — and
+    /// `params`, with one numeric refactorisation on the same ordering and
+    /// pattern (soft pins only add to the diagonal). A change of hard pins
+    /// or constraints needs [`Solver::new`].
+    ///
+    /// # Errors
+    /// [`SolverError::InvalidParameter`] if the vertex count, constraints or
+    /// hard pins differ, a soft pin names a vertex out of range or has a
+    /// non-finite target, or as [`Solver::new`]; on error the solver is
+    /// unchanged.
+    pub fn refactor_model(&mut self, model: &Model, params: &SimParams) -> Result<(), SolverError> {
+        let old = &self.model;
+        if model.vertex_count() != old.vertex_count()
+            || model.pins.hard_vertices() != old.pins.hard_vertices()
+            || model.springs != old.springs
+            || model.tets != old.tets
+        {
+            return Err(SolverError::InvalidParameter(
+                "a refactorisation keeps the vertices, constraints and hard pins; \
+                 build a new solver instead"
+                    .into(),
+            ));
+        }
+        let m = model.vertex_count();
+        if model
+            .pins
+            .soft
+            .iter()
+            .any(|a| a.vertex as usize >= m || !a.target.iter().all(|c| c.is_finite()))
+        {
+            return Err(SolverError::InvalidParameter(
+                "soft pins must name model vertices and have finite targets".into(),
+            ));
+        }
+        check_params(model, params)?;
+        self.system.refactor(model, params.substep_dt())?;
+        self.model.clone_from(model);
+        self.params.clone_from(params);
+        Ok(())
+    }
+
     /// Changes parameters that do not touch the matrix (iterations, damping,
     /// gravity, colliders). A changed time step goes through [`Solver::refactor`].
     ///

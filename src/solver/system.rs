@@ -356,6 +356,9 @@ pub struct FactorStats {
     pub analyse_ms: f64,
     /// The last numeric factorisation, milliseconds.
     pub factor_ms: f64,
+    /// Numeric refactorisations since the symbolic analysis (0 for a new
+    /// solver): weight, mass, time-step and soft-pin changes count here.
+    pub refactors: u64,
 }
 
 const PINNED: u32 = u32::MAX;
@@ -506,9 +509,11 @@ impl System {
             },
             analyse_ms: (t1 - t0).as_secs_f64() * 1e3,
             factor_ms: total - (t1 - t0).as_secs_f64() * 1e3,
+            refactors: 0,
         };
         // Time one numeric factorisation alone (what a weight change costs).
         this.refactor(model, h)?;
+        this.stats.refactors = 0;
         Ok(this)
     }
 
@@ -528,6 +533,7 @@ impl System {
             f.extract(&mut self.fused);
         }
         self.stats.factor_ms = t0.elapsed().as_secs_f64() * 1e3;
+        self.stats.refactors += 1;
         Ok(())
     }
 

@@ -1,0 +1,877 @@
+//! [`Session`]: one open scene — its [`Preset`], the built [`Model`], the
+//! [`Solver`], the [`State`] and an energy [`History`] — and
+//! [`Session::apply`], which carries out a [`Command`] with the least work
+//! that is correct.
+//!
+//! # What a change costs
+//! Every preset change (a command, an undo or a redo) goes through one
+//! decision, made by comparing the old preset with the new one:
+//!
+//! | what differs                                              | work                                   | [`Applied`]    |
+//! |-----------------------------------------------------------|----------------------------------------|----------------|
+//! | mesh or build options                                     | build from the mesh, state at rest      | `Reloaded`     |
+//! | the resolved hard-pinned vertices                          | new system (pattern changes), state kept | `Rebuilt`     |
+//! | weights, density, `dt` or `substeps`, the resolved soft pins | numeric refactorisation               | `Refactored`   |
+//! | tet limits, iterations, damping, gravity, colliders       | parameters set, no factorisation        | `Updated`      |
+//! | name or view only                                         | nothing                                 | `Nothing`      |
+//!
+//! Pins are compared after resolving their selectors, so an edit that
+//! selects the same vertices costs nothing. Soft pins only add to the
+//! diagonal of the system matrix, so adding or removing one is a
+//! refactorisation, not a rebuild. A rebuild keeps the positions and
+//! velocities (a newly hard-pinned vertex stays where it is); only a new
+//! mesh starts at rest.
+//!
+//! # Runtime pins
+//! Two kinds of attachment live beside the preset, neither saved nor
+//! undoable: moved soft-pin targets ([`Command::MoveSoftPinTarget`]) and the
+//! grab ([`Command::Grab`]). A grab on a vertex that is not soft-pinned adds
+//! one soft pin (one refactorisation, not a rebuild); dragging only moves
+//! its target (no factorisation, no allocation); releasing refactorises
+//! again. The grab pulls with the preset's attachment weight, so it is as
+//! stiff as the soft pins — with weight 0 a grab is refused — which keeps
+//! the solver's single attachment weight and costs nothing per drag.
+//!
+//! # Undo
+//! The preset is the unit of undo: each change pushes the previous preset
+//! on a bounded stack ([`DEFAULT_UNDO_LIMIT`], the oldest dropped), and
+//! undo/redo go through the same decision as the commands.
+//!
+//! # Pins and selectors
+//! The pin commands store explicit vertices in an `indices` selector.
+//! Unpinning a vertex that a rule or group selects keeps the rule and
+//! wraps it in an `except` selector (so the rule still follows re-meshing);
+//! a rule left with no vertex is dropped. Pinning a vertex that an `except`
+//! left out takes it out of the exception again.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use crate::command::Command;
+use crate::mesh::Vec3;
+use crate::model::{Attachment, Model, Pins};
+use crate::preset::{Built, Preset, PresetError, PresetErrorKind, Selector};
+use crate::solver::{Energies, Solver, SolverError, State, StepReport, Timings};
+
+/// Preset snapshots kept for undo by default.
+pub const DEFAULT_UNDO_LIMIT: usize = 100;
+
+/// Frames kept in the [`History`] by default: one minute at 60 Hz.
+pub const DEFAULT_HISTORY_FRAMES: usize = 3600;
+
+/// The file name a preset without a file is built as (its relative mesh
+/// paths are then relative to the working directory).
+const UNTITLED: &str = "untitled.toml";
+
+/// The work [`Session::apply`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Applied {
+    /// Nothing touched the solver (playback, view, a no-op change).
+    Nothing,
+    /// Parameters or soft-pin targets changed without a factorisation.
+    Updated,
+    /// One numeric refactorisation on the same pattern.
+    Refactored,
+    /// A new system for new hard pins; positions and velocities kept.
+    Rebuilt,
+    /// A new model from the mesh; the state starts at rest.
+    Reloaded,
+    /// The state went back to rest.
+    Reset,
+    /// This many frames were stepped.
+    Stepped(usize),
+    /// The simulation blew up after `frames` good frames: the session
+    /// paused at the last good frame and keeps `error` as its warning.
+    BlewUp {
+        /// Frames stepped before the failing one.
+        frames: usize,
+        /// What the solver detected.
+        error: SolverError,
+    },
+    /// The preset was written here.
+    Saved(PathBuf),
+}
+
+/// Why a command could not be applied. The session is then unchanged.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The preset could not be loaded, built, checked or saved.
+    #[error(transparent)]
+    Preset(#[from] PresetError),
+    /// The solver refused the model or parameters.
+    #[error(transparent)]
+    Solver(#[from] SolverError),
+    /// A vertex index beyond the model.
+    #[error("vertex {vertex} does not exist: the model has {vertices} vertices")]
+    VertexOutOfRange {
+        /// The index given.
+        vertex: u32,
+        /// The model's vertex count.
+        vertices: usize,
+    },
+    /// A soft-pin target move on a vertex that is not soft-pinned.
+    #[error("vertex {0} is not soft-pinned")]
+    NotSoftPinned(u32),
+    /// A grab on a hard-pinned vertex.
+    #[error("vertex {0} is hard-pinned and cannot be grabbed")]
+    HardPinned(u32),
+    /// A grab with attachment weight 0, which would not pull.
+    #[error("the attachment weight is 0, so a grab would not pull; raise it first")]
+    NoAttachmentWeight,
+    /// A save without a path of a preset that has no file yet.
+    #[error("the preset has no file yet; save it with a path")]
+    NoPath,
+}
+
+/// One recorded frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Frame {
+    /// Frame number (0: the start state).
+    pub frame: u64,
+    /// Simulated time in seconds.
+    pub time: f64,
+    /// Energies at the end of the frame.
+    pub energies: Energies,
+    /// Time per solver phase (zero for the start state).
+    pub timings: Timings,
+    /// Vertices pushed out of colliders.
+    pub contacts: usize,
+}
+
+/// The recent frames (a bounded ring buffer, oldest dropped) and the PD
+/// objective per iteration of the last frame: what the graphs draw.
+#[derive(Clone, Debug)]
+pub struct History {
+    frames: VecDeque<Frame>,
+    capacity: usize,
+    objective: Vec<f64>,
+}
+
+impl History {
+    /// An empty history of at most `capacity` frames (at least 1).
+    pub fn new(capacity: usize) -> Self {
+        let capacity = capacity.max(1);
+        Self {
+            frames: VecDeque::with_capacity(capacity),
+            capacity,
+            objective: Vec::new(),
+        }
+    }
+
+    /// The frames, oldest first.
+    pub fn frames(&self) -> &VecDeque<Frame> {
+        &self.frames
+    }
+
+    /// The newest frame.
+    pub fn last(&self) -> Option<&Frame> {
+        self.frames.back()
+    }
+
+    /// The objective `g` at the start of the last frame's last substep and
+    /// after each iteration (empty before the first step).
+    pub fn objective(&self) -> &[f64] {
+        &self.objective
+    }
+
+    /// Most frames kept.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Starts over from `state` with `energies`.
+    fn restart(&mut self, state: &State, energies: Energies) {
+        self.frames.clear();
+        self.objective.clear();
+        self.push(Frame {
+            frame: state.frame,
+            time: state.time,
+            energies,
+            ..Frame::default()
+        });
+    }
+
+    /// Records a stepped frame (no allocation once full).
+    fn record(&mut self, state: &State, report: &StepReport) {
+        self.push(Frame {
+            frame: state.frame,
+            time: state.time,
+            energies: report.energies,
+            timings: report.timings,
+            contacts: report.contacts,
+        });
+        self.objective.clear();
+        self.objective.extend_from_slice(&report.objective);
+    }
+
+    fn push(&mut self, frame: Frame) {
+        if self.frames.len() == self.capacity {
+            self.frames.pop_front();
+        }
+        self.frames.push_back(frame);
+    }
+}
+
+/// The grab and moved soft-pin targets: attachments beside the preset.
+#[derive(Clone, Debug, Default)]
+struct Runtime {
+    /// Moved targets of soft-pinned vertices, one per vertex.
+    targets: Vec<Attachment>,
+    /// The held vertex and where it is pulled.
+    grab: Option<Attachment>,
+    /// Scratch: the solver's soft pins as they should be.
+    soft: Vec<Attachment>,
+    /// Scratch: their targets.
+    soft_targets: Vec<Vec3>,
+}
+
+impl Runtime {
+    /// Drops what no longer applies to `pins` (targets of vertices no
+    /// longer soft-pinned, a grab on a now hard-pinned vertex; [`Runtime::compose`]
+    /// already leaves them out).
+    fn prune(&mut self, pins: &Pins) {
+        self.targets
+            .retain(|t| pins.soft.iter().any(|a| a.vertex == t.vertex));
+        if self.grab.is_some_and(|g| pins.is_hard(g.vertex)) {
+            self.grab = None;
+        }
+    }
+
+    /// Fills `self.soft` with the soft pins of `pins` with their moved
+    /// targets, then the grab unless its vertex is hard-pinned (replacing
+    /// the target of a soft-pinned vertex, else appended).
+    fn compose(&mut self, pins: &Pins) {
+        self.soft.clear();
+        self.soft.extend_from_slice(&pins.soft);
+        for moved in &self.targets {
+            if let Some(a) = self.soft.iter_mut().find(|a| a.vertex == moved.vertex) {
+                a.target = moved.target;
+            }
+        }
+        if let Some(grab) = self.grab.filter(|g| !pins.is_hard(g.vertex)) {
+            match self.soft.iter_mut().find(|a| a.vertex == grab.vertex) {
+                Some(a) => a.target = grab.target,
+                None => self.soft.push(grab),
+            }
+        }
+    }
+
+    /// `model` with the runtime soft pins (borrowed when there are none).
+    fn apply<'a>(&mut self, model: &'a Model) -> Cow<'a, Model> {
+        if self.targets.is_empty() && self.grab.is_none() {
+            return Cow::Borrowed(model);
+        }
+        self.compose(&model.pins);
+        let mut with = model.clone();
+        with.pins.soft.clone_from(&self.soft);
+        Cow::Owned(with)
+    }
+}
+
+/// The least work taking a session from one preset to another (see the
+/// [module docs](self)).
+enum Plan {
+    Nothing,
+    Params,
+    Refactor(Pins),
+    Rebuild(Pins),
+    Reload,
+}
+
+/// The one decision behind every preset change: `old` is in force with
+/// resolved pins `old_pins`; `resolve` resolves `new`'s pins on the
+/// current model (called only when the mesh and build are unchanged).
+fn plan<E>(
+    old: &Preset,
+    new: &Preset,
+    old_pins: &Pins,
+    resolve: impl FnOnce() -> Result<Pins, E>,
+) -> Result<Plan, E> {
+    // Destructured so that a new field cannot be forgotten here.
+    let Preset {
+        version: _,
+        name: _,
+        mesh,
+        build,
+        material,
+        pins: _,
+        sim,
+        view: _,
+    } = new;
+    if *mesh != old.mesh || *build != old.build {
+        return Ok(Plan::Reload);
+    }
+    let pins = resolve()?;
+    Ok(if pins.hard_vertices() != old_pins.hard_vertices() {
+        Plan::Rebuild(pins)
+    } else if material.density != old.material.density
+        || material.weights != old.material.weights
+        || sim.substep_dt() != old.sim.substep_dt()
+        || pins.soft != old_pins.soft
+    {
+        Plan::Refactor(pins)
+    } else if *sim != old.sim || material.limits != old.material.limits {
+        Plan::Params
+    } else {
+        Plan::Nothing
+    })
+}
+
+/// One open scene. See the [module docs](self).
+pub struct Session {
+    preset: Preset,
+    path: Option<PathBuf>,
+    /// The preset as last loaded or saved, for [`Session::is_dirty`].
+    saved: Preset,
+    /// The model of `preset` (its pins, without the runtime ones).
+    built: Built,
+    solver: Solver,
+    state: State,
+    history: History,
+    playing: bool,
+    warning: Option<SolverError>,
+    runtime: Runtime,
+    undo: VecDeque<Preset>,
+    redo: Vec<Preset>,
+    undo_limit: usize,
+}
+
+impl Session {
+    /// Builds `preset` (mesh paths relative to `preset_path`'s directory,
+    /// else to the working directory), paused at rest.
+    ///
+    /// # Errors
+    /// [`SessionError::Preset`] if the preset does not build (see
+    /// [`Preset::build`]); [`SessionError::Solver`] if the solver refuses it.
+    pub fn new(preset: Preset, preset_path: Option<PathBuf>) -> Result<Self, SessionError> {
+        let base = preset_path.as_deref().unwrap_or(Path::new(UNTITLED));
+        let (built, solver) = build(&preset, base)?;
+        let state = State::at_rest(&built.model);
+        let mut history = History::new(DEFAULT_HISTORY_FRAMES);
+        history.restart(&state, solver.energies(&state));
+        Ok(Self {
+            saved: preset.clone(),
+            preset,
+            path: preset_path,
+            built,
+            solver,
+            state,
+            history,
+            playing: false,
+            warning: None,
+            runtime: Runtime::default(),
+            undo: VecDeque::new(),
+            redo: Vec::new(),
+            undo_limit: DEFAULT_UNDO_LIMIT,
+        })
+    }
+
+    /// Loads and builds the preset at `path`.
+    ///
+    /// # Errors
+    /// As [`Preset::load`] and [`Session::new`].
+    pub fn open(path: &Path) -> Result<Self, SessionError> {
+        Self::new(Preset::load(path)?, Some(path.to_owned()))
+    }
+
+    /// The preset in force.
+    pub fn preset(&self) -> &Preset {
+        &self.preset
+    }
+
+    /// The preset's file, if it has one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Whether the preset differs from the file it was loaded from or last
+    /// saved to.
+    pub fn is_dirty(&self) -> bool {
+        self.preset != self.saved
+    }
+
+    /// The model built from the preset (its pins; the grab and moved
+    /// targets are in [`Solver::model`]).
+    pub fn model(&self) -> &Model {
+        &self.built.model
+    }
+
+    /// The solver, e.g. for [`Solver::factor_stats`].
+    pub fn solver(&self) -> &Solver {
+        &self.solver
+    }
+
+    /// The current positions and velocities.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The recorded frames.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// Whether [`Session::tick`] steps.
+    pub fn is_playing(&self) -> bool {
+        self.playing
+    }
+
+    /// The last blow-up, until the next play, reset or load.
+    pub fn warning(&self) -> Option<&SolverError> {
+        self.warning.as_ref()
+    }
+
+    /// The held vertex, if any.
+    pub fn grabbed(&self) -> Option<u32> {
+        self.runtime.grab.map(|g| g.vertex)
+    }
+
+    /// Changes that [`Command::Undo`] can take back.
+    pub fn undo_len(&self) -> usize {
+        self.undo.len()
+    }
+
+    /// Undone changes that [`Command::Redo`] can restore.
+    pub fn redo_len(&self) -> usize {
+        self.redo.len()
+    }
+
+    /// Keeps at most `limit` undo steps (at least 1), dropping the oldest.
+    pub fn set_undo_limit(&mut self, limit: usize) {
+        self.undo_limit = limit.max(1);
+        while self.undo.len() > self.undo_limit {
+            self.undo.pop_front();
+        }
+    }
+
+    /// Steps one frame when playing (see [`Command::Step`]); else nothing.
+    ///
+    /// # Errors
+    /// As [`Command::Step`].
+    pub fn tick(&mut self) -> Result<Applied, SessionError> {
+        if self.playing {
+            self.step(1)
+        } else {
+            Ok(Applied::Nothing)
+        }
+    }
+
+    /// Carries out `command` and says what work it took (see the
+    /// [module docs](self)).
+    ///
+    /// # Errors
+    /// [`SessionError::VertexOutOfRange`] for a vertex beyond the model;
+    /// [`SessionError::Preset`] for a change that makes an invalid preset
+    /// (a weight out of range, a selector left empty), a file that does not
+    /// load, or a failed save; [`SessionError::Solver`] if the solver
+    /// refuses the change; the grab and save errors of [`SessionError`]. On
+    /// error the session is unchanged. A blow-up while stepping is not an
+    /// error: see [`Applied::BlewUp`].
+    pub fn apply(&mut self, command: Command) -> Result<Applied, SessionError> {
+        match command {
+            Command::Play => {
+                self.playing = true;
+                self.warning = None;
+                Ok(Applied::Nothing)
+            }
+            Command::Pause => {
+                self.playing = false;
+                Ok(Applied::Nothing)
+            }
+            Command::TogglePlay => self.apply(if self.playing {
+                Command::Pause
+            } else {
+                Command::Play
+            }),
+            Command::Step(frames) => self.step(frames),
+            Command::Reset => {
+                self.warning = None;
+                self.restart();
+                Ok(Applied::Reset)
+            }
+            Command::SetWeight(kind, value) => {
+                self.edit(|p| *kind.slot(&mut p.material.weights) = value)
+            }
+            Command::SetDensity(density) => self.edit(|p| p.material.density = density),
+            Command::SetParam(param) => self.edit(|p| param.apply_to(&mut p.sim)),
+            Command::SetLimits(limits) => self.edit(|p| p.material.limits = limits),
+            Command::PinHard(vertices) => self.pin(&vertices, PinOp::Hard),
+            Command::PinSoft(vertices) => self.pin(&vertices, PinOp::Soft),
+            Command::Unpin(vertices) => self.pin(&vertices, PinOp::Free),
+            Command::MoveSoftPinTarget { vertex, target } => {
+                self.check_vertex(vertex)?;
+                if !self
+                    .built
+                    .model
+                    .pins
+                    .soft
+                    .iter()
+                    .any(|a| a.vertex == vertex)
+                {
+                    return Err(SessionError::NotSoftPinned(vertex));
+                }
+                let moved = Attachment { vertex, target };
+                let previous = self.runtime.targets.clone();
+                match self.runtime.targets.iter_mut().find(|t| t.vertex == vertex) {
+                    Some(t) => t.target = target,
+                    None => self.runtime.targets.push(moved),
+                }
+                self.sync_runtime()
+                    .inspect_err(|_| self.runtime.targets = previous)
+            }
+            Command::Grab { vertex, target } => {
+                self.check_vertex(vertex)?;
+                if self.built.model.pins.is_hard(vertex) {
+                    return Err(SessionError::HardPinned(vertex));
+                }
+                if self.preset.material.weights.attachment == 0.0 {
+                    return Err(SessionError::NoAttachmentWeight);
+                }
+                self.set_grab(Some(Attachment { vertex, target }))
+            }
+            Command::Drag { target } => match self.runtime.grab {
+                Some(grab) => self.set_grab(Some(Attachment { target, ..grab })),
+                None => Ok(Applied::Nothing),
+            },
+            Command::Release => match self.runtime.grab {
+                Some(_) => self.set_grab(None),
+                None => Ok(Applied::Nothing),
+            },
+            Command::Load(path) => {
+                let preset = Preset::load(&path)?;
+                let (built, solver) = build(&preset, &path)?;
+                self.built = built;
+                self.solver = solver;
+                self.saved = preset.clone();
+                self.preset = preset;
+                self.path = Some(path);
+                self.undo.clear();
+                self.redo.clear();
+                self.playing = false;
+                self.start_over();
+                Ok(Applied::Reloaded)
+            }
+            Command::Save(path) => {
+                let path = path
+                    .or_else(|| self.path.clone())
+                    .ok_or(SessionError::NoPath)?;
+                self.preset.save(&path)?;
+                self.saved = self.preset.clone();
+                self.path = Some(path.clone());
+                Ok(Applied::Saved(path))
+            }
+            Command::Undo => match self.undo.pop_back() {
+                Some(previous) => {
+                    let result = self.transition(&previous);
+                    match result {
+                        Ok((current, applied)) => {
+                            self.redo.push(current);
+                            Ok(applied)
+                        }
+                        Err(e) => {
+                            self.undo.push_back(previous);
+                            Err(e)
+                        }
+                    }
+                }
+                None => Ok(Applied::Nothing),
+            },
+            Command::Redo => match self.redo.pop() {
+                Some(next) => match self.transition(&next) {
+                    Ok((current, applied)) => {
+                        self.push_undo(current);
+                        Ok(applied)
+                    }
+                    Err(e) => {
+                        self.redo.push(next);
+                        Err(e)
+                    }
+                },
+                None => Ok(Applied::Nothing),
+            },
+        }
+    }
+
+    /// Steps `frames` frames; a blow-up pauses at the last good frame.
+    fn step(&mut self, frames: usize) -> Result<Applied, SessionError> {
+        for done in 0..frames {
+            match self.solver.step(&mut self.state) {
+                Ok(report) => self.history.record(&self.state, &report),
+                Err(error @ SolverError::BlowUp { .. }) => {
+                    self.playing = false;
+                    self.warning = Some(error.clone());
+                    return Ok(Applied::BlewUp {
+                        frames: done,
+                        error,
+                    });
+                }
+                Err(other) => return Err(other.into()),
+            }
+        }
+        Ok(Applied::Stepped(frames))
+    }
+
+    /// The state at rest and the history restarted.
+    fn restart(&mut self) {
+        self.state = State::at_rest(&self.built.model);
+        self.history
+            .restart(&self.state, self.solver.energies(&self.state));
+    }
+
+    /// After a new model from the mesh: at rest, no runtime pins.
+    fn start_over(&mut self) {
+        self.runtime.targets.clear();
+        self.runtime.grab = None;
+        self.warning = None;
+        self.restart();
+    }
+
+    fn check_vertex(&self, vertex: u32) -> Result<(), SessionError> {
+        let vertices = self.built.model.vertex_count();
+        if (vertex as usize) < vertices {
+            Ok(())
+        } else {
+            Err(SessionError::VertexOutOfRange { vertex, vertices })
+        }
+    }
+
+    /// A preset change as an undoable step.
+    fn edit(&mut self, change: impl FnOnce(&mut Preset)) -> Result<Applied, SessionError> {
+        let mut next = self.preset.clone();
+        change(&mut next);
+        self.change_to(next)
+    }
+
+    fn change_to(&mut self, next: Preset) -> Result<Applied, SessionError> {
+        if next == self.preset {
+            return Ok(Applied::Nothing);
+        }
+        let (previous, applied) = self.transition(&next)?;
+        self.push_undo(previous);
+        self.redo.clear();
+        Ok(applied)
+    }
+
+    fn push_undo(&mut self, preset: Preset) {
+        if self.undo.len() == self.undo_limit {
+            self.undo.pop_front();
+        }
+        self.undo.push_back(preset);
+    }
+
+    fn base_path(&self) -> &Path {
+        self.path.as_deref().unwrap_or(Path::new(UNTITLED))
+    }
+
+    /// Puts `next` in force with the work [`plan`] chooses; returns the
+    /// previous preset. On error nothing changed.
+    fn transition(&mut self, next: &Preset) -> Result<(Preset, Applied), SessionError> {
+        let base = self.base_path().to_owned();
+        let invalid = |kind: PresetErrorKind| PresetError::new(&base, kind);
+        next.validate().map_err(invalid)?;
+        let plan = plan(&self.preset, next, &self.built.model.pins, || {
+            self.built.resolve_pins(&next.pins)
+        })
+        .map_err(invalid)?;
+        let applied = match plan {
+            Plan::Nothing => Applied::Nothing,
+            Plan::Params => {
+                let old = self.solver.params().clone();
+                self.solver.set_params(&next.sim)?;
+                if let Err(e) = self.solver.set_limits(next.material.limits) {
+                    self.solver.set_params(&old)?;
+                    return Err(e.into());
+                }
+                self.built.model.limits = next.material.limits;
+                Applied::Updated
+            }
+            Plan::Refactor(pins) => {
+                let model = self.model_for(next, pins);
+                self.solver
+                    .refactor_model(&self.runtime.apply(&model), &next.sim)?;
+                self.runtime.prune(&model.pins);
+                self.built.model = model;
+                Applied::Refactored
+            }
+            Plan::Rebuild(pins) => {
+                let model = self.model_for(next, pins);
+                self.solver = Solver::new(&self.runtime.apply(&model), &next.sim)?;
+                self.runtime.prune(&model.pins);
+                self.built.model = model;
+                Applied::Rebuilt
+            }
+            Plan::Reload => {
+                let (built, solver) = build(next, &base)?;
+                self.built = built;
+                self.solver = solver;
+                self.start_over();
+                Applied::Reloaded
+            }
+        };
+        self.built.params.clone_from(&next.sim);
+        Ok((std::mem::replace(&mut self.preset, next.clone()), applied))
+    }
+
+    /// The current model with `next`'s material and `pins`.
+    fn model_for(&self, next: &Preset, pins: Pins) -> Model {
+        let mut model = self.built.model.clone();
+        if next.material.density != self.preset.material.density {
+            model.masses = model.lumped_masses(next.material.density);
+        }
+        model.weights = next.material.weights;
+        model.limits = next.material.limits;
+        model.pins = pins;
+        model
+    }
+
+    /// Grabs, drags or releases.
+    fn set_grab(&mut self, grab: Option<Attachment>) -> Result<Applied, SessionError> {
+        let previous = std::mem::replace(&mut self.runtime.grab, grab);
+        self.sync_runtime()
+            .inspect_err(|_| self.runtime.grab = previous)
+    }
+
+    /// Brings the solver's soft pins up to the runtime ones: only targets
+    /// moved (no factorisation, no allocation once warm), else a
+    /// refactorisation.
+    fn sync_runtime(&mut self) -> Result<Applied, SessionError> {
+        let runtime = &mut self.runtime;
+        runtime.compose(&self.built.model.pins);
+        let current = &self.solver.model().pins.soft;
+        let same_vertices = current.len() == runtime.soft.len()
+            && current
+                .iter()
+                .zip(&runtime.soft)
+                .all(|(a, b)| a.vertex == b.vertex);
+        if same_vertices {
+            runtime.soft_targets.clear();
+            runtime
+                .soft_targets
+                .extend(runtime.soft.iter().map(|a| a.target));
+            self.solver.set_attachment_targets(&runtime.soft_targets)?;
+            return Ok(Applied::Updated);
+        }
+        let model = self.runtime.apply(&self.built.model);
+        self.solver.refactor_model(&model, &self.preset.sim)?;
+        Ok(Applied::Refactored)
+    }
+
+    /// Pins or unpins `vertices` in the preset (see the [module docs](self)).
+    fn pin(&mut self, vertices: &[u32], op: PinOp) -> Result<Applied, SessionError> {
+        let mut vertices = vertices.to_vec();
+        vertices.sort_unstable();
+        vertices.dedup();
+        if let Some(&vertex) = vertices.last() {
+            self.check_vertex(vertex)?;
+        }
+        let mut next = self.preset.clone();
+        let pins = &mut next.pins;
+        let built = &self.built;
+        let edited = match op {
+            PinOp::Hard => remove(&mut pins.soft, &vertices, built)
+                .and_then(|()| add(&mut pins.hard, &vertices, built)),
+            PinOp::Soft => remove(&mut pins.hard, &vertices, built)
+                .and_then(|()| add(&mut pins.soft, &vertices, built)),
+            PinOp::Free => remove(&mut pins.hard, &vertices, built)
+                .and_then(|()| remove(&mut pins.soft, &vertices, built)),
+        };
+        edited.map_err(|kind| PresetError::new(self.base_path(), kind))?;
+        self.change_to(next)
+    }
+}
+
+/// What a pin command does to the preset's pin lists.
+#[derive(Clone, Copy)]
+enum PinOp {
+    Hard,
+    Soft,
+    Free,
+}
+
+/// Takes the sorted `vertices` out of every selector of `list`: out of
+/// `indices`, into an `except` of a rule or group; a selector left with no
+/// vertex is dropped.
+fn remove(
+    list: &mut Vec<Selector>,
+    vertices: &[u32],
+    built: &Built,
+) -> Result<(), PresetErrorKind> {
+    let mut kept = Vec::with_capacity(list.len());
+    for selector in list.drain(..) {
+        let selected = built.select(&selector)?;
+        let hit: Vec<u32> = selected
+            .iter()
+            .copied()
+            .filter(|v| vertices.binary_search(v).is_ok())
+            .collect();
+        if hit.is_empty() {
+            kept.push(selector);
+        } else if hit.len() < selected.len() {
+            kept.push(match selector {
+                Selector::Indices(mut indices) => {
+                    indices.retain(|v| vertices.binary_search(v).is_err());
+                    Selector::Indices(indices)
+                }
+                Selector::Except { of, mut indices } => {
+                    indices.extend(hit);
+                    indices.sort_unstable();
+                    indices.dedup();
+                    Selector::Except { of, indices }
+                }
+                rule => Selector::Except {
+                    of: Box::new(rule),
+                    indices: hit,
+                },
+            });
+        }
+    }
+    *list = kept;
+    Ok(())
+}
+
+/// Makes `list` select the sorted `vertices`: out of the `except`s that
+/// left them out, and those still missing into an `indices` selector.
+fn add(list: &mut Vec<Selector>, vertices: &[u32], built: &Built) -> Result<(), PresetErrorKind> {
+    for selector in list.iter_mut() {
+        if let Selector::Except { of, indices } = selector {
+            indices.retain(|v| vertices.binary_search(v).is_err());
+            if indices.is_empty() {
+                *selector = (**of).clone();
+            }
+        }
+    }
+    let mut selected = Vec::new();
+    for selector in list.iter() {
+        selected.extend(built.select(selector)?);
+    }
+    selected.sort_unstable();
+    let missing = vertices
+        .iter()
+        .copied()
+        .filter(|v| selected.binary_search(v).is_err());
+    match list.iter_mut().find_map(|s| match s {
+        Selector::Indices(indices) => Some(indices),
+        _ => None,
+    }) {
+        Some(indices) => {
+            indices.extend(missing);
+            indices.sort_unstable();
+            indices.dedup();
+        }
+        None => {
+            let missing: Vec<u32> = missing.collect();
+            if !missing.is_empty() {
+                list.push(Selector::Indices(missing));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Builds `preset` and its solver.
+fn build(preset: &Preset, path: &Path) -> Result<(Built, Solver), SessionError> {
+    let built = preset.build(path)?;
+    let solver = Solver::new(&built.model, &built.params)?;
+    Ok((built, solver))
+}

@@ -1,0 +1,442 @@
+//! Session: commands do the least work that is correct (refactor, rebuild,
+//! nothing), rebuilds keep the motion continuous, undo/redo restores
+//! presets, blow-ups pause, load/save round trip, grab/drag stays out of the
+//! preset.
+
+use std::path::{Path, PathBuf};
+
+use softbody::command::{Command, Param, WeightKind};
+use softbody::mesh::Vec3;
+use softbody::preset::{GridSpec, MeshSource, Preset, Selector};
+use softbody::session::{Applied, Session, SessionError};
+
+/// Side of the test grid.
+const N: u32 = 10;
+
+/// The default hanging cloth on a small grid.
+fn small_cloth() -> Preset {
+    Preset {
+        mesh: MeshSource::Grid(GridSpec {
+            n: N as usize,
+            width: 1.0,
+        }),
+        ..Preset::default()
+    }
+}
+
+fn session() -> Session {
+    Session::new(small_cloth(), None).unwrap()
+}
+
+/// The middle vertex of the bottom row.
+fn bottom_middle() -> u32 {
+    (N - 1) * N + N / 2
+}
+
+fn apply(session: &mut Session, command: Command) -> Applied {
+    session
+        .apply(command.clone())
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"))
+}
+
+fn max_jump(a: &[Vec3], b: &[Vec3]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).norm())
+        .fold(0.0, f64::max)
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("softbody-session-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Weights, density and `dt` refactorise on the same analysis; iterations
+/// only set a parameter.
+#[test]
+fn weight_change_refactors_not_rebuilds() {
+    let mut s = session();
+    let before = s.solver().factor_stats();
+    assert_eq!(before.refactors, 0);
+    assert_eq!(
+        apply(&mut s, Command::SetWeight(WeightKind::Structural, 2000.0)),
+        Applied::Refactored
+    );
+    let after = s.solver().factor_stats();
+    assert_eq!(after.refactors, 1);
+    assert_eq!(after.analyse_ms, before.analyse_ms, "no new analysis");
+    assert_eq!(s.solver().model().weights.structural, 2000.0);
+    assert_eq!(s.preset().material.weights.structural, 2000.0);
+
+    assert_eq!(apply(&mut s, Command::SetDensity(0.3)), Applied::Refactored);
+    let fresh = s.preset().build(Path::new("x.toml")).unwrap();
+    assert_eq!(s.solver().model().masses, fresh.model.masses);
+    assert_eq!(
+        apply(&mut s, Command::SetParam(Param::Dt(0.01))),
+        Applied::Refactored
+    );
+    assert_eq!(s.solver().factor_stats().refactors, 3);
+
+    assert_eq!(
+        apply(&mut s, Command::SetParam(Param::Iterations(5))),
+        Applied::Updated
+    );
+    assert_eq!(
+        apply(&mut s, Command::SetParam(Param::Damping(0.1))),
+        Applied::Updated
+    );
+    assert_eq!(s.solver().factor_stats().refactors, 3);
+    assert_eq!(s.solver().params().iterations, 5);
+    // The same value again changes nothing and leaves no undo step.
+    let undo = s.undo_len();
+    assert_eq!(
+        apply(&mut s, Command::SetParam(Param::Iterations(5))),
+        Applied::Nothing
+    );
+    assert_eq!(s.undo_len(), undo);
+}
+
+/// A hard pin rebuilds; the command itself moves nothing and the next frame
+/// moves no more than a frame of the run without it.
+#[test]
+fn pin_rebuilds_and_keeps_positions_continuous() {
+    let mut pinned = session();
+    let mut reference = session();
+    for s in [&mut pinned, &mut reference] {
+        assert_eq!(apply(s, Command::Step(20)), Applied::Stepped(20));
+    }
+    let before = pinned.state().clone();
+    let v = bottom_middle();
+    assert_eq!(
+        apply(&mut pinned, Command::PinHard(vec![v])),
+        Applied::Rebuilt
+    );
+    assert_eq!(pinned.solver().factor_stats().refactors, 0, "a new system");
+    assert!(pinned.model().pins.is_hard(v));
+    assert_eq!(pinned.state(), &before, "the rebuild keeps the state");
+
+    apply(&mut pinned, Command::Step(1));
+    apply(&mut reference, Command::Step(1));
+    let jump = max_jump(&before.positions, &pinned.state().positions);
+    let frame = max_jump(&before.positions, &reference.state().positions);
+    assert!(
+        jump <= 2.0 * frame,
+        "jump {jump} vs a frame's motion {frame}"
+    );
+    assert_eq!(
+        pinned.state().positions[v as usize],
+        before.positions[v as usize],
+        "the new pin holds its vertex where it was"
+    );
+
+    // Unpinning part of a rule keeps the rule with an exception.
+    let before = pinned.state().clone();
+    assert_eq!(
+        apply(&mut pinned, Command::Unpin(vec![0])),
+        Applied::Rebuilt
+    );
+    assert_eq!(pinned.state(), &before);
+    assert_eq!(
+        pinned.preset().pins.hard,
+        vec![
+            Selector::Except {
+                of: Box::new(Selector::TopCorners),
+                indices: vec![0],
+            },
+            Selector::Indices(vec![v]),
+        ]
+    );
+    assert_eq!(pinned.model().pins.hard_vertices(), &[N - 1, v]);
+    // Pinning it again lifts the exception.
+    apply(&mut pinned, Command::PinHard(vec![0]));
+    assert_eq!(
+        pinned.preset().pins.hard,
+        vec![Selector::TopCorners, Selector::Indices(vec![v])]
+    );
+    // Unpinning all of a rule drops it.
+    apply(&mut pinned, Command::Unpin(vec![0, N - 1, v]));
+    assert!(pinned.preset().pins.hard.is_empty());
+}
+
+/// Soft pins only add to the diagonal: pinning or unpinning one, or moving
+/// its target, is no rebuild.
+#[test]
+fn soft_pins_refactor_and_targets_move_without_factorising() {
+    let mut s = session();
+    apply(&mut s, Command::Step(5));
+    let v = bottom_middle();
+    let before = s.state().clone();
+    assert_eq!(
+        apply(&mut s, Command::PinSoft(vec![v])),
+        Applied::Refactored
+    );
+    assert_eq!(s.state(), &before);
+    assert_eq!(s.model().pins.soft.len(), 1);
+    // Soft-pinning a hard-pinned corner moves it from hard to soft.
+    assert_eq!(apply(&mut s, Command::PinSoft(vec![0])), Applied::Rebuilt);
+    assert!(!s.model().pins.is_hard(0));
+    assert_eq!(s.model().pins.soft.len(), 2);
+
+    let refactors = s.solver().factor_stats().refactors;
+    let target = Vec3::new(0.2, -1.0, 0.1);
+    let preset = s.preset().clone();
+    assert_eq!(
+        apply(&mut s, Command::MoveSoftPinTarget { vertex: v, target }),
+        Applied::Updated
+    );
+    assert_eq!(s.solver().factor_stats().refactors, refactors);
+    assert_eq!(s.preset(), &preset, "targets are runtime state");
+    let solver_pin = s.solver().model().pins.soft.iter().find(|a| a.vertex == v);
+    assert_eq!(solver_pin.map(|a| a.target), Some(target));
+    // The moved target survives a weight change.
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 5.0));
+    let solver_pin = s.solver().model().pins.soft.iter().find(|a| a.vertex == v);
+    assert_eq!(solver_pin.map(|a| a.target), Some(target));
+    assert!(matches!(
+        s.apply(Command::MoveSoftPinTarget { vertex: 1, target }),
+        Err(SessionError::NotSoftPinned(1))
+    ));
+
+    assert_eq!(apply(&mut s, Command::Unpin(vec![v])), Applied::Refactored);
+    assert!(s.solver().model().pins.soft.iter().all(|a| a.vertex != v));
+}
+
+/// Undo walks back through every preset exactly, with the model of each;
+/// redo walks forward again.
+#[test]
+fn undo_redo_restores_identical_presets_and_models() {
+    let mut s = session();
+    let commands = [
+        Command::SetWeight(WeightKind::Shear, 250.0),
+        Command::SetDensity(0.4),
+        Command::PinHard(vec![bottom_middle()]),
+        Command::PinSoft(vec![5]),
+        Command::Unpin(vec![0]),
+        Command::SetParam(Param::Dt(0.02)),
+        Command::SetParam(Param::Gravity(Vec3::new(0.0, -5.0, 0.0))),
+    ];
+    let mut presets = vec![s.preset().clone()];
+    for c in commands {
+        apply(&mut s, c);
+        apply(&mut s, Command::Step(2));
+        presets.push(s.preset().clone());
+    }
+    assert!(s.is_dirty());
+    assert_eq!(s.undo_len(), presets.len() - 1);
+    let check = |s: &Session, expected: &Preset| {
+        assert_eq!(s.preset(), expected);
+        let fresh = expected.build(Path::new("x.toml")).unwrap();
+        assert_eq!(s.model().pins, fresh.model.pins);
+        assert_eq!(s.model().masses, fresh.model.masses);
+        assert_eq!(s.model().weights, fresh.model.weights);
+        assert_eq!(s.solver().model().pins, fresh.model.pins);
+        assert_eq!(s.solver().model().masses, fresh.model.masses);
+        assert_eq!(s.solver().params(), &fresh.params);
+    };
+    for expected in presets.iter().rev().skip(1) {
+        apply(&mut s, Command::Undo);
+        check(&s, expected);
+    }
+    assert!(!s.is_dirty(), "back at the opened preset");
+    assert_eq!(apply(&mut s, Command::Undo), Applied::Nothing);
+    for expected in presets.iter().skip(1) {
+        apply(&mut s, Command::Redo);
+        check(&s, expected);
+    }
+    assert_eq!(apply(&mut s, Command::Redo), Applied::Nothing);
+    // A new change clears the redo stack.
+    apply(&mut s, Command::Undo);
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 1.0));
+    assert_eq!(s.redo_len(), 0);
+}
+
+/// The undo stack keeps the newest changes only.
+#[test]
+fn undo_history_is_bounded() {
+    let mut s = session();
+    s.set_undo_limit(3);
+    for k in 1..=5 {
+        apply(&mut s, Command::SetWeight(WeightKind::Bending, k as f64));
+    }
+    assert_eq!(s.undo_len(), 3);
+    for expected in [4.0, 3.0, 2.0] {
+        apply(&mut s, Command::Undo);
+        assert_eq!(s.preset().material.weights.bending, expected);
+    }
+    assert_eq!(apply(&mut s, Command::Undo), Applied::Nothing);
+    assert_eq!(s.preset().material.weights.bending, 2.0, "1.0 was dropped");
+}
+
+/// Play and pause touch neither the solver nor the state; ticks step only
+/// while playing and fill the history.
+#[test]
+fn play_pause_do_nothing_to_the_solver() {
+    let mut s = session();
+    let stats = s.solver().factor_stats();
+    let state = s.state().clone();
+    assert_eq!(s.tick().unwrap(), Applied::Nothing);
+    assert_eq!(apply(&mut s, Command::Play), Applied::Nothing);
+    assert_eq!(s.solver().factor_stats(), stats);
+    assert_eq!(s.state(), &state);
+    assert!(s.is_playing());
+    for _ in 0..3 {
+        assert_eq!(s.tick().unwrap(), Applied::Stepped(1));
+    }
+    assert_eq!(apply(&mut s, Command::TogglePlay), Applied::Nothing);
+    assert!(!s.is_playing());
+    let state = s.state().clone();
+    assert_eq!(s.tick().unwrap(), Applied::Nothing);
+    assert_eq!(s.state(), &state);
+    assert_eq!(s.solver().factor_stats(), stats);
+
+    let history = s.history();
+    assert_eq!(history.frames().len(), 4, "the start and 3 frames");
+    assert_eq!(history.last().unwrap().frame, 3);
+    assert_eq!(history.objective().len(), s.preset().sim.iterations + 1);
+    assert_eq!(apply(&mut s, Command::Reset), Applied::Reset);
+    assert_eq!(s.state().frame, 0);
+    assert_eq!(s.history().frames().len(), 1);
+}
+
+/// A diverging scene pauses at the last good frame with a warning instead
+/// of an error or garbage.
+#[test]
+fn blow_up_pauses_at_the_last_good_frame() {
+    let mut s = session();
+    apply(&mut s, Command::Step(3));
+    apply(
+        &mut s,
+        Command::SetParam(Param::Gravity(Vec3::new(0.0, -1.0e12, 0.0))),
+    );
+    apply(&mut s, Command::Play);
+    let good = s.state().clone();
+    match s.tick().unwrap() {
+        Applied::BlewUp { frames: 0, .. } => {}
+        other => panic!("expected a blow-up, got {other:?}"),
+    }
+    assert!(!s.is_playing());
+    assert!(s.warning().is_some());
+    assert_eq!(s.state(), &good);
+    assert!(
+        s.state()
+            .positions
+            .iter()
+            .all(|x| x.iter().all(|c| c.is_finite()))
+    );
+    // Undoing the gravity recovers the scene.
+    apply(&mut s, Command::Undo);
+    assert_eq!(apply(&mut s, Command::Step(2)), Applied::Stepped(2));
+}
+
+/// Saving writes the preset (with an `except` selector) and clears the
+/// dirty flag; loading it back gives an equal preset and a fresh history.
+#[test]
+fn load_and_save_through_the_session() {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/hanging_cloth.toml");
+    let mut s = Session::open(&shipped).unwrap();
+    assert!(!s.is_dirty());
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 7.5));
+    apply(&mut s, Command::Unpin(vec![0]));
+    assert!(s.is_dirty());
+    let file = temp_dir("save").join("saved.toml");
+    assert_eq!(
+        apply(&mut s, Command::Save(Some(file.clone()))),
+        Applied::Saved(file.clone())
+    );
+    assert!(!s.is_dirty());
+    assert_eq!(s.path(), Some(file.as_path()));
+    assert_eq!(&Preset::load(&file).unwrap(), s.preset());
+
+    let edited = s.preset().clone();
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 1.0));
+    assert_eq!(
+        apply(&mut s, Command::Load(file.clone())),
+        Applied::Reloaded
+    );
+    assert_eq!(s.preset(), &edited);
+    assert_eq!(s.undo_len(), 0);
+    assert!(!s.is_dirty());
+    assert_eq!(s.state().frame, 0);
+    assert_eq!(apply(&mut s, Command::Save(None)), Applied::Saved(file));
+
+    let mut untitled = session();
+    assert!(matches!(
+        untitled.apply(Command::Save(None)),
+        Err(SessionError::NoPath)
+    ));
+    assert!(matches!(
+        untitled.apply(Command::Load(PathBuf::from("/nonexistent/x.toml"))),
+        Err(SessionError::Preset(_))
+    ));
+}
+
+/// A grab pulls its vertex towards the target and leaves the preset and
+/// the undo history alone; dragging does not factorise.
+#[test]
+fn grab_and_drag_move_the_vertex_without_touching_the_preset() {
+    let mut s = session();
+    apply(&mut s, Command::Step(10));
+    let v = bottom_middle();
+    let start = s.state().positions[v as usize];
+    let target = start + Vec3::new(0.3, 0.0, 0.0);
+    let preset = s.preset().clone();
+    assert_eq!(
+        apply(&mut s, Command::Grab { vertex: v, target }),
+        Applied::Refactored
+    );
+    assert_eq!(s.grabbed(), Some(v));
+    let refactors = s.solver().factor_stats().refactors;
+    let target = start + Vec3::new(0.4, 0.0, 0.0);
+    assert_eq!(apply(&mut s, Command::Drag { target }), Applied::Updated);
+    assert_eq!(s.solver().factor_stats().refactors, refactors);
+    apply(&mut s, Command::Step(30));
+    let end = s.state().positions[v as usize];
+    assert!(
+        (end - target).norm() < 0.5 * (start - target).norm(),
+        "{start} -> {end}, target {target}"
+    );
+    // A weight change keeps the grab.
+    apply(&mut s, Command::SetWeight(WeightKind::Structural, 1500.0));
+    assert_eq!(s.solver().model().pins.soft.len(), 1);
+    assert_eq!(apply(&mut s, Command::Release), Applied::Refactored);
+    assert!(s.solver().model().pins.soft.is_empty());
+    assert_eq!(s.grabbed(), None);
+    assert_eq!(apply(&mut s, Command::Release), Applied::Nothing);
+    assert_eq!(apply(&mut s, Command::Drag { target }), Applied::Nothing);
+
+    assert_eq!(s.preset().pins, preset.pins);
+    assert_eq!(s.undo_len(), 1, "only the weight change");
+    assert!(matches!(
+        s.apply(Command::Grab { vertex: 0, target }),
+        Err(SessionError::HardPinned(0))
+    ));
+    apply(&mut s, Command::SetWeight(WeightKind::Attachment, 0.0));
+    assert!(matches!(
+        s.apply(Command::Grab { vertex: v, target }),
+        Err(SessionError::NoAttachmentWeight)
+    ));
+}
+
+/// Bad input is refused with a typed error and changes nothing.
+#[test]
+fn bad_commands_leave_the_session_unchanged() {
+    let mut s = session();
+    let preset = s.preset().clone();
+    assert!(matches!(
+        s.apply(Command::SetWeight(WeightKind::Shear, -1.0)),
+        Err(SessionError::Preset(_))
+    ));
+    assert!(matches!(
+        s.apply(Command::SetParam(Param::Dt(0.0))),
+        Err(SessionError::Preset(_))
+    ));
+    assert!(matches!(
+        s.apply(Command::PinHard(vec![3, N * N])),
+        Err(SessionError::VertexOutOfRange { vertex, vertices })
+            if vertex == N * N && vertices == (N * N) as usize
+    ));
+    assert_eq!(s.preset(), &preset);
+    assert_eq!(s.undo_len(), 0);
+    assert_eq!(s.solver().model().weights, preset.material.weights);
+}
