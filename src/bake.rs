@@ -133,23 +133,31 @@ pub fn bake(
     write_csv_header(&mut csv).map_err(write_err(&csv_path))?;
 
     // OBJ frames go to a writer thread through a short queue (back-pressure
-    // keeps memory bounded if the disk is slower than the solver).
+    // keeps memory bounded if the disk is slower than the solver); their
+    // buffers come back to be reused, so steady state allocates nothing.
     let (frames_tx, frames_rx) = mpsc::sync_channel::<(usize, Vec<Vec3>)>(8);
+    let (spare_tx, spare_rx) = mpsc::channel::<Vec<Vec3>>();
     let (objs_written, write_result, summary) = std::thread::scope(|scope| {
-        let writer = scope.spawn(|| {
+        let triangles = &triangles;
+        let writer = scope.spawn(move || {
             let mut written = 0;
             for (frame, positions) in frames_rx {
                 let path = options.out.join(format!("{}_{frame:04}.obj", options.stem));
-                write_obj_frame(&path, name, frame, &positions, &triangles)
+                write_obj_frame(&path, name, frame, &positions, triangles)
                     .map_err(write_err(&path))?;
                 written += 1;
+                // The bake may be over and the receiver gone: nothing to reuse.
+                let _ = spare_tx.send(positions);
             }
             Ok::<usize, BakeError>(written)
         });
         let send = |frame: usize, positions: &[Vec3]| {
+            let mut buffer = spare_rx.try_recv().unwrap_or_default();
+            buffer.clear();
+            buffer.extend_from_slice(positions);
             // A closed queue means the writer failed; its error is reported
             // when it is joined.
-            frames_tx.send((frame, positions.to_vec())).is_ok()
+            frames_tx.send((frame, buffer)).is_ok()
         };
         let wants = |frame: usize| options.every > 0 && frame % options.every == 0;
         if wants(0) {
