@@ -199,7 +199,8 @@ pub fn format_value(value: f64) -> String {
 pub enum Mode {
     /// The main screen.
     Normal,
-    /// Typing a value for a parameter.
+    /// Typing a value for a parameter (the field starts empty; the popup
+    /// shows the current value).
     Edit {
         /// The parameter edited.
         param: ParamId,
@@ -406,7 +407,7 @@ impl App {
             KeyCode::Enter => {
                 self.mode = Mode::Edit {
                     param,
-                    text: format!("{value}"),
+                    text: String::new(),
                 };
                 Action::None
             }
@@ -578,4 +579,39 @@ fn list_presets(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_formatted_compactly() {
+        for (value, text) in [
+            (1000.0, "1000"),
+            (1000.0 * LOG_STEP, "1778"),
+            (0.15, "0.15"),
+            (1.0 / 60.0, "0.0167"),
+            (-9.81, "-9.81"),
+            (0.0, "0"),
+            (1e5, "1.000e5"),
+            (2e-4, "2.000e-4"),
+        ] {
+            assert_eq!(format_value(value), text, "{value}");
+        }
+    }
+
+    #[test]
+    fn steps_stay_in_range() {
+        let weight = ParamId::Weight(WeightKind::Bending);
+        assert_eq!(weight.stepped(0.0, true), 1.0);
+        assert_eq!(weight.stepped(0.0, false), 0.0);
+        let up_down = weight.stepped(weight.stepped(20.0, true), false);
+        assert!((up_down - 20.0).abs() < 1e-12);
+        assert_eq!(ParamId::Iterations.stepped(1.0, false), 1.0);
+        assert_eq!(ParamId::Iterations.stepped(10.0, true), 11.0);
+        assert_eq!(ParamId::Damping.stepped(1.0, true), 1.0);
+        assert_eq!(ParamId::Damping.stepped(0.0, false), 0.0);
+        assert_eq!(ParamId::Damping.stepped(0.07, true), 0.08);
+    }
 }

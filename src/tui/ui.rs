@@ -23,11 +23,11 @@ pub const CHART_WINDOW: usize = 600;
 /// One series of the energy chart: name, colour and value of a frame.
 type Series = (&'static str, Color, fn(&Energies) -> f64);
 
-/// The energy series of the chart.
+/// The energy series of the chart: kinetic, gravitational, elastic, total.
 const SERIES: [Series; 4] = [
-    ("kinetic", Color::Yellow, |e| e.kinetic),
-    ("gravitational", Color::Blue, |e| e.gravitational),
-    ("elastic", Color::Green, Energies::elastic),
+    ("kin", Color::Yellow, |e| e.kinetic),
+    ("grav", Color::Blue, |e| e.gravitational),
+    ("elast", Color::Green, Energies::elastic),
     ("total", Color::White, Energies::total),
 ];
 
@@ -45,7 +45,7 @@ pub fn render(frame: &mut Frame, app: &App) {
     ]));
     let [chart, side] = bottom.layout(&Layout::horizontal([
         Constraint::Fill(1),
-        Constraint::Length(30),
+        Constraint::Length(26),
     ]));
     render_header(frame, header, app);
     render_params(frame, params, app);
@@ -65,9 +65,9 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
         |f| f.to_string_lossy().into_owned(),
     );
     let mesh = if model.tets.is_empty() {
-        format!("{} v, {} tri", model.vertex_count(), model.triangles.len())
+        format!("{} v {} tri", model.vertex_count(), model.triangles.len())
     } else {
-        format!("{} v, {} tets", model.vertex_count(), model.tets.len())
+        format!("{} v {} tets", model.vertex_count(), model.tets.len())
     };
     let (mode, style) = if session.is_playing() {
         ("▶ playing", Style::new().green().bold())
@@ -76,11 +76,14 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
     };
     let state = session.state();
     let dirty = if session.is_dirty() { "*" } else { "" };
+    // Most important first: a narrow terminal cuts the end.
     let line = Line::from(vec![
-        Span::styled(format!(" {}{dirty} ", preset.name), Style::new().bold()),
-        Span::raw(format!("({file}) │ {mesh} │ ")),
+        Span::styled(format!(" {}{dirty} │ ", preset.name), Style::new().bold()),
         Span::styled(mode, style),
-        Span::raw(format!(" │ frame {} t={:.2}s", state.frame, state.time)),
+        Span::raw(format!(
+            " │ frame {} ({:.2} s) │ {mesh} │ {file}",
+            state.frame, state.time
+        )),
     ]);
     frame.render_widget(Paragraph::new(line).reversed(), area);
 }
@@ -208,8 +211,23 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
                 .data(data)
         })
         .collect();
+    // The legend, with the newest values, in the bottom border: the
+    // chart's own legend would hide data in a small terminal.
+    let legend: Vec<Span> = SERIES
+        .iter()
+        .zip(&series)
+        .map(|((name, color, _), data)| {
+            let value = data.last().map_or(0.0, |&(_, y)| y);
+            Span::styled(format!("{name} {value:.1e} "), *color)
+        })
+        .collect();
     let chart = Chart::new(datasets)
-        .block(Block::bordered().title(" Energy (J) "))
+        .legend_position(None)
+        .block(
+            Block::bordered()
+                .title(" Energy (J) ")
+                .title_bottom(Line::from(legend)),
+        )
         .x_axis(
             Axis::default()
                 .bounds([x0, x1])
@@ -246,26 +264,30 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
             }
         })
         .collect();
-    let title = match (objective.first(), objective.last()) {
-        (Some(first), Some(last)) => format!(
-            " Convergence {}→{} ",
-            format_value(*first),
-            format_value(*last)
+    let decrease = match (objective.first(), objective.last()) {
+        (Some(first), Some(last)) if *first != 0.0 => format!(
+            " Δg {}% in {} it ",
+            format_value(100.0 * (last - first) / first.abs()),
+            objective.len() - 1
         ),
-        _ => " Convergence ".to_owned(),
+        _ => String::new(),
     };
     frame.render_widget(
         Sparkline::default()
-            .block(Block::bordered().title(title))
+            .block(
+                Block::bordered()
+                    .title(" Convergence ")
+                    .title_bottom(decrease),
+            )
             .style(Style::new().magenta())
             .data(bars),
         spark,
     );
     let last = history.last().copied().unwrap_or_default();
     let lines = vec![
-        Line::from(format!("sim    {:>6.1} FPS", app.sim_fps)),
-        Line::from(format!("local  {:>6.2} ms", last.timings.local_ms)),
-        Line::from(format!("global {:>6.2} ms", last.timings.global_ms)),
+        Line::from(format!("sim    {:>7.1} FPS", app.sim_fps)),
+        Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
+        Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
     ];
     frame.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(" Stats ")),
@@ -339,7 +361,9 @@ fn render_overlay(frame: &mut Frame, app: &App) {
             popup(frame, " Open preset (Enter, Esc) ", lines, 50);
         }
         Mode::Edit { param, text } => {
-            popup(frame, &format!(" {} ", param.label()), field(text), 40);
+            let now = format_value(param.value(app.session.preset()));
+            let title = format!(" {} (now {now}) ", param.label());
+            popup(frame, &title, field(text), 40);
         }
         Mode::SaveAs { text } => popup(frame, " Save as ", field(text), 60),
         Mode::PinGroup { text } => popup(frame, " Pin group ", field(text), 40),
