@@ -136,9 +136,12 @@ fn main_screen_at_120_by_40() {
 
 #[test]
 fn small_and_resized_terminals_render() {
-    let app = cloth();
-    for (w, h) in [(80, 24), (40, 12), (200, 60), (10, 5)] {
-        screen(&app, w, h);
+    let mut app = cloth();
+    for mode in [Mode::Normal, Mode::Help, Mode::Pins] {
+        app.mode = mode;
+        for (w, h) in [(80, 24), (40, 12), (200, 60), (10, 5), (1, 1)] {
+            screen(&app, w, h);
+        }
     }
 }
 
@@ -312,9 +315,14 @@ fn save_and_save_as() {
         }
     );
     assert_shows(&screen(&app, 80, 24), &["Save as", CLOTH]);
-    for _ in 0..CLOTH.len() {
-        app.handle_key(key(KeyCode::Backspace));
-    }
+    let ctrl_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    assert_eq!(app.handle_key(ctrl_u), Action::None);
+    assert_eq!(
+        app.mode,
+        Mode::SaveAs {
+            text: String::new()
+        }
+    );
     let file = temp_dir("save").join("saved.toml");
     type_text(&mut app, &file.display().to_string());
     assert!(app.on_key(key(KeyCode::Enter)));

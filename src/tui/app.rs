@@ -306,7 +306,7 @@ impl App {
             Mode::Help => Action::None,
             Mode::Pins => self.pin_key(key.code),
             Mode::Open { files, selected } => self.open_key(key.code, files, selected),
-            Mode::Edit { param, mut text } => match edit_text(&mut text, key.code) {
+            Mode::Edit { param, mut text } => match edit_text(&mut text, key) {
                 Typed::Editing => {
                     self.mode = Mode::Edit { param, text };
                     Action::None
@@ -322,7 +322,7 @@ impl App {
                     }
                 },
             },
-            Mode::SaveAs { mut text } => match edit_text(&mut text, key.code) {
+            Mode::SaveAs { mut text } => match edit_text(&mut text, key) {
                 Typed::Editing => {
                     self.mode = Mode::SaveAs { text };
                     Action::None
@@ -331,7 +331,7 @@ impl App {
                 Typed::Done if text.trim().is_empty() => Action::None,
                 Typed::Done => Action::Apply(Command::Save(Some(PathBuf::from(text.trim())))),
             },
-            Mode::PinGroup { mut text } => match edit_text(&mut text, key.code) {
+            Mode::PinGroup { mut text } => match edit_text(&mut text, key) {
                 Typed::Editing => {
                     self.mode = Mode::PinGroup { text };
                     Action::None
@@ -542,10 +542,11 @@ enum Typed {
     Done,
 }
 
-/// Edits `text` with `code`: characters append, Backspace deletes, Enter
-/// finishes, Esc cancels.
-fn edit_text(text: &mut String, code: KeyCode) -> Typed {
-    match code {
+/// Edits `text` with `key`: characters append, Backspace deletes one,
+/// Ctrl-U all, Enter finishes, Esc cancels.
+fn edit_text(text: &mut String, key: KeyEvent) -> Typed {
+    match key.code {
+        KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => text.clear(),
         KeyCode::Char(c) => text.push(c),
         KeyCode::Backspace => {
             text.pop();

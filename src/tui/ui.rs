@@ -314,8 +314,11 @@ fn centred(frame: &Frame, width: u16, height: u16) -> Rect {
         .centered(Constraint::Length(width), Constraint::Length(height))
 }
 
-/// Draws `lines` in a bordered box titled `title`, centred over the screen.
+/// Draws `lines` in a bordered box titled `title`, centred over the screen,
+/// at least `width` wide and wide enough for the lines if the screen is.
 fn popup(frame: &mut Frame, title: &str, lines: Vec<Line>, width: u16) {
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0) + 3;
+    let width = width.max(u16::try_from(widest).unwrap_or(u16::MAX));
     let area = centred(frame, width, lines.len() as u16 + 2);
     frame.render_widget(Clear, area);
     frame.render_widget(
@@ -377,6 +380,6 @@ fn field(text: &str) -> Vec<Line<'_>> {
             Span::raw(format!(" {text}")),
             Span::raw("█").slow_blink(),
         ]),
-        Line::from(" Enter confirm, Esc cancel").dark_gray(),
+        Line::from(" Enter confirm, Esc cancel, Ctrl-U clear").dark_gray(),
     ]
 }
