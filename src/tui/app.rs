@@ -306,40 +306,52 @@ impl App {
             Mode::Help => Action::None,
             Mode::Pins => self.pin_key(key.code),
             Mode::Open { files, selected } => self.open_key(key.code, files, selected),
-            Mode::Edit { param, mut text } => match edit_text(&mut text, key) {
-                Typed::Editing => {
-                    self.mode = Mode::Edit { param, text };
-                    Action::None
-                }
-                Typed::Cancelled => Action::None,
-                Typed::Done => match text.trim().parse::<f64>() {
+            Mode::Edit { param, text } => self.text_field(
+                text,
+                key,
+                |text| Mode::Edit { param, text },
+                |app, text| match text.parse::<f64>() {
                     Ok(value) if value.is_finite() => {
-                        Action::Apply(param.command(value, self.session.preset()))
+                        Action::Apply(param.command(value, app.session.preset()))
                     }
                     _ => {
-                        self.status = format!("not a number: '{text}'");
+                        app.status = format!("not a number: '{text}'");
                         Action::None
                     }
                 },
-            },
-            Mode::SaveAs { mut text } => match edit_text(&mut text, key) {
-                Typed::Editing => {
-                    self.mode = Mode::SaveAs { text };
-                    Action::None
-                }
-                Typed::Cancelled => Action::None,
-                Typed::Done if text.trim().is_empty() => Action::None,
-                Typed::Done => Action::Apply(Command::Save(Some(PathBuf::from(text.trim())))),
-            },
-            Mode::PinGroup { mut text } => match edit_text(&mut text, key) {
-                Typed::Editing => {
-                    self.mode = Mode::PinGroup { text };
-                    Action::None
-                }
-                Typed::Cancelled => Action::None,
-                Typed::Done if text.trim().is_empty() => Action::None,
-                Typed::Done => self.pin_rule(Selector::Group(text.trim().to_owned())),
-            },
+            ),
+            Mode::SaveAs { text } => self.text_field(
+                text,
+                key,
+                |text| Mode::SaveAs { text },
+                |_, text| Action::Apply(Command::Save(Some(PathBuf::from(text)))),
+            ),
+            Mode::PinGroup { text } => self.text_field(
+                text,
+                key,
+                |text| Mode::PinGroup { text },
+                |app, text| app.pin_rule(Selector::Group(text.to_owned())),
+            ),
+        }
+    }
+
+    /// A key in a text field: edits `text` and stays in the mode `mode`
+    /// makes of it, or on Enter calls `done` with the trimmed text (unless
+    /// empty), or on Esc cancels.
+    fn text_field(
+        &mut self,
+        mut text: String,
+        key: KeyEvent,
+        mode: impl FnOnce(String) -> Mode,
+        done: impl FnOnce(&mut Self, &str) -> Action,
+    ) -> Action {
+        match edit_text(&mut text, key) {
+            Typed::Editing => {
+                self.mode = mode(text);
+                Action::None
+            }
+            Typed::Done if !text.trim().is_empty() => done(self, text.trim()),
+            Typed::Done | Typed::Cancelled => Action::None,
         }
     }
 
@@ -514,6 +526,7 @@ impl App {
         let since = self.last_advance.replace(now).map(|t| now - t);
         if !self.session.is_playing() {
             self.owed = 0.0;
+            self.sim_fps = 0.0;
             return;
         }
         let dt = self.session.preset().sim.dt;
