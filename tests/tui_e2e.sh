@@ -16,6 +16,10 @@ if ! command -v tmux >/dev/null; then
   exit 1
 fi
 bin=${1:-${CARGO_TARGET_DIR:-target}/debug/softbody}
+if [ ! -x "$bin" ]; then
+  echo "tui e2e: no executable at $bin (build first)"
+  exit 1
+fi
 bin=$(realpath "$bin")
 socket=softbody-ci-$$
 tmp=$(mktemp -d)
@@ -76,7 +80,10 @@ start() {
 
 # 1. The cloth preset: play, change a weight, save as, quit.
 start tui "'$bin' tui presets/hanging_cloth.toml"
-wait_for "starts paused at frame 0" starts_paused
+if ! wait_for "starts paused at frame 0" starts_paused; then
+  echo "tui e2e: $passed passed, $((failed + 1)) failed (the terminal UI did not start)"
+  exit 1
+fi
 before=$(total)
 tm send-keys -t tui Space
 wait_for "plays" shows "playing"
@@ -85,9 +92,10 @@ first=$(frame)
 wait_for "the frame counter keeps advancing" frame_past "$first"
 wait_for "an energy value changes (was '$before')" total_differs "$before"
 
-# The first parameter, selected at start, is the structural weight (1000).
-tm send-keys -t tui +
-wait_for "+ raises the structural weight by 10^(1/4)" shows "structural   1778"
+# The parameter list starts at the structural weight (1000); below it is
+# the shear weight (500).
+tm send-keys -t tui Down +
+wait_for "↓ + raises the shear weight by 10^(1/4)" shows "shear        889.1"
 
 saved=$tmp/saved.toml
 tm send-keys -t tui S
@@ -116,8 +124,9 @@ py=$(command -v /usr/bin/python3 || command -v python3)
 if "$py" - "$saved" <<'EOF'; then
 import math, sys, tomllib
 with open(sys.argv[1], "rb") as f:
-    weight = tomllib.load(f)["material"]["weights"]["structural"]
-sys.exit(0 if math.isclose(weight, 1000 * 10 ** 0.25, rel_tol=1e-9) else f"structural = {weight}")
+    weights = tomllib.load(f)["material"]["weights"]
+ok = math.isclose(weights["shear"], 500 * 10 ** 0.25, rel_tol=1e-9) and weights["structural"] == 1000
+sys.exit(0 if ok else f"weights: {weights}")
 EOF
   pass "the saved preset has the new weight"
 else
