@@ -69,19 +69,19 @@ total_differs() { [ -n "$(total)" ] && [ "$(total)" != "$1" ]; }
 starts_paused() { shows "frame 0 " && shows "paused"; }
 exited() { [ -s "$tmp/status" ]; }
 
-# start NAME COMMAND: runs COMMAND in a 100x30 tmux session whose shell
+# start COMMAND: runs COMMAND in a 100x30 tmux session whose shell
 # records the exit status and then keeps the pane for inspection.
 start() {
   tm kill-server 2>/dev/null || true
   rm -f "$tmp/status"
   tm new-session -d -s tui -x 100 -y 30 \
-    "$2; echo \$? > '$tmp/status'; sleep 600"
+    "$1; echo \$? > '$tmp/status'; sleep 600"
 }
 
 # 1. The cloth preset: play, change a weight, save as, quit.
-start tui "'$bin' tui presets/hanging_cloth.toml"
+start "'$bin' tui presets/hanging_cloth.toml"
 if ! wait_for "starts paused at frame 0" starts_paused; then
-  echo "tui e2e: $passed passed, $((failed + 1)) failed (the terminal UI did not start)"
+  echo "tui e2e: $passed passed, $failed failed (the terminal UI did not start)"
   exit 1
 fi
 before=$(total)
@@ -134,7 +134,7 @@ else
 fi
 
 # 2. Plain `softbody` on a terminal with no display: the terminal UI.
-start tui "env -u DISPLAY -u WAYLAND_DISPLAY '$bin'"
+start "env -u DISPLAY -u WAYLAND_DISPLAY '$bin'"
 wait_for "plain softbody starts the terminal UI" shows "Parameters"
 tm send-keys -t tui q
 wait_for "and quits" exited
