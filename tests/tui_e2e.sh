@@ -105,6 +105,10 @@ tm send-keys -t tui -l "$saved"
 tm send-keys -t tui Enter
 wait_for "the preset is saved" shows "saved $saved"
 
+tm resize-window -t tui -x 80 -y 24
+redrawn_at_80x24() { screen | sed -n 2p | grep -q "^┌ Parameters" && screen | sed -n 23p | grep -q "^└kin"; }
+wait_for "redraws after a resize to 80x24" redrawn_at_80x24
+
 tm send-keys -t tui q
 if wait_for "q quits" exited; then
   if [ "$(cat "$tmp/status")" = 0 ]; then pass "exit status 0"; else fail "exit status $(cat "$tmp/status")"; fi
