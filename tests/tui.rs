@@ -9,7 +9,7 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use softbody::command::{Command, Param, WeightKind};
 use softbody::mesh::Vec3;
-use softbody::preset::{PinSpec, Preset, Selector};
+use softbody::preset::{Build, BuildKind, MeshSource, PinSpec, Preset, Selector};
 use softbody::session::Session;
 use softbody::tui::app::{Action, App, KEYS, LOG_STEP, Mode, PIN_KEYS, ParamId};
 use softbody::tui::ui;
@@ -446,4 +446,33 @@ fn advance_steps_only_while_playing() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(app.session.state().frame > 0);
+}
+
+#[test]
+fn a_tet_model_lists_the_tet_weights() {
+    let preset = Preset {
+        mesh: MeshSource::TetFile(PathBuf::from("tests/data/tetgen_cube.1.node")),
+        build: Build {
+            kind: BuildKind::Tets,
+            ..Build::default()
+        },
+        pins: PinSpec::default(),
+        ..Preset::default()
+    };
+    let mut app = App::new(Session::new(preset, None).unwrap(), "presets".into());
+    let weights: Vec<ParamId> = app
+        .params()
+        .into_iter()
+        .filter(|p| matches!(p, ParamId::Weight(_)))
+        .collect();
+    assert!(weights.contains(&ParamId::Weight(WeightKind::Strain)));
+    assert!(weights.contains(&ParamId::Weight(WeightKind::StrainLimit)));
+    assert!(weights.contains(&ParamId::Weight(WeightKind::Volume)));
+    assert!(!weights.contains(&ParamId::Weight(WeightKind::Shear)));
+    assert_shows(&screen(&app, 80, 24), &["strain", "volume", "tets"]);
+    // The bottom plane pins the lowest vertices.
+    app.on_key(ch('p'));
+    app.on_key(ch('b'));
+    assert!(app.status.is_empty(), "{}", app.status);
+    assert!(!app.session.model().pins.hard_vertices().is_empty());
 }
