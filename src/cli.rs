@@ -16,6 +16,15 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a preset in the terminal UI: live preview, energy charts, weight
+    /// editing, pins, undo, save (the default without a subcommand when
+    /// stdout is a terminal; `?` lists the keys).
+    #[cfg(feature = "tui")]
+    Tui {
+        /// A preset (`.toml`; default: presets/hanging_cloth.toml if it
+        /// exists, else the built-in hanging cloth).
+        preset: Option<PathBuf>,
+    },
     /// Import and validate a mesh, and report what was found and repaired;
     /// or load, check and build a preset and report its model.
     Inspect {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::mesh::Vec3;
 use crate::model::{TetLimits, Weights};
+use crate::preset::PinSpec;
 use crate::solver::{Collider, SimParams};
 
 /// One request to a [`Session`](crate::session::Session).
@@ -39,6 +40,10 @@ pub enum Command {
     /// Soft-pin these vertices at their rest positions (a hard pin on them
     /// is removed).
     PinSoft(Vec<u32>),
+    /// Replace the pin rules (hard and soft selectors) as a whole: how a
+    /// front end pins by a rule — the top edge, a plane, a group — so the
+    /// rule, not its vertices, is saved and follows re-meshing.
+    SetPins(PinSpec),
     /// Remove every pin from these vertices, whichever selector made it
     /// (rules and groups keep the rest of their vertices through an
     /// `except` selector).

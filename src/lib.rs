@@ -49,3 +49,5 @@ pub mod model;
 pub mod preset;
 pub mod session;
 pub mod solver;
+#[cfg(feature = "tui")]
+pub mod tui;

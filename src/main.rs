@@ -22,11 +22,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(command) => run(command),
-        None => {
-            use clap::CommandFactory;
-            let _ = Cli::command().print_help();
-            Ok(())
-        }
+        None => match default_front_end() {
+            #[cfg(feature = "tui")]
+            FrontEnd::Tui => tui(None),
+            FrontEnd::Help => {
+                use clap::CommandFactory;
+                let _ = Cli::command().print_help();
+                Ok(())
+            }
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -41,8 +45,47 @@ fn main() -> ExitCode {
     }
 }
 
+/// What plain `softbody` (no subcommand) starts.
+enum FrontEnd {
+    /// The terminal UI.
+    #[cfg(feature = "tui")]
+    Tui,
+    /// The command-line help.
+    Help,
+}
+
+/// The front end for plain `softbody`: the terminal UI when stdout is a
+/// terminal, else the help, so scripts piping `softbody` still get it.
+///
+/// The hook for the editor: once the `gui` front end exists, it takes over
+/// here when a display is available (`DISPLAY` or `WAYLAND_DISPLAY` set),
+/// before the terminal UI is considered.
+fn default_front_end() -> FrontEnd {
+    #[cfg(feature = "tui")]
+    {
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() {
+            return FrontEnd::Tui;
+        }
+    }
+    FrontEnd::Help
+}
+
+/// `softbody tui`: a preset that does not load is bad input, a terminal
+/// failure a runtime one.
+#[cfg(feature = "tui")]
+fn tui(preset: Option<std::path::PathBuf>) -> Result<(), Failure> {
+    use softbody::tui::{self, TuiError};
+    tui::run(preset).map_err(|e| match e {
+        TuiError::Session(e) => Failure::BadInput(e.into()),
+        TuiError::Terminal(e) => Failure::Runtime(e.into()),
+    })
+}
+
 fn run(command: Command) -> Result<(), Failure> {
     match command {
+        #[cfg(feature = "tui")]
+        Command::Tui { preset } => tui(preset),
         Command::Inspect { file, json, .. }
             if file
                 .extension()

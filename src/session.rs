@@ -496,6 +496,7 @@ impl Session {
             Command::SetDensity(density) => self.edit(|p| p.material.density = density),
             Command::SetParam(param) => self.edit(|p| param.apply_to(&mut p.sim)),
             Command::SetLimits(limits) => self.edit(|p| p.material.limits = limits),
+            Command::SetPins(pins) => self.edit(|p| p.pins = pins),
             Command::PinHard(vertices) => self.pin(&vertices, PinOp::Hard),
             Command::PinSoft(vertices) => self.pin(&vertices, PinOp::Soft),
             Command::Unpin(vertices) => self.pin(&vertices, PinOp::Free),

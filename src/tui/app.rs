@@ -1,0 +1,631 @@
+//! The terminal UI's state and key handling: [`App`] owns the [`Session`]
+//! and the UI-only state (selected parameter, input mode, view rotation).
+//!
+//! Keys are handled in two steps: [`App::handle_key`] maps a key to an
+//! [`Action`] — a [`Command`] for the session, quitting, or nothing — and
+//! changes only UI state; [`App::on_key`] then applies the command to the
+//! session and reports the outcome in the status line. The mapping is
+//! therefore testable without a terminal and without stepping anything.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::command::{Command, Param, WeightKind};
+use crate::mesh::Vec3;
+use crate::model::Model;
+use crate::preset::{PinSpec, Preset, Selector};
+use crate::session::{Applied, Session};
+
+/// The factor `+` and `-` multiply and divide log-scaled values by: four
+/// steps per decade.
+pub const LOG_STEP: f64 = 1.778_279_410_038_922_8; // 10^(1/4)
+
+/// Rotation per key press, in radians (15°).
+pub const ROTATE_STEP: f64 = std::f64::consts::PI / 12.0;
+
+/// Every key of the main screen and what it does, in the order the help
+/// overlay lists them.
+pub const KEYS: &[(&str, &str)] = &[
+    ("space", "play / pause"),
+    ("n", "step one frame"),
+    ("r", "reset to rest"),
+    ("↑ ↓", "select a parameter"),
+    ("+ -", "raise / lower it (weights ×/÷ 10^¼)"),
+    ("Enter", "type a value"),
+    ("p", "pin rules: top edge, corners, plane, group"),
+    ("u U", "undo / redo"),
+    ("s", "save the preset (asks for a path if new)"),
+    ("S", "save as: type a path"),
+    ("o", "open a preset from presets/"),
+    ("← → [ ]", "rotate / tilt the preview"),
+    ("?", "this help"),
+    ("q", "quit"),
+];
+
+/// The entries of the pin menu, in the order it lists them.
+pub const PIN_KEYS: &[(&str, &str)] = &[
+    ("t", "hard-pin the top edge (grids)"),
+    ("c", "hard-pin the top corners (grids)"),
+    ("y", "hard-pin the top plane (highest vertices)"),
+    ("b", "hard-pin the bottom plane (lowest vertices)"),
+    ("g", "hard-pin a group: type its name"),
+    ("x", "remove every pin"),
+];
+
+/// One editable value in the parameter list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamId {
+    /// A constraint weight.
+    Weight(WeightKind),
+    /// The material density.
+    Density,
+    /// The frame time step.
+    Dt,
+    /// Solver iterations per substep.
+    Iterations,
+    /// Velocity damping.
+    Damping,
+    /// The vertical component of gravity.
+    GravityY,
+}
+
+impl ParamId {
+    /// The parameters that apply to `model`: the weights of the constraint
+    /// types it has (and the attachment weight, for pins and grabs), then
+    /// the material and simulation parameters.
+    pub fn for_model(model: &Model) -> Vec<ParamId> {
+        let springs = &model.springs;
+        let has = |kind: WeightKind| match kind {
+            WeightKind::Structural => !springs.structural.is_empty(),
+            WeightKind::Shear => !springs.shear.is_empty(),
+            WeightKind::Bending => !springs.bending.is_empty(),
+            WeightKind::Attachment => true,
+            WeightKind::Strain | WeightKind::StrainLimit | WeightKind::Volume => {
+                !model.tets.is_empty()
+            }
+        };
+        WeightKind::ALL
+            .into_iter()
+            .filter(|&k| has(k))
+            .map(ParamId::Weight)
+            .chain([
+                ParamId::Density,
+                ParamId::Dt,
+                ParamId::Iterations,
+                ParamId::Damping,
+                ParamId::GravityY,
+            ])
+            .collect()
+    }
+
+    /// The name shown in the list.
+    pub fn label(self) -> &'static str {
+        match self {
+            ParamId::Weight(kind) => match kind {
+                WeightKind::Structural => "structural",
+                WeightKind::Shear => "shear",
+                WeightKind::Bending => "bending",
+                WeightKind::Attachment => "attachment",
+                WeightKind::Strain => "strain",
+                WeightKind::StrainLimit => "strain limit",
+                WeightKind::Volume => "volume",
+            },
+            ParamId::Density => "density",
+            ParamId::Dt => "dt",
+            ParamId::Iterations => "iterations",
+            ParamId::Damping => "damping",
+            ParamId::GravityY => "gravity y",
+        }
+    }
+
+    /// The current value in `preset`.
+    pub fn value(self, preset: &Preset) -> f64 {
+        match self {
+            ParamId::Weight(kind) => kind.get(&preset.material.weights),
+            ParamId::Density => preset.material.density,
+            ParamId::Dt => preset.sim.dt,
+            ParamId::Iterations => preset.sim.iterations as f64,
+            ParamId::Damping => preset.sim.damping,
+            ParamId::GravityY => preset.sim.gravity.y,
+        }
+    }
+
+    /// The value one `+` (`up`) or `-` step from `value`: weights, density
+    /// and `dt` on a log scale (a zero weight steps up to 1), iterations by
+    /// one (at least 1), damping by 0.01 within `[0, 1]`, gravity by
+    /// 0.5 m/s².
+    pub fn stepped(self, value: f64, up: bool) -> f64 {
+        match self {
+            ParamId::Weight(_) | ParamId::Density | ParamId::Dt => match (value > 0.0, up) {
+                (false, true) => 1.0,
+                (false, false) => 0.0,
+                (true, true) => value * LOG_STEP,
+                (true, false) => value / LOG_STEP,
+            },
+            ParamId::Iterations => (value + if up { 1.0 } else { -1.0 }).max(1.0),
+            ParamId::Damping => {
+                let stepped = value + if up { 0.01 } else { -0.01 };
+                // Round away the float noise of repeated steps.
+                ((stepped * 100.0).round() / 100.0).clamp(0.0, 1.0)
+            }
+            ParamId::GravityY => value + if up { 0.5 } else { -0.5 },
+        }
+    }
+
+    /// The command that sets this parameter to `value` in `preset` (the
+    /// session validates the value).
+    pub fn command(self, value: f64, preset: &Preset) -> Command {
+        match self {
+            ParamId::Weight(kind) => Command::SetWeight(kind, value),
+            ParamId::Density => Command::SetDensity(value),
+            ParamId::Dt => Command::SetParam(Param::Dt(value)),
+            // Saturating: a negative or huge typed value becomes 0 or
+            // usize::MAX, which the session's validation reports.
+            ParamId::Iterations => Command::SetParam(Param::Iterations(value.round() as usize)),
+            ParamId::Damping => Command::SetParam(Param::Damping(value)),
+            ParamId::GravityY => {
+                let g = preset.sim.gravity;
+                Command::SetParam(Param::Gravity(Vec3::new(g.x, value, g.z)))
+            }
+        }
+    }
+}
+
+/// Formats a parameter value compactly: 4 significant digits, scientific
+/// notation outside `[0.001, 100000)`.
+pub fn format_value(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude != 0.0 && !(1e-3..1e5).contains(&magnitude) {
+        format!("{value:.3e}")
+    } else {
+        let decimals = if magnitude < 1.0 {
+            4
+        } else {
+            (3 - magnitude.log10().floor() as i32).max(0) as usize
+        };
+        let text = format!("{value:.decimals$}");
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            text
+        }
+    }
+}
+
+/// What the UI is doing with the keyboard.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mode {
+    /// The main screen.
+    Normal,
+    /// Typing a value for a parameter (the field starts empty; the popup
+    /// shows the current value).
+    Edit {
+        /// The parameter edited.
+        param: ParamId,
+        /// The text typed so far.
+        text: String,
+    },
+    /// Typing the path to save the preset to.
+    SaveAs {
+        /// The text typed so far.
+        text: String,
+    },
+    /// Choosing a preset to open.
+    Open {
+        /// The presets found, sorted by file name.
+        files: Vec<PathBuf>,
+        /// The highlighted entry.
+        selected: usize,
+    },
+    /// The pin menu.
+    Pins,
+    /// Typing the name of a group to pin.
+    PinGroup {
+        /// The text typed so far.
+        text: String,
+    },
+    /// The help overlay.
+    Help,
+}
+
+/// What a key asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Nothing for the session (the UI state may have changed).
+    None,
+    /// Apply this command to the session.
+    Apply(Command),
+    /// Leave the terminal UI.
+    Quit,
+}
+
+/// The terminal UI: the session and the UI-only state around it.
+pub struct App {
+    /// The open scene.
+    pub session: Session,
+    /// The index of the selected entry of [`App::params`].
+    pub selected: usize,
+    /// How the keyboard is used now.
+    pub mode: Mode,
+    /// Rotation of the preview about the vertical axis (radians).
+    pub yaw: f64,
+    /// Tilt of the preview about the horizontal axis (radians).
+    pub pitch: f64,
+    /// The last outcome or error, shown in the status line.
+    pub status: String,
+    /// Where `o` looks for presets.
+    pub preset_dir: PathBuf,
+    /// Frames simulated per second of wall time, averaged.
+    pub sim_fps: f64,
+    /// Simulated time owed to the wall clock while playing (s).
+    owed: f64,
+    /// When [`App::advance`] last ran.
+    last_advance: Option<Instant>,
+}
+
+impl App {
+    /// The UI over `session`, looking for presets to open in `preset_dir`.
+    pub fn new(session: Session, preset_dir: PathBuf) -> Self {
+        Self {
+            session,
+            selected: 0,
+            mode: Mode::Normal,
+            yaw: 0.0,
+            pitch: 0.0,
+            status: String::new(),
+            preset_dir,
+            sim_fps: 0.0,
+            owed: 0.0,
+            last_advance: None,
+        }
+    }
+
+    /// The parameters of the list, for the current model.
+    pub fn params(&self) -> Vec<ParamId> {
+        ParamId::for_model(self.session.model())
+    }
+
+    /// The selected parameter (the selection is kept within the list when
+    /// the model changes).
+    pub fn selected_param(&self) -> ParamId {
+        let params = self.params();
+        params[self.selected.min(params.len() - 1)]
+    }
+
+    /// Maps `key` to an [`Action`] in the current [`Mode`], changing only
+    /// UI state (mode, selection, rotation, typed text); the session is
+    /// read, never changed.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Action {
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+            return Action::Quit;
+        }
+        match std::mem::replace(&mut self.mode, Mode::Normal) {
+            Mode::Normal => self.normal_key(key.code),
+            Mode::Help => Action::None,
+            Mode::Pins => self.pin_key(key.code),
+            Mode::Open { files, selected } => self.open_key(key.code, files, selected),
+            Mode::Edit { param, text } => self.text_field(
+                text,
+                key,
+                |text| Mode::Edit { param, text },
+                |app, text| match text.parse::<f64>() {
+                    Ok(value) if value.is_finite() => {
+                        Action::Apply(param.command(value, app.session.preset()))
+                    }
+                    _ => {
+                        app.status = format!("not a number: '{text}'");
+                        Action::None
+                    }
+                },
+            ),
+            Mode::SaveAs { text } => self.text_field(
+                text,
+                key,
+                |text| Mode::SaveAs { text },
+                |_, text| Action::Apply(Command::Save(Some(PathBuf::from(text)))),
+            ),
+            Mode::PinGroup { text } => self.text_field(
+                text,
+                key,
+                |text| Mode::PinGroup { text },
+                |app, text| app.pin_rule(Selector::Group(text.to_owned())),
+            ),
+        }
+    }
+
+    /// A key in a text field: edits `text` and stays in the mode `mode`
+    /// makes of it, or on Enter calls `done` with the trimmed text (unless
+    /// empty), or on Esc cancels.
+    fn text_field(
+        &mut self,
+        mut text: String,
+        key: KeyEvent,
+        mode: impl FnOnce(String) -> Mode,
+        done: impl FnOnce(&mut Self, &str) -> Action,
+    ) -> Action {
+        match edit_text(&mut text, key) {
+            Typed::Editing => {
+                self.mode = mode(text);
+                Action::None
+            }
+            Typed::Done if !text.trim().is_empty() => done(self, text.trim()),
+            Typed::Done | Typed::Cancelled => Action::None,
+        }
+    }
+
+    fn normal_key(&mut self, code: KeyCode) -> Action {
+        let params = self.params();
+        let param = self.selected_param();
+        let value = param.value(self.session.preset());
+        match code {
+            KeyCode::Char(' ') => Action::Apply(Command::TogglePlay),
+            KeyCode::Char('n') => Action::Apply(Command::Step(1)),
+            KeyCode::Char('r') => Action::Apply(Command::Reset),
+            KeyCode::Char('u') => Action::Apply(Command::Undo),
+            KeyCode::Char('U') => Action::Apply(Command::Redo),
+            KeyCode::Char('q') => Action::Quit,
+            KeyCode::Char('?') => {
+                self.mode = Mode::Help;
+                Action::None
+            }
+            KeyCode::Char('p') => {
+                self.mode = Mode::Pins;
+                Action::None
+            }
+            KeyCode::Char('s') if self.session.path().is_some() => {
+                Action::Apply(Command::Save(None))
+            }
+            KeyCode::Char('s' | 'S') => {
+                let text = self
+                    .session
+                    .path()
+                    .map_or_else(|| "untitled.toml".to_owned(), |p| p.display().to_string());
+                self.mode = Mode::SaveAs { text };
+                Action::None
+            }
+            KeyCode::Char('o') => {
+                match list_presets(&self.preset_dir) {
+                    Ok(files) if !files.is_empty() => {
+                        let selected = self
+                            .session
+                            .path()
+                            .and_then(|p| files.iter().position(|f| f == p))
+                            .unwrap_or(0);
+                        self.mode = Mode::Open { files, selected };
+                    }
+                    Ok(_) => {
+                        self.status = format!("no presets in {}", self.preset_dir.display());
+                    }
+                    Err(e) => self.status = format!("{}: {e}", self.preset_dir.display()),
+                }
+                Action::None
+            }
+            KeyCode::Up => {
+                self.selected = self.selected.min(params.len() - 1).saturating_sub(1);
+                Action::None
+            }
+            KeyCode::Down => {
+                self.selected = (self.selected + 1).min(params.len() - 1);
+                Action::None
+            }
+            KeyCode::Char('+' | '=') => {
+                Action::Apply(param.command(param.stepped(value, true), self.session.preset()))
+            }
+            KeyCode::Char('-') => {
+                Action::Apply(param.command(param.stepped(value, false), self.session.preset()))
+            }
+            KeyCode::Enter => {
+                self.mode = Mode::Edit {
+                    param,
+                    text: String::new(),
+                };
+                Action::None
+            }
+            KeyCode::Left => self.rotate(-ROTATE_STEP, 0.0),
+            KeyCode::Right => self.rotate(ROTATE_STEP, 0.0),
+            KeyCode::Char('[') => self.rotate(0.0, -ROTATE_STEP),
+            KeyCode::Char(']') => self.rotate(0.0, ROTATE_STEP),
+            _ => Action::None,
+        }
+    }
+
+    fn rotate(&mut self, yaw: f64, pitch: f64) -> Action {
+        use std::f64::consts::{FRAC_PI_2, TAU};
+        self.yaw = (self.yaw + yaw).rem_euclid(TAU);
+        self.pitch = (self.pitch + pitch).clamp(-FRAC_PI_2, FRAC_PI_2);
+        Action::None
+    }
+
+    fn pin_key(&mut self, code: KeyCode) -> Action {
+        let model = self.session.model();
+        match code {
+            KeyCode::Char('t') => self.pin_rule(Selector::TopEdge),
+            KeyCode::Char('c') => self.pin_rule(Selector::TopCorners),
+            KeyCode::Char('y') => self.pin_rule(extreme_plane(model, true)),
+            KeyCode::Char('b') => self.pin_rule(extreme_plane(model, false)),
+            KeyCode::Char('g') => {
+                self.mode = Mode::PinGroup {
+                    text: String::new(),
+                };
+                Action::None
+            }
+            KeyCode::Char('x') => Action::Apply(Command::SetPins(PinSpec::default())),
+            _ => Action::None,
+        }
+    }
+
+    /// The hard pins replaced by `selector` (the soft pins kept).
+    fn pin_rule(&self, selector: Selector) -> Action {
+        Action::Apply(Command::SetPins(PinSpec {
+            hard: vec![selector],
+            soft: self.session.preset().pins.soft.clone(),
+        }))
+    }
+
+    fn open_key(&mut self, code: KeyCode, files: Vec<PathBuf>, selected: usize) -> Action {
+        match code {
+            KeyCode::Up => {
+                self.mode = Mode::Open {
+                    selected: selected.saturating_sub(1),
+                    files,
+                }
+            }
+            KeyCode::Down => {
+                self.mode = Mode::Open {
+                    selected: (selected + 1).min(files.len() - 1),
+                    files,
+                }
+            }
+            KeyCode::Enter => return Action::Apply(Command::Load(files[selected].clone())),
+            KeyCode::Esc => {}
+            _ => self.mode = Mode::Open { files, selected },
+        }
+        Action::None
+    }
+
+    /// Handles `key` ([`App::handle_key`]) and applies its command to the
+    /// session, reporting the outcome or error in [`App::status`]. Returns
+    /// `false` when the UI should quit.
+    pub fn on_key(&mut self, key: KeyEvent) -> bool {
+        match self.handle_key(key) {
+            Action::Quit => false,
+            Action::None => true,
+            Action::Apply(command) => {
+                self.apply(command);
+                true
+            }
+        }
+    }
+
+    /// Applies `command`, reporting the outcome in [`App::status`].
+    pub fn apply(&mut self, command: Command) {
+        let loading = matches!(command, Command::Load(_));
+        self.status = match self.session.apply(command) {
+            Ok(Applied::Saved(path)) => format!("saved {}", path.display()),
+            Ok(Applied::Reloaded) if loading => {
+                self.selected = 0;
+                self.owed = 0.0;
+                format!("opened {}", self.session.preset().name)
+            }
+            Ok(Applied::BlewUp { frames, error }) => {
+                format!("blew up after {frames} frames: {error}")
+            }
+            Ok(_) => String::new(),
+            Err(e) => format!("error: {e}"),
+        };
+    }
+
+    /// Steps the session when playing: as many frames as the wall clock
+    /// owes since the last call (real time), but for at most `budget` of
+    /// wall time, so input is never blocked; a simulation slower than real
+    /// time runs in slow motion rather than falling ever further behind.
+    pub fn advance(&mut self, budget: Duration) {
+        let now = Instant::now();
+        let since = self.last_advance.replace(now).map(|t| now - t);
+        if !self.session.is_playing() {
+            self.owed = 0.0;
+            self.sim_fps = 0.0;
+            return;
+        }
+        let dt = self.session.preset().sim.dt;
+        // At most a few frames owed: never catch up on a long stall.
+        self.owed = (self.owed + since.map_or(dt, |s| s.as_secs_f64())).min(4.0 * dt);
+        let mut frames = 0u32;
+        while self.owed >= dt && now.elapsed() < budget && self.session.is_playing() {
+            self.owed -= dt;
+            frames += 1;
+            if let Err(e) = self.session.tick() {
+                self.status = format!("error: {e}");
+                break;
+            }
+        }
+        if let Some(since) = since.filter(|s| !s.is_zero()) {
+            let fps = f64::from(frames) / since.as_secs_f64();
+            self.sim_fps = 0.9 * self.sim_fps + 0.1 * fps;
+        }
+    }
+}
+
+/// The outcome of a key in a text field.
+enum Typed {
+    Editing,
+    Cancelled,
+    Done,
+}
+
+/// Edits `text` with `key`: characters append, Backspace deletes one,
+/// Ctrl-U all, Enter finishes, Esc cancels.
+fn edit_text(text: &mut String, key: KeyEvent) -> Typed {
+    match key.code {
+        KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => text.clear(),
+        KeyCode::Char(c) => text.push(c),
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Enter => return Typed::Done,
+        KeyCode::Esc => return Typed::Cancelled,
+        _ => {}
+    }
+    Typed::Editing
+}
+
+/// The horizontal plane through the highest (`top`) or lowest rest vertex,
+/// selecting the vertices within 1 % of the model's height of it.
+fn extreme_plane(model: &Model, top: bool) -> Selector {
+    let ys = model.rest.iter().map(|x| x.y);
+    let (low, high) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
+        (lo.min(y), hi.max(y))
+    });
+    Selector::Plane {
+        point: Vec3::new(0.0, if top { high } else { low }, 0.0),
+        normal: Vec3::y(),
+        distance: 0.01 * (high - low),
+    }
+}
+
+/// The presets (`*.toml`) in `dir`, sorted by file name.
+fn list_presets(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_formatted_compactly() {
+        for (value, text) in [
+            (1000.0, "1000"),
+            (1000.0 * LOG_STEP, "1778"),
+            (0.15, "0.15"),
+            (1.0 / 60.0, "0.0167"),
+            (-9.81, "-9.81"),
+            (0.0, "0"),
+            (1e5, "1.000e5"),
+            (2e-4, "2.000e-4"),
+        ] {
+            assert_eq!(format_value(value), text, "{value}");
+        }
+    }
+
+    #[test]
+    fn steps_stay_in_range() {
+        let weight = ParamId::Weight(WeightKind::Bending);
+        assert_eq!(weight.stepped(0.0, true), 1.0);
+        assert_eq!(weight.stepped(0.0, false), 0.0);
+        let up_down = weight.stepped(weight.stepped(20.0, true), false);
+        assert!((up_down - 20.0).abs() < 1e-12);
+        assert_eq!(ParamId::Iterations.stepped(1.0, false), 1.0);
+        assert_eq!(ParamId::Iterations.stepped(10.0, true), 11.0);
+        assert_eq!(ParamId::Damping.stepped(1.0, true), 1.0);
+        assert_eq!(ParamId::Damping.stepped(0.0, false), 0.0);
+        assert_eq!(ParamId::Damping.stepped(0.07, true), 0.08);
+    }
+}

@@ -1,0 +1,102 @@
+//! The terminal UI (`softbody tui`): a ratatui front end over the same
+//! [`Session`] and [`Command`](crate::command::Command)s as the editor.
+//!
+//! [`app`] holds the state and maps keys to commands, [`ui`] draws it, and
+//! [`run`] owns the terminal: it sets it up, restores it on every exit
+//! (also on a panic, through ratatui's panic hook, and on an error, through
+//! a guard), and runs the event loop — about 30 frames per second, stepping
+//! the session for at most part of each frame so keys are never blocked.
+
+pub mod app;
+pub mod ui;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
+
+use crate::preset::Preset;
+use crate::session::{Session, SessionError};
+use app::App;
+
+/// The preset `softbody tui` opens without an argument, when it exists
+/// (relative to the working directory); else [`Preset::default`].
+pub const DEFAULT_PRESET: &str = "presets/hanging_cloth.toml";
+
+/// Where the preset chooser looks (relative to the working directory;
+/// else the opened preset's directory).
+pub const PRESET_DIR: &str = "presets";
+
+/// Time between drawn frames (about 30 Hz).
+const FRAME: Duration = Duration::from_millis(33);
+
+/// Wall time per frame the simulation may take, leaving the rest for
+/// drawing and input.
+const SIM_BUDGET: Duration = Duration::from_millis(20);
+
+/// Why the terminal UI could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    /// The preset could not be opened or built.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The terminal could not be set up, drawn to or read from.
+    #[error("terminal: {0}")]
+    Terminal(#[from] std::io::Error),
+}
+
+/// Opens `preset` (else [`DEFAULT_PRESET`] if it exists, else
+/// [`Preset::default`]) and runs the terminal UI until the person quits.
+///
+/// # Errors
+/// [`TuiError::Session`] if the preset does not load or build (before the
+/// terminal is touched); [`TuiError::Terminal`] if the terminal fails. The
+/// terminal is restored in every case.
+pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
+    let default = Path::new(DEFAULT_PRESET);
+    let path = preset.or_else(|| default.exists().then(|| default.to_owned()));
+    let session = match &path {
+        Some(path) => Session::open(path)?,
+        None => Session::new(Preset::default(), None)?,
+    };
+    let preset_dir = Some(PathBuf::from(PRESET_DIR))
+        .filter(|dir| dir.is_dir())
+        .or_else(|| path.as_deref().and_then(Path::parent).map(Path::to_owned))
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut app = App::new(session, preset_dir);
+    // `try_init` installs a panic hook that restores the terminal first.
+    let mut terminal = ratatui::try_init()?;
+    let _restore = Restore;
+    event_loop(&mut terminal, &mut app)
+}
+
+/// Restores the terminal when dropped: on return and on error.
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<(), TuiError> {
+    loop {
+        let start = Instant::now();
+        app.advance(SIM_BUDGET);
+        terminal.draw(|frame| ui::render(frame, app))?;
+        let deadline = start + FRAME;
+        loop {
+            let timeout = deadline.saturating_duration_since(Instant::now());
+            if !event::poll(timeout)? {
+                break;
+            }
+            match event::read()? {
+                Event::Key(key) if key.kind != KeyEventKind::Release && !app.on_key(key) => {
+                    return Ok(());
+                }
+                // A resize needs nothing more: the next `draw` adapts.
+                _ => {}
+            }
+        }
+    }
+}

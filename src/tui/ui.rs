@@ -1,0 +1,385 @@
+//! Drawing the terminal UI from the [`App`]'s state: a header, the
+//! parameter list, a braille preview of the mesh, the energy chart, the
+//! convergence sparkline, stats, a status line and the overlays (help, pin
+//! menu, preset chooser, text fields). Drawing only reads.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::canvas::{Canvas, Line as CanvasLine, Points};
+use ratatui::widgets::{
+    Axis, Block, Chart, Clear, Dataset, GraphType, List, ListItem, ListState, Paragraph, Sparkline,
+};
+
+use super::app::{App, KEYS, Mode, PIN_KEYS, format_value};
+use crate::mesh::Vec3;
+use crate::solver::Energies;
+
+/// Frames the energy chart shows at most (ten seconds at 60 Hz).
+pub const CHART_WINDOW: usize = 600;
+
+/// One series of the energy chart: name, colour and value of a frame.
+type Series = (&'static str, Color, fn(&Energies) -> f64);
+
+/// The energy series of the chart: kinetic, gravitational, elastic, total.
+const SERIES: [Series; 4] = [
+    ("kin", Color::Yellow, |e| e.kinetic),
+    ("grav", Color::Blue, |e| e.gravitational),
+    ("elast", Color::Green, Energies::elastic),
+    ("total", Color::White, Energies::total),
+];
+
+/// Draws the whole screen.
+pub fn render(frame: &mut Frame, app: &App) {
+    let [header, body, bottom, status] = frame.area().layout(&Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(8),
+        Constraint::Percentage(40),
+        Constraint::Length(1),
+    ]));
+    let [params, preview] = body.layout(&Layout::horizontal([
+        Constraint::Length(28),
+        Constraint::Fill(1),
+    ]));
+    let [chart, side] = bottom.layout(&Layout::horizontal([
+        Constraint::Fill(1),
+        Constraint::Length(26),
+    ]));
+    render_header(frame, header, app);
+    render_params(frame, params, app);
+    render_preview(frame, preview, app);
+    render_chart(frame, chart, app);
+    render_side(frame, side, app);
+    render_status(frame, status, app);
+    render_overlay(frame, app);
+}
+
+fn render_header(frame: &mut Frame, area: Rect, app: &App) {
+    let session = &app.session;
+    let preset = session.preset();
+    let model = session.model();
+    let file = session.path().and_then(|p| p.file_name()).map_or_else(
+        || "untitled".to_owned(),
+        |f| f.to_string_lossy().into_owned(),
+    );
+    let mesh = if model.tets.is_empty() {
+        format!("{} v {} tri", model.vertex_count(), model.triangles.len())
+    } else {
+        format!("{} v {} tets", model.vertex_count(), model.tets.len())
+    };
+    let (mode, style) = if session.is_playing() {
+        ("▶ playing", Style::new().green().bold())
+    } else {
+        ("❚❚ paused", Style::new().yellow().bold())
+    };
+    let state = session.state();
+    let dirty = if session.is_dirty() { "*" } else { "" };
+    // Most important first: a narrow terminal cuts the end.
+    let line = Line::from(vec![
+        Span::styled(format!(" {}{dirty} │ ", preset.name), Style::new().bold()),
+        Span::styled(mode, style),
+        Span::raw(format!(
+            " │ frame {} ({:.2} s) │ {mesh} │ {file}",
+            state.frame, state.time
+        )),
+    ]);
+    frame.render_widget(Paragraph::new(line).reversed(), area);
+}
+
+fn render_params(frame: &mut Frame, area: Rect, app: &App) {
+    let preset = app.session.preset();
+    let params = app.params();
+    let items: Vec<ListItem> = params
+        .iter()
+        .map(|p| {
+            ListItem::new(Line::from(vec![
+                Span::raw(format!("{:<13}", p.label())),
+                Span::styled(format_value(p.value(preset)), Style::new().cyan()),
+            ]))
+        })
+        .collect();
+    let list = List::new(items)
+        .block(Block::bordered().title(" Parameters "))
+        .highlight_style(Style::new().add_modifier(Modifier::REVERSED))
+        .highlight_symbol("›");
+    let mut state = ListState::default().with_selected(Some(app.selected.min(params.len() - 1)));
+    frame.render_stateful_widget(list, area, &mut state);
+}
+
+/// Projects `x` for the view: rotated by `yaw` about the vertical axis,
+/// then by `pitch` about the horizontal one, and seen along −z.
+fn project(x: Vec3, yaw: f64, pitch: f64) -> (f64, f64) {
+    let (sy, cy) = yaw.sin_cos();
+    let (sp, cp) = pitch.sin_cos();
+    let x1 = cy * x.x + sy * x.z;
+    let z1 = -sy * x.x + cy * x.z;
+    (x1, cp * x.y - sp * z1)
+}
+
+fn render_preview(frame: &mut Frame, area: Rect, app: &App) {
+    let model = app.session.model();
+    let mut positions = Vec::new();
+    model.render_positions(&app.session.state().positions, &mut positions);
+    let mut rest = Vec::new();
+    model.render_positions(&model.rest, &mut rest);
+    // Framed on the rest pose, so the view stays still while it moves.
+    let (lo, hi) = rest.iter().fold(
+        (Vec3::repeat(f64::INFINITY), Vec3::repeat(f64::NEG_INFINITY)),
+        |(lo, hi), x| (lo.inf(x), hi.sup(x)),
+    );
+    let centre = project((lo + hi) / 2.0, app.yaw, app.pitch);
+    let radius = ((hi - lo).norm() * 0.75).max(1e-6);
+    // A terminal cell is about twice as tall as wide.
+    let inner = Block::bordered().inner(area);
+    let aspect = f64::from(inner.width.max(1)) / f64::from(2 * inner.height.max(1));
+    let (rx, ry) = (radius * aspect.max(1.0), radius / aspect.min(1.0));
+    let projected: Vec<(f64, f64)> = positions
+        .iter()
+        .map(|&x| project(x, app.yaw, app.pitch))
+        .collect();
+    let hard: Vec<(f64, f64)> = model
+        .pins
+        .hard_vertices()
+        .iter()
+        .map(|&v| {
+            project(
+                app.session.state().positions[v as usize],
+                app.yaw,
+                app.pitch,
+            )
+        })
+        .collect();
+    let triangles = model.render_triangles();
+    let canvas = Canvas::default()
+        .block(Block::bordered().title(" Preview (← → [ ] rotate) "))
+        .marker(Marker::Braille)
+        .x_bounds([centre.0 - rx, centre.0 + rx])
+        .y_bounds([centre.1 - ry, centre.1 + ry])
+        .paint(|ctx| {
+            for t in triangles {
+                for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+                    let (p, q) = (projected[a as usize], projected[b as usize]);
+                    ctx.draw(&CanvasLine::new(p.0, p.1, q.0, q.1, Color::Cyan));
+                }
+            }
+            ctx.layer();
+            ctx.draw(&Points {
+                coords: &hard,
+                color: Color::Red,
+            });
+        });
+    frame.render_widget(canvas, area);
+}
+
+fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
+    let frames = app.session.history().frames();
+    let window = frames.range(frames.len().saturating_sub(CHART_WINDOW)..);
+    let series: Vec<Vec<(f64, f64)>> = SERIES
+        .iter()
+        .map(|(_, _, value)| {
+            window
+                .clone()
+                .map(|f| (f.frame as f64, value(&f.energies)))
+                .collect()
+        })
+        .collect();
+    let (x0, x1) = window
+        .clone()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), f| {
+            (a.min(f.frame as f64), b.max(f.frame as f64))
+        });
+    let (y0, y1) = series
+        .iter()
+        .flatten()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &(_, y)| {
+            (a.min(y), b.max(y))
+        });
+    let pad = ((y1 - y0) * 0.05).max(1e-9);
+    let (y0, y1) = (y0 - pad, y1 + pad);
+    let x1 = x1.max(x0 + 1.0);
+    let datasets = SERIES
+        .iter()
+        .zip(&series)
+        .map(|((name, color, _), data)| {
+            Dataset::default()
+                .name(*name)
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(Style::new().fg(*color))
+                .data(data)
+        })
+        .collect();
+    // The legend, with the newest values, in the bottom border: the
+    // chart's own legend would hide data in a small terminal.
+    let legend: Vec<Span> = SERIES
+        .iter()
+        .zip(&series)
+        .map(|((name, color, _), data)| {
+            let value = data.last().map_or(0.0, |&(_, y)| y);
+            Span::styled(format!("{name} {value:.1e} "), *color)
+        })
+        .collect();
+    let chart = Chart::new(datasets)
+        .legend_position(None)
+        .block(
+            Block::bordered()
+                .title(" Energy (J) ")
+                .title_bottom(Line::from(legend)),
+        )
+        .x_axis(
+            Axis::default()
+                .bounds([x0, x1])
+                .labels([format!("{x0:.0}"), format!("{x1:.0}")]),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([y0, y1])
+                .labels([format_value(y0), format_value(y1)]),
+        );
+    frame.render_widget(chart, area);
+}
+
+fn render_side(frame: &mut Frame, area: Rect, app: &App) {
+    let [spark, stats] = area.layout(&Layout::vertical([
+        Constraint::Fill(1),
+        Constraint::Length(5),
+    ]));
+    let history = app.session.history();
+    let objective = history.objective();
+    // The decrease of the objective per iteration, scaled to its range.
+    let (lo, hi) = objective
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &g| {
+            (a.min(g), b.max(g))
+        });
+    let bars: Vec<u64> = objective
+        .iter()
+        .map(|g| {
+            if hi > lo {
+                (1.0 + 99.0 * (g - lo) / (hi - lo)) as u64
+            } else {
+                1
+            }
+        })
+        .collect();
+    let decrease = match (objective.first(), objective.last()) {
+        (Some(first), Some(last)) if *first != 0.0 => format!(
+            " Δg {}% in {} it ",
+            format_value(100.0 * (last - first) / first.abs()),
+            objective.len() - 1
+        ),
+        _ => String::new(),
+    };
+    frame.render_widget(
+        Sparkline::default()
+            .block(
+                Block::bordered()
+                    .title(" Convergence ")
+                    .title_bottom(decrease),
+            )
+            .style(Style::new().magenta())
+            .data(bars),
+        spark,
+    );
+    let last = history.last().copied().unwrap_or_default();
+    let lines = vec![
+        Line::from(format!("sim    {:>7.1} FPS", app.sim_fps)),
+        Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
+        Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
+    ];
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" Stats ")),
+        stats,
+    );
+}
+
+fn render_status(frame: &mut Frame, area: Rect, app: &App) {
+    let line = if let Some(warning) = app.session.warning() {
+        Line::from(format!(" warning: {warning}")).red()
+    } else if !app.status.is_empty() {
+        Line::from(format!(" {}", app.status))
+    } else {
+        Line::from(" ? help │ space play │ n step │ ↑↓ +- Enter edit │ S save as │ q quit")
+            .dark_gray()
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// A box of `width` × `height` cells centred in the screen.
+fn centred(frame: &Frame, width: u16, height: u16) -> Rect {
+    frame
+        .area()
+        .centered(Constraint::Length(width), Constraint::Length(height))
+}
+
+/// Draws `lines` in a bordered box titled `title`, centred over the screen,
+/// at least `width` wide and wide enough for the lines if the screen is.
+fn popup(frame: &mut Frame, title: &str, lines: Vec<Line>, width: u16) {
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0) + 3;
+    let width = width.max(u16::try_from(widest).unwrap_or(u16::MAX));
+    let area = centred(frame, width, lines.len() as u16 + 2);
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(title).bold()),
+        area,
+    );
+}
+
+/// `(key, description)` pairs as aligned lines.
+fn key_lines<'a>(keys: &'a [(&'a str, &'a str)]) -> Vec<Line<'a>> {
+    keys.iter()
+        .map(|(key, what)| {
+            Line::from(vec![
+                Span::styled(format!(" {key:<8}"), Style::new().bold().cyan()),
+                Span::raw(*what),
+            ])
+        })
+        .collect()
+}
+
+fn render_overlay(frame: &mut Frame, app: &App) {
+    match &app.mode {
+        Mode::Normal => {}
+        Mode::Help => popup(frame, " Help (any key closes) ", key_lines(KEYS), 60),
+        Mode::Pins => {
+            let mut lines = key_lines(PIN_KEYS);
+            lines.push(Line::from(" Esc      cancel").dark_gray());
+            popup(frame, " Pins ", lines, 56);
+        }
+        Mode::Open { files, selected } => {
+            let lines = files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let line = Line::from(format!(" {}", f.display()));
+                    if i == *selected {
+                        line.reversed()
+                    } else {
+                        line
+                    }
+                })
+                .collect();
+            popup(frame, " Open preset (Enter, Esc) ", lines, 50);
+        }
+        Mode::Edit { param, text } => {
+            let now = format_value(param.value(app.session.preset()));
+            let title = format!(" {} (now {now}) ", param.label());
+            popup(frame, &title, field(text), 40);
+        }
+        Mode::SaveAs { text } => popup(frame, " Save as ", field(text), 60),
+        Mode::PinGroup { text } => popup(frame, " Pin group ", field(text), 40),
+    }
+}
+
+/// A text field's line with a cursor.
+fn field(text: &str) -> Vec<Line<'_>> {
+    vec![
+        Line::from(vec![
+            Span::raw(format!(" {text}")),
+            Span::raw("█").slow_blink(),
+        ]),
+        Line::from(" Enter confirm, Esc cancel, Ctrl-U clear").dark_gray(),
+    ]
+}

@@ -1,0 +1,478 @@
+//! Terminal UI: renders of the main screen and the help overlay on a
+//! `TestBackend`, and every key's action and its effect on the session.
+#![cfg(feature = "tui")]
+
+use std::path::{Path, PathBuf};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use softbody::command::{Command, Param, WeightKind};
+use softbody::mesh::Vec3;
+use softbody::preset::{Build, BuildKind, MeshSource, PinSpec, Preset, Selector};
+use softbody::session::Session;
+use softbody::tui::app::{Action, App, KEYS, LOG_STEP, Mode, PIN_KEYS, ParamId};
+use softbody::tui::ui;
+
+const CLOTH: &str = "presets/hanging_cloth.toml";
+
+fn cloth() -> App {
+    App::new(Session::open(Path::new(CLOTH)).unwrap(), "presets".into())
+}
+
+fn untitled() -> App {
+    App::new(
+        Session::new(Preset::default(), None).unwrap(),
+        "presets".into(),
+    )
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ch(c: char) -> KeyEvent {
+    key(KeyCode::Char(c))
+}
+
+/// Presses each key of `text` in turn, expecting no action.
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        assert_eq!(app.handle_key(ch(c)), Action::None, "typing {c:?}");
+    }
+}
+
+/// The screen as text, one line per row.
+fn screen(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| ui::render(frame, app)).unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..height)
+        .map(|y| {
+            (0..width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn assert_shows(screen: &str, texts: &[&str]) {
+    for text in texts {
+        assert!(screen.contains(text), "{text:?} not on screen:\n{screen}");
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("softbody-tui-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn main_screen_at_80_by_24() {
+    let mut app = cloth();
+    let paused = screen(&app, 80, 24);
+    assert_shows(
+        &paused,
+        &[
+            "Hanging cloth",
+            "paused",
+            "frame 0 ",
+            "Parameters",
+            "structural",
+            "1000",
+            "shear",
+            "500",
+            "bending",
+            "gravity y",
+            "-9.8",
+            "Preview",
+            "Energy (J)",
+            "Convergence",
+            "FPS",
+            "q quit",
+        ],
+    );
+    assert!(!paused.contains("strain"), "no tet weights for cloth");
+    assert!(app.on_key(ch('n')));
+    assert!(app.on_key(ch(' ')));
+    let playing = screen(&app, 80, 24);
+    assert_shows(&playing, &["playing", "frame 1 ", "in 10 it"]);
+}
+
+#[test]
+fn main_screen_at_120_by_40() {
+    let mut app = cloth();
+    app.apply(Command::Step(3));
+    let text = screen(&app, 120, 40);
+    assert_shows(
+        &text,
+        &[
+            "Hanging cloth",
+            "paused",
+            "frame 3 ",
+            "900 v 1682 tri",
+            "hanging_cloth.toml",
+            "attachment",
+            "density",
+            "0.15",
+            "dt",
+            "0.0167",
+            "iterations",
+            "damping",
+            "Energy (J)",
+            "kin ",
+            "grav ",
+            "elast ",
+            "total ",
+            "local",
+            "global",
+        ],
+    );
+    // The preview draws the mesh in braille.
+    assert!(text.chars().any(|c| ('\u{2801}'..='\u{28ff}').contains(&c)));
+}
+
+#[test]
+fn small_and_resized_terminals_render() {
+    let mut app = cloth();
+    for mode in [Mode::Normal, Mode::Help, Mode::Pins] {
+        app.mode = mode;
+        for (w, h) in [(80, 24), (40, 12), (200, 60), (10, 5), (1, 1)] {
+            screen(&app, w, h);
+        }
+    }
+}
+
+#[test]
+fn help_overlay_lists_every_key() {
+    let mut app = cloth();
+    assert_eq!(app.handle_key(ch('?')), Action::None);
+    assert_eq!(app.mode, Mode::Help);
+    let text = screen(&app, 80, 24);
+    assert_shows(&text, &["Help"]);
+    for (key, what) in KEYS {
+        assert_shows(&text, &[key, what]);
+    }
+    // Any key closes it without acting.
+    assert_eq!(app.handle_key(ch('q')), Action::None);
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn playback_keys_map_to_commands() {
+    let mut app = cloth();
+    for (c, command) in [
+        (' ', Command::TogglePlay),
+        ('n', Command::Step(1)),
+        ('r', Command::Reset),
+        ('u', Command::Undo),
+        ('U', Command::Redo),
+        ('s', Command::Save(None)),
+    ] {
+        assert_eq!(app.handle_key(ch(c)), Action::Apply(command), "key {c:?}");
+        assert_eq!(app.mode, Mode::Normal);
+    }
+    assert_eq!(app.handle_key(ch('q')), Action::Quit);
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(app.handle_key(ctrl_c), Action::Quit);
+}
+
+#[test]
+fn playback_keys_drive_the_session() {
+    let mut app = cloth();
+    assert!(app.on_key(ch('n')));
+    assert_eq!(app.session.state().frame, 1);
+    assert!(app.on_key(ch(' ')));
+    assert!(app.session.is_playing());
+    app.session.tick().unwrap();
+    assert!(app.on_key(ch(' ')));
+    assert!(!app.session.is_playing());
+    assert!(app.on_key(ch('r')));
+    assert_eq!(app.session.state().frame, 0);
+    assert!(!app.on_key(ch('q')));
+}
+
+#[test]
+fn arrows_select_and_plus_minus_step_on_a_log_scale() {
+    let mut app = cloth();
+    let params = app.params();
+    assert_eq!(params[0], ParamId::Weight(WeightKind::Structural));
+    assert_eq!(app.handle_key(key(KeyCode::Up)), Action::None);
+    assert_eq!(app.selected, 0);
+    assert_eq!(
+        app.handle_key(ch('+')),
+        Action::Apply(Command::SetWeight(
+            WeightKind::Structural,
+            1000.0 * LOG_STEP
+        ))
+    );
+    app.handle_key(key(KeyCode::Down));
+    assert_eq!(app.selected_param(), ParamId::Weight(WeightKind::Shear));
+    assert_eq!(
+        app.handle_key(ch('-')),
+        Action::Apply(Command::SetWeight(WeightKind::Shear, 500.0 / LOG_STEP))
+    );
+    for _ in 0..params.len() + 3 {
+        app.handle_key(key(KeyCode::Down));
+    }
+    assert_eq!(app.selected, params.len() - 1);
+    assert_eq!(app.selected_param(), ParamId::GravityY);
+    let g = app.session.preset().sim.gravity;
+    assert_eq!(
+        app.handle_key(ch('+')),
+        Action::Apply(Command::SetParam(Param::Gravity(Vec3::new(
+            g.x,
+            g.y + 0.5,
+            g.z
+        ))))
+    );
+    app.handle_key(key(KeyCode::Up));
+    assert_eq!(app.selected_param(), ParamId::Damping);
+    assert_eq!(
+        app.handle_key(ch('+')),
+        Action::Apply(Command::SetParam(Param::Damping(0.02)))
+    );
+}
+
+#[test]
+fn weight_steps_undo_and_redo_in_the_session() {
+    let mut app = cloth();
+    app.on_key(ch('+'));
+    app.on_key(ch('+'));
+    let weight = |app: &App| app.session.preset().material.weights.structural;
+    assert!((weight(&app) - 1000.0 * LOG_STEP * LOG_STEP).abs() < 1e-9);
+    assert!(app.session.is_dirty());
+    app.on_key(ch('u'));
+    assert!((weight(&app) - 1000.0 * LOG_STEP).abs() < 1e-9);
+    app.on_key(ch('U'));
+    assert!((weight(&app) - 1000.0 * LOG_STEP * LOG_STEP).abs() < 1e-9);
+    app.on_key(ch('-'));
+    app.on_key(ch('-'));
+    assert!((weight(&app) - 1000.0).abs() < 1e-9);
+}
+
+#[test]
+fn enter_types_a_value() {
+    let mut app = cloth();
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    assert_eq!(
+        app.mode,
+        Mode::Edit {
+            param: ParamId::Weight(WeightKind::Structural),
+            text: String::new()
+        }
+    );
+    type_text(&mut app, "2.5e4");
+    app.handle_key(key(KeyCode::Backspace));
+    assert_shows(&screen(&app, 80, 24), &["structural (now 1000)", "2.5e█"]);
+    type_text(&mut app, "3");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Action::Apply(Command::SetWeight(WeightKind::Structural, 2500.0))
+    );
+    assert_eq!(app.mode, Mode::Normal);
+
+    // Not a number: nothing applied, the status says why.
+    app.handle_key(key(KeyCode::Enter));
+    type_text(&mut app, "x");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    assert!(app.status.contains("not a number"), "{}", app.status);
+
+    // Esc cancels.
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(app.handle_key(key(KeyCode::Esc)), Action::None);
+    assert_eq!(app.mode, Mode::Normal);
+
+    // A value the session refuses is reported, and the app keeps running.
+    app.handle_key(key(KeyCode::Enter));
+    type_text(&mut app, "-1");
+    assert!(app.on_key(key(KeyCode::Enter)));
+    assert!(app.status.starts_with("error:"), "{}", app.status);
+}
+
+#[test]
+fn save_and_save_as() {
+    let mut app = untitled();
+    // No file yet: `s` asks for a path.
+    assert_eq!(app.handle_key(ch('s')), Action::None);
+    assert_eq!(
+        app.mode,
+        Mode::SaveAs {
+            text: "untitled.toml".to_owned()
+        }
+    );
+    app.handle_key(key(KeyCode::Esc));
+
+    let mut app = cloth();
+    app.on_key(ch('+'));
+    assert_eq!(app.handle_key(ch('S')), Action::None);
+    assert_eq!(
+        app.mode,
+        Mode::SaveAs {
+            text: CLOTH.to_owned()
+        }
+    );
+    assert_shows(&screen(&app, 80, 24), &["Save as", CLOTH]);
+    let ctrl_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    assert_eq!(app.handle_key(ctrl_u), Action::None);
+    assert_eq!(
+        app.mode,
+        Mode::SaveAs {
+            text: String::new()
+        }
+    );
+    let file = temp_dir("save").join("saved.toml");
+    type_text(&mut app, &file.display().to_string());
+    assert!(app.on_key(key(KeyCode::Enter)));
+    assert!(app.status.starts_with("saved"), "{}", app.status);
+    assert!(!app.session.is_dirty());
+    assert_eq!(app.session.path(), Some(file.as_path()));
+    let saved = Preset::load(&file).unwrap();
+    assert!((saved.material.weights.structural - 1000.0 * LOG_STEP).abs() < 1e-9);
+    // Now `s` saves there directly.
+    assert_eq!(app.handle_key(ch('s')), Action::Apply(Command::Save(None)));
+}
+
+#[test]
+fn open_chooses_a_preset() {
+    let mut app = cloth();
+    assert_eq!(app.handle_key(ch('o')), Action::None);
+    let Mode::Open { files, selected } = app.mode.clone() else {
+        panic!("not choosing: {:?}", app.mode);
+    };
+    assert_eq!(files[selected], Path::new(CLOTH));
+    assert!(files.contains(&PathBuf::from("presets/cotton.toml")));
+    assert_shows(
+        &screen(&app, 80, 24),
+        &["Open preset", "presets/cotton.toml"],
+    );
+    let cotton = files
+        .iter()
+        .position(|f| f.ends_with("cotton.toml"))
+        .unwrap();
+    for _ in cotton..selected {
+        app.handle_key(key(KeyCode::Up));
+    }
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Action::Apply(Command::Load(PathBuf::from("presets/cotton.toml")))
+    );
+    app.apply(Command::Load(PathBuf::from("presets/cotton.toml")));
+    assert_eq!(app.session.path(), Some(Path::new("presets/cotton.toml")));
+    assert!(app.status.starts_with("opened"), "{}", app.status);
+    // Esc leaves the chooser without loading.
+    app.handle_key(ch('o'));
+    assert_eq!(app.handle_key(key(KeyCode::Esc)), Action::None);
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn pin_menu_sets_pin_rules() {
+    let mut app = cloth();
+    assert_eq!(app.handle_key(ch('p')), Action::None);
+    assert_eq!(app.mode, Mode::Pins);
+    let text = screen(&app, 80, 24);
+    for (key, what) in PIN_KEYS {
+        assert_shows(&text, &[key, what]);
+    }
+    let hard = |selector| {
+        Action::Apply(Command::SetPins(PinSpec {
+            hard: vec![selector],
+            soft: Vec::new(),
+        }))
+    };
+    assert_eq!(app.handle_key(ch('t')), hard(Selector::TopEdge));
+    app.handle_key(ch('p'));
+    assert_eq!(app.handle_key(ch('c')), hard(Selector::TopCorners));
+    app.handle_key(ch('p'));
+    assert_eq!(
+        app.handle_key(ch('x')),
+        Action::Apply(Command::SetPins(PinSpec::default()))
+    );
+    app.handle_key(ch('p'));
+    app.handle_key(ch('g'));
+    type_text(&mut app, "sleeve");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        hard(Selector::Group("sleeve".to_owned()))
+    );
+
+    // In the session: the top edge pins the grid's whole top row, the top
+    // plane the same vertices; undo goes back to the corners.
+    app.on_key(ch('p'));
+    app.on_key(ch('t'));
+    assert_eq!(app.session.model().pins.hard_vertices().len(), 30);
+    app.on_key(ch('p'));
+    app.on_key(ch('y'));
+    assert_eq!(app.session.model().pins.hard_vertices().len(), 30);
+    assert!(matches!(
+        app.session.preset().pins.hard[..],
+        [Selector::Plane { .. }]
+    ));
+    app.on_key(ch('u'));
+    app.on_key(ch('u'));
+    assert_eq!(app.session.model().pins.hard_vertices().len(), 2);
+    // A group the grid lacks is an error in the status line.
+    app.on_key(ch('p'));
+    app.on_key(ch('g'));
+    type_text(&mut app, "sleeve");
+    assert!(app.on_key(key(KeyCode::Enter)));
+    assert!(app.status.starts_with("error:"), "{}", app.status);
+}
+
+#[test]
+fn arrows_and_brackets_rotate_the_preview() {
+    let mut app = cloth();
+    assert_eq!(app.handle_key(key(KeyCode::Right)), Action::None);
+    assert!(app.yaw > 0.0);
+    assert_eq!(app.handle_key(ch(']')), Action::None);
+    assert!(app.pitch > 0.0);
+    app.handle_key(key(KeyCode::Left));
+    app.handle_key(ch('['));
+    assert!(app.yaw.abs() < 1e-12 && app.pitch.abs() < 1e-12);
+}
+
+#[test]
+fn advance_steps_only_while_playing() {
+    let mut app = cloth();
+    let budget = std::time::Duration::from_millis(50);
+    app.advance(budget);
+    assert_eq!(app.session.state().frame, 0);
+    app.on_key(ch(' '));
+    for _ in 0..3 {
+        app.advance(budget);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(app.session.state().frame > 0);
+}
+
+#[test]
+fn a_tet_model_lists_the_tet_weights() {
+    let preset = Preset {
+        mesh: MeshSource::TetFile(PathBuf::from("tests/data/tetgen_cube.1.node")),
+        build: Build {
+            kind: BuildKind::Tets,
+            ..Build::default()
+        },
+        pins: PinSpec::default(),
+        ..Preset::default()
+    };
+    let mut app = App::new(Session::new(preset, None).unwrap(), "presets".into());
+    let weights: Vec<ParamId> = app
+        .params()
+        .into_iter()
+        .filter(|p| matches!(p, ParamId::Weight(_)))
+        .collect();
+    assert!(weights.contains(&ParamId::Weight(WeightKind::Strain)));
+    assert!(weights.contains(&ParamId::Weight(WeightKind::StrainLimit)));
+    assert!(weights.contains(&ParamId::Weight(WeightKind::Volume)));
+    assert!(!weights.contains(&ParamId::Weight(WeightKind::Shear)));
+    assert_shows(&screen(&app, 80, 24), &["strain", "volume", "tets"]);
+    // The bottom plane pins the lowest vertices.
+    app.on_key(ch('p'));
+    app.on_key(ch('b'));
+    assert!(app.status.is_empty(), "{}", app.status);
+    assert!(!app.session.model().pins.hard_vertices().is_empty());
+}

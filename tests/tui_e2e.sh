@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# End-to-end check of the terminal UI: the real binary in tmux, driven with
+# send-keys and read with capture-pane. Run from .ci/run after the build:
+#
+#   tests/tui_e2e.sh [path/to/softbody]
+#
+# The binary defaults to $CARGO_TARGET_DIR/debug/softbody (target/ when the
+# variable is unset). Needs tmux and python3 3.11+ (tomllib; the system one
+# is preferred).
+# No `set -e`: a failed check is counted and the script goes on.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v tmux >/dev/null; then
+  echo "tui e2e: tmux is required"
+  exit 1
+fi
+bin=${1:-${CARGO_TARGET_DIR:-target}/debug/softbody}
+if [ ! -x "$bin" ]; then
+  echo "tui e2e: no executable at $bin (build first)"
+  exit 1
+fi
+bin=$(realpath "$bin")
+socket=softbody-ci-$$
+tmp=$(mktemp -d)
+passed=0
+failed=0
+
+tm() { tmux -L "$socket" "$@"; }
+cleanup() {
+  tm kill-server 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+pass() {
+  passed=$((passed + 1))
+  echo "ok: $1"
+}
+fail() {
+  failed=$((failed + 1))
+  echo "FAILED: $1"
+  echo "--- screen:"
+  screen || true
+  echo "---"
+}
+screen() { tm capture-pane -p -t tui; }
+
+# wait_for DESCRIPTION COMMAND...: polls COMMAND every 0.2 s for up to 20 s.
+wait_for() {
+  local what=$1
+  shift
+  for _ in $(seq 100); do
+    if "$@"; then
+      pass "$what"
+      return 0
+    fi
+    sleep 0.2
+  done
+  fail "$what"
+  return 1
+}
+
+shows() { screen | grep -qF -- "$1"; }
+frame() { screen | grep -oE 'frame [0-9]+' | head -n1 | grep -oE '[0-9]+'; }
+total() { screen | grep -oE 'total -?[0-9.]+e-?[0-9]+' | head -n1; }
+frame_past() { [ "$(frame)" -gt "$1" ] 2>/dev/null; }
+total_differs() { [ -n "$(total)" ] && [ "$(total)" != "$1" ]; }
+starts_paused() { shows "frame 0 " && shows "paused"; }
+exited() { [ -s "$tmp/status" ]; }
+
+# start COMMAND: runs COMMAND in a 100x30 tmux session whose shell
+# records the exit status and then keeps the pane for inspection.
+start() {
+  tm kill-server 2>/dev/null || true
+  rm -f "$tmp/status"
+  tm new-session -d -s tui -x 100 -y 30 \
+    "$1; echo \$? > '$tmp/status'; sleep 600"
+}
+
+# 1. The cloth preset: play, change a weight, save as, quit.
+start "'$bin' tui presets/hanging_cloth.toml"
+if ! wait_for "starts paused at frame 0" starts_paused; then
+  echo "tui e2e: $passed passed, $failed failed (the terminal UI did not start)"
+  exit 1
+fi
+before=$(total)
+tm send-keys -t tui Space
+wait_for "plays" shows "playing"
+wait_for "the frame counter advances" frame_past 0
+first=$(frame)
+wait_for "the frame counter keeps advancing" frame_past "$first"
+wait_for "an energy value changes (was '$before')" total_differs "$before"
+
+# The parameter list starts at the structural weight (1000); below it is
+# the shear weight (500).
+tm send-keys -t tui Down +
+wait_for "↓ + raises the shear weight by 10^(1/4)" shows "shear        889.1"
+
+saved=$tmp/saved.toml
+tm send-keys -t tui S
+wait_for "S opens the save-as prompt" shows "Save as"
+tm send-keys -t tui C-u
+tm send-keys -t tui -l "$saved"
+tm send-keys -t tui Enter
+wait_for "the preset is saved" shows "saved $saved"
+
+tm resize-window -t tui -x 80 -y 24
+redrawn_at_80x24() { screen | sed -n 2p | grep -q "^┌ Parameters" && screen | sed -n 23p | grep -q "^└kin"; }
+wait_for "redraws after a resize to 80x24" redrawn_at_80x24
+
+tm send-keys -t tui q
+if wait_for "q quits" exited; then
+  if [ "$(cat "$tmp/status")" = 0 ]; then pass "exit status 0"; else fail "exit status $(cat "$tmp/status")"; fi
+fi
+if [ "$(tm display-message -p -t tui '#{alternate_on} #{cursor_flag}')" = "0 1" ]; then
+  pass "the terminal is restored (main screen, cursor shown)"
+else
+  fail "the terminal is restored (main screen, cursor shown)"
+fi
+
+if "$bin" inspect "$saved" --json >"$tmp/inspect.json"; then
+  pass "softbody inspect loads the saved preset"
+else
+  fail "softbody inspect loads the saved preset"
+fi
+py=$(command -v /usr/bin/python3 || command -v python3)
+if "$py" - "$saved" <<'EOF'; then
+import math, sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    weights = tomllib.load(f)["material"]["weights"]
+ok = math.isclose(weights["shear"], 500 * 10 ** 0.25, rel_tol=1e-9) and weights["structural"] == 1000
+sys.exit(0 if ok else f"weights: {weights}")
+EOF
+  pass "the saved preset has the new weight"
+else
+  fail "the saved preset has the new weight"
+fi
+
+# 2. Plain `softbody` on a terminal with no display: the terminal UI.
+start "env -u DISPLAY -u WAYLAND_DISPLAY '$bin'"
+wait_for "plain softbody starts the terminal UI" shows "Parameters"
+tm send-keys -t tui q
+wait_for "and quits" exited
+
+# 3. Plain `softbody` piped: the help, for scripts.
+if "$bin" | grep -q "Usage:"; then
+  pass "piped softbody prints the help"
+else
+  failed=$((failed + 1))
+  echo "FAILED: piped softbody prints the help"
+fi
+
+echo "tui e2e: $passed passed, $failed failed"
+[ "$failed" = 0 ]
