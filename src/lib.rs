@@ -46,6 +46,7 @@ pub mod command;
 pub mod fsutil;
 pub mod mesh;
 pub mod model;
+pub mod param;
 pub mod preset;
 pub mod session;
 pub mod solver;

@@ -54,6 +54,10 @@ use crate::model::{Attachment, Model, Pins};
 use crate::preset::{Built, Preset, PresetError, PresetErrorKind, Selector};
 use crate::solver::{Energies, Solver, SolverError, State, StepReport, Timings};
 
+/// The preset the front ends open without an argument, when it exists
+/// (relative to the working directory); else [`Preset::default`].
+pub const DEFAULT_PRESET: &str = "presets/hanging_cloth.toml";
+
 /// Preset snapshots kept for undo by default.
 pub const DEFAULT_UNDO_LIMIT: usize = 100;
 
@@ -373,6 +377,37 @@ impl Session {
     /// As [`Preset::load`] and [`Session::new`].
     pub fn open(path: &Path) -> Result<Self, SessionError> {
         Self::new(Preset::load(path)?, Some(path.to_owned()))
+    }
+
+    /// What a front end opens: `path` — a preset (`.toml`), or an OBJ
+    /// file as a new untitled preset with the default material and no
+    /// pins — else [`DEFAULT_PRESET`] if it exists, else
+    /// [`Preset::default`]. Returns the session and the file it came from.
+    ///
+    /// # Errors
+    /// As [`Session::open`] and [`Session::new`].
+    pub fn open_or_default(path: Option<&Path>) -> Result<(Self, Option<PathBuf>), SessionError> {
+        let default = Path::new(DEFAULT_PRESET);
+        let path = path
+            .map(Path::to_owned)
+            .or_else(|| default.exists().then(|| default.to_owned()));
+        let session = match &path {
+            Some(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("obj")) => {
+                let name = p
+                    .file_stem()
+                    .map_or_else(|| "untitled".into(), |s| s.to_string_lossy().into_owned());
+                let preset = Preset {
+                    name,
+                    mesh: crate::preset::MeshSource::Obj(p.clone()),
+                    pins: crate::preset::PinSpec::default(),
+                    ..Preset::default()
+                };
+                Self::new(preset, None)?
+            }
+            Some(p) => Self::open(p)?,
+            None => Self::new(Preset::default(), None)?,
+        };
+        Ok((session, path))
     }
 
     /// The preset in force.

@@ -8,19 +8,17 @@
 //! therefore testable without a terminal and without stepping anything.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::command::{Command, Param, WeightKind};
+use crate::command::Command;
 use crate::mesh::Vec3;
 use crate::model::Model;
-use crate::preset::{PinSpec, Preset, Selector};
+use crate::param::Pacer;
+pub use crate::param::{LOG_STEP, ParamId, format_value};
+use crate::preset::{PinSpec, Selector};
 use crate::session::{Applied, Session};
-
-/// The factor `+` and `-` multiply and divide log-scaled values by: four
-/// steps per decade.
-pub const LOG_STEP: f64 = 1.778_279_410_038_922_8; // 10^(1/4)
 
 /// Rotation per key press, in radians (15°).
 pub const ROTATE_STEP: f64 = std::f64::consts::PI / 12.0;
@@ -53,146 +51,6 @@ pub const PIN_KEYS: &[(&str, &str)] = &[
     ("g", "hard-pin a group: type its name"),
     ("x", "remove every pin"),
 ];
-
-/// One editable value in the parameter list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParamId {
-    /// A constraint weight.
-    Weight(WeightKind),
-    /// The material density.
-    Density,
-    /// The frame time step.
-    Dt,
-    /// Solver iterations per substep.
-    Iterations,
-    /// Velocity damping.
-    Damping,
-    /// The vertical component of gravity.
-    GravityY,
-}
-
-impl ParamId {
-    /// The parameters that apply to `model`: the weights of the constraint
-    /// types it has (and the attachment weight, for pins and grabs), then
-    /// the material and simulation parameters.
-    pub fn for_model(model: &Model) -> Vec<ParamId> {
-        let springs = &model.springs;
-        let has = |kind: WeightKind| match kind {
-            WeightKind::Structural => !springs.structural.is_empty(),
-            WeightKind::Shear => !springs.shear.is_empty(),
-            WeightKind::Bending => !springs.bending.is_empty(),
-            WeightKind::Attachment => true,
-            WeightKind::Strain | WeightKind::StrainLimit | WeightKind::Volume => {
-                !model.tets.is_empty()
-            }
-        };
-        WeightKind::ALL
-            .into_iter()
-            .filter(|&k| has(k))
-            .map(ParamId::Weight)
-            .chain([
-                ParamId::Density,
-                ParamId::Dt,
-                ParamId::Iterations,
-                ParamId::Damping,
-                ParamId::GravityY,
-            ])
-            .collect()
-    }
-
-    /// The name shown in the list.
-    pub fn label(self) -> &'static str {
-        match self {
-            ParamId::Weight(kind) => match kind {
-                WeightKind::Structural => "structural",
-                WeightKind::Shear => "shear",
-                WeightKind::Bending => "bending",
-                WeightKind::Attachment => "attachment",
-                WeightKind::Strain => "strain",
-                WeightKind::StrainLimit => "strain limit",
-                WeightKind::Volume => "volume",
-            },
-            ParamId::Density => "density",
-            ParamId::Dt => "dt",
-            ParamId::Iterations => "iterations",
-            ParamId::Damping => "damping",
-            ParamId::GravityY => "gravity y",
-        }
-    }
-
-    /// The current value in `preset`.
-    pub fn value(self, preset: &Preset) -> f64 {
-        match self {
-            ParamId::Weight(kind) => kind.get(&preset.material.weights),
-            ParamId::Density => preset.material.density,
-            ParamId::Dt => preset.sim.dt,
-            ParamId::Iterations => preset.sim.iterations as f64,
-            ParamId::Damping => preset.sim.damping,
-            ParamId::GravityY => preset.sim.gravity.y,
-        }
-    }
-
-    /// The value one `+` (`up`) or `-` step from `value`: weights, density
-    /// and `dt` on a log scale (a zero weight steps up to 1), iterations by
-    /// one (at least 1), damping by 0.01 within `[0, 1]`, gravity by
-    /// 0.5 m/s².
-    pub fn stepped(self, value: f64, up: bool) -> f64 {
-        match self {
-            ParamId::Weight(_) | ParamId::Density | ParamId::Dt => match (value > 0.0, up) {
-                (false, true) => 1.0,
-                (false, false) => 0.0,
-                (true, true) => value * LOG_STEP,
-                (true, false) => value / LOG_STEP,
-            },
-            ParamId::Iterations => (value + if up { 1.0 } else { -1.0 }).max(1.0),
-            ParamId::Damping => {
-                let stepped = value + if up { 0.01 } else { -0.01 };
-                // Round away the float noise of repeated steps.
-                ((stepped * 100.0).round() / 100.0).clamp(0.0, 1.0)
-            }
-            ParamId::GravityY => value + if up { 0.5 } else { -0.5 },
-        }
-    }
-
-    /// The command that sets this parameter to `value` in `preset` (the
-    /// session validates the value).
-    pub fn command(self, value: f64, preset: &Preset) -> Command {
-        match self {
-            ParamId::Weight(kind) => Command::SetWeight(kind, value),
-            ParamId::Density => Command::SetDensity(value),
-            ParamId::Dt => Command::SetParam(Param::Dt(value)),
-            // Saturating: a negative or huge typed value becomes 0 or
-            // usize::MAX, which the session's validation reports.
-            ParamId::Iterations => Command::SetParam(Param::Iterations(value.round() as usize)),
-            ParamId::Damping => Command::SetParam(Param::Damping(value)),
-            ParamId::GravityY => {
-                let g = preset.sim.gravity;
-                Command::SetParam(Param::Gravity(Vec3::new(g.x, value, g.z)))
-            }
-        }
-    }
-}
-
-/// Formats a parameter value compactly: 4 significant digits, scientific
-/// notation outside `[0.001, 100000)`.
-pub fn format_value(value: f64) -> String {
-    let magnitude = value.abs();
-    if magnitude != 0.0 && !(1e-3..1e5).contains(&magnitude) {
-        format!("{value:.3e}")
-    } else {
-        let decimals = if magnitude < 1.0 {
-            4
-        } else {
-            (3 - magnitude.log10().floor() as i32).max(0) as usize
-        };
-        let text = format!("{value:.decimals$}");
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_owned()
-        } else {
-            text
-        }
-    }
-}
 
 /// What the UI is doing with the keyboard.
 #[derive(Clone, Debug, PartialEq)]
@@ -257,12 +115,8 @@ pub struct App {
     pub status: String,
     /// Where `o` looks for presets.
     pub preset_dir: PathBuf,
-    /// Frames simulated per second of wall time, averaged.
-    pub sim_fps: f64,
-    /// Simulated time owed to the wall clock while playing (s).
-    owed: f64,
-    /// When [`App::advance`] last ran.
-    last_advance: Option<Instant>,
+    /// Steps the session in real time.
+    pub pacer: Pacer,
 }
 
 impl App {
@@ -276,9 +130,7 @@ impl App {
             pitch: 0.0,
             status: String::new(),
             preset_dir,
-            sim_fps: 0.0,
-            owed: 0.0,
-            last_advance: None,
+            pacer: Pacer::default(),
         }
     }
 
@@ -506,7 +358,7 @@ impl App {
             Ok(Applied::Saved(path)) => format!("saved {}", path.display()),
             Ok(Applied::Reloaded) if loading => {
                 self.selected = 0;
-                self.owed = 0.0;
+                self.pacer.forget();
                 format!("opened {}", self.session.preset().name)
             }
             Ok(Applied::BlewUp { frames, error }) => {
@@ -517,33 +369,11 @@ impl App {
         };
     }
 
-    /// Steps the session when playing: as many frames as the wall clock
-    /// owes since the last call (real time), but for at most `budget` of
-    /// wall time, so input is never blocked; a simulation slower than real
-    /// time runs in slow motion rather than falling ever further behind.
+    /// Steps the session when playing, in real time, for at most `budget`
+    /// of wall time (see [`Pacer`]).
     pub fn advance(&mut self, budget: Duration) {
-        let now = Instant::now();
-        let since = self.last_advance.replace(now).map(|t| now - t);
-        if !self.session.is_playing() {
-            self.owed = 0.0;
-            self.sim_fps = 0.0;
-            return;
-        }
-        let dt = self.session.preset().sim.dt;
-        // At most a few frames owed: never catch up on a long stall.
-        self.owed = (self.owed + since.map_or(dt, |s| s.as_secs_f64())).min(4.0 * dt);
-        let mut frames = 0u32;
-        while self.owed >= dt && now.elapsed() < budget && self.session.is_playing() {
-            self.owed -= dt;
-            frames += 1;
-            if let Err(e) = self.session.tick() {
-                self.status = format!("error: {e}");
-                break;
-            }
-        }
-        if let Some(since) = since.filter(|s| !s.is_zero()) {
-            let fps = f64::from(frames) / since.as_secs_f64();
-            self.sim_fps = 0.9 * self.sim_fps + 0.1 * fps;
+        if let Err(e) = self.pacer.advance(&mut self.session, budget) {
+            self.status = format!("error: {e}");
         }
     }
 }
@@ -593,39 +423,4 @@ fn list_presets(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     Ok(files)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn values_are_formatted_compactly() {
-        for (value, text) in [
-            (1000.0, "1000"),
-            (1000.0 * LOG_STEP, "1778"),
-            (0.15, "0.15"),
-            (1.0 / 60.0, "0.0167"),
-            (-9.81, "-9.81"),
-            (0.0, "0"),
-            (1e5, "1.000e5"),
-            (2e-4, "2.000e-4"),
-        ] {
-            assert_eq!(format_value(value), text, "{value}");
-        }
-    }
-
-    #[test]
-    fn steps_stay_in_range() {
-        let weight = ParamId::Weight(WeightKind::Bending);
-        assert_eq!(weight.stepped(0.0, true), 1.0);
-        assert_eq!(weight.stepped(0.0, false), 0.0);
-        let up_down = weight.stepped(weight.stepped(20.0, true), false);
-        assert!((up_down - 20.0).abs() < 1e-12);
-        assert_eq!(ParamId::Iterations.stepped(1.0, false), 1.0);
-        assert_eq!(ParamId::Iterations.stepped(10.0, true), 11.0);
-        assert_eq!(ParamId::Damping.stepped(1.0, true), 1.0);
-        assert_eq!(ParamId::Damping.stepped(0.0, false), 0.0);
-        assert_eq!(ParamId::Damping.stepped(0.07, true), 0.08);
-    }
 }

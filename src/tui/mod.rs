@@ -15,13 +15,10 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 
-use crate::preset::Preset;
 use crate::session::{Session, SessionError};
 use app::App;
 
-/// The preset `softbody tui` opens without an argument, when it exists
-/// (relative to the working directory); else [`Preset::default`].
-pub const DEFAULT_PRESET: &str = "presets/hanging_cloth.toml";
+pub use crate::session::DEFAULT_PRESET;
 
 /// Where the preset chooser looks (relative to the working directory;
 /// else the opened preset's directory).
@@ -53,12 +50,7 @@ pub enum TuiError {
 /// terminal is touched); [`TuiError::Terminal`] if the terminal fails. The
 /// terminal is restored in every case.
 pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
-    let default = Path::new(DEFAULT_PRESET);
-    let path = preset.or_else(|| default.exists().then(|| default.to_owned()));
-    let session = match &path {
-        Some(path) => Session::open(path)?,
-        None => Session::new(Preset::default(), None)?,
-    };
+    let (session, path) = Session::open_or_default(preset.as_deref())?;
     let preset_dir = Some(PathBuf::from(PRESET_DIR))
         .filter(|dir| dir.is_dir())
         .or_else(|| path.as_deref().and_then(Path::parent).map(Path::to_owned))
