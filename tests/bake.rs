@@ -7,13 +7,9 @@ use std::process::Command;
 
 use softbody::preset::Preset;
 
-fn softbody(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_softbody"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
+mod common;
+
+use common::softbody;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("softbody-bake-{name}-{}", std::process::id()));

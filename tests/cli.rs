@@ -1,14 +1,8 @@
 //! The `softbody` binary end to end: output, JSON and exit codes.
 
-use std::process::Command;
+mod common;
 
-fn softbody(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_softbody"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
+use common::softbody;
 
 #[test]
 fn inspect_prints_the_report() {
