@@ -44,6 +44,7 @@ pub mod bake;
 pub mod bench;
 pub mod command;
 pub mod fsutil;
+mod located;
 pub mod mesh;
 pub mod model;
 pub mod param;

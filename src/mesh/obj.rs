@@ -132,10 +132,7 @@ pub struct ImportError {
 
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{}: {}", self.path.display(), line, self.kind),
-            None => write!(f, "{}: {}", self.path.display(), self.kind),
-        }
+        crate::located::write_located(f, &self.path, self.line, &self.kind)
     }
 }
 

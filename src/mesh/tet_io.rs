@@ -228,10 +228,7 @@ pub struct TetIoError {
 
 impl fmt::Display for TetIoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{}: {}", self.path.display(), line, self.kind),
-            None => write!(f, "{}: {}", self.path.display(), self.kind),
-        }
+        crate::located::write_located(f, &self.path, self.line, &self.kind)
     }
 }
 

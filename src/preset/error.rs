@@ -26,10 +26,7 @@ pub struct PresetError {
 
 impl fmt::Display for PresetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{}: {}", self.path.display(), line, self.kind),
-            None => write!(f, "{}: {}", self.path.display(), self.kind),
-        }
+        crate::located::write_located(f, &self.path, self.line, &*self.kind)
     }
 }
 

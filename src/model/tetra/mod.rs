@@ -104,8 +104,6 @@ pub struct Tetrahedralization {
     pub embedding: Embedding,
     /// Lattice cell size.
     pub cell: f64,
-    /// Lattice vertices classified.
-    pub lattice_vertices: usize,
     /// Wall-clock time of the tetrahedralisation and embedding, seconds.
     pub seconds: f64,
 }
@@ -164,7 +162,6 @@ pub fn tetrahedralize(
         mesh,
         embedding,
         cell,
-        lattice_vertices: stuffed.lattice_vertices,
         seconds: start.elapsed().as_secs_f64(),
     })
 }

@@ -130,8 +130,6 @@ impl Lattice {
 pub(super) struct Stuffed {
     pub positions: Vec<Vec3>,
     pub tets: Vec<[u32; 4]>,
-    /// Lattice vertices evaluated (winding-number queries).
-    pub lattice_vertices: usize,
 }
 
 /// Fills the region where the winding number of `tree` exceeds ½ with
@@ -245,11 +243,11 @@ pub(super) fn stuff(tree: &TriangleTree, lo: Vec3, hi: Vec3, h: f64) -> Stuffed 
             ctx.fill(t, &mut out);
         }
     }
-    compact(positions, out, count)
+    compact(positions, out)
 }
 
 /// Renumbers the used vertices `0..k` in order of first use.
-fn compact(positions: Vec<Vec3>, mut tets: Vec<[u32; 4]>, lattice_vertices: usize) -> Stuffed {
+fn compact(positions: Vec<Vec3>, mut tets: Vec<[u32; 4]>) -> Stuffed {
     let mut map = vec![u32::MAX; positions.len()];
     let mut kept = Vec::new();
     for t in &mut tets {
@@ -265,7 +263,6 @@ fn compact(positions: Vec<Vec3>, mut tets: Vec<[u32; 4]>, lattice_vertices: usiz
     Stuffed {
         positions: kept,
         tets,
-        lattice_vertices,
     }
 }
 
