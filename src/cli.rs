@@ -16,6 +16,24 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Open the editor window on a preset or an OBJ: 3D view, material and
+    /// simulation panels, energy graphs (the default without a subcommand
+    /// when a display is available).
+    #[cfg(feature = "gui")]
+    Gui {
+        /// A preset (`.toml`) or an OBJ file (default:
+        /// presets/hanging_cloth.toml if it exists, else the built-in
+        /// hanging cloth).
+        file: Option<PathBuf>,
+        /// Play this many UI frames, then quit (with --screenshot: after
+        /// saving it).
+        #[arg(long)]
+        frames: Option<usize>,
+        /// Save a PNG of the whole window after --frames (default 30)
+        /// frames and quit; fails if the 3D view is blank.
+        #[arg(long)]
+        screenshot: Option<PathBuf>,
+    },
     /// Run a preset in the terminal UI: live preview, energy charts, weight
     /// editing, pins, undo, save (the default without a subcommand when
     /// stdout is a terminal; `?` lists the keys).

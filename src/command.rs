@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::mesh::Vec3;
 use crate::model::{TetLimits, Weights};
-use crate::preset::PinSpec;
+use crate::preset::{Build, Material, PinSpec};
 use crate::solver::{Collider, SimParams};
 
 /// One request to a [`Session`](crate::session::Session).
@@ -34,6 +34,12 @@ pub enum Command {
     SetParam(Param),
     /// Set the tet strain and volume limits.
     SetLimits(TetLimits),
+    /// Replace the whole material (density, weights, limits) at once: a
+    /// one-click material preset.
+    SetMaterial(Material),
+    /// Change how the model is built from its mesh (springs or tets and
+    /// their options): a new model at rest.
+    SetBuild(Build),
     /// Hard-pin these vertices (stored as an `indices` selector; a soft pin
     /// on them is removed).
     PinHard(Vec<u32>),
@@ -71,7 +77,9 @@ pub enum Command {
     },
     /// Let go of the held vertex (nothing when nothing is held).
     Release,
-    /// Open a preset file: a new document with an empty undo history.
+    /// Open a preset file, or an OBJ file as a new untitled preset (see
+    /// [`Preset::for_obj`](crate::preset::Preset::for_obj)): a new document
+    /// with an empty undo history.
     Load(PathBuf),
     /// Save to the preset's file, or with a path, save as.
     Save(Option<PathBuf>),

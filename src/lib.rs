@@ -44,6 +44,8 @@ pub mod bake;
 pub mod bench;
 pub mod command;
 pub mod fsutil;
+#[cfg(feature = "gui")]
+pub mod gui;
 mod located;
 pub mod mesh;
 pub mod model;

@@ -23,13 +23,18 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(command) => run(command),
         None => match default_front_end() {
+            #[cfg(feature = "gui")]
+            FrontEnd::Gui => gui(None, None, None).or_else(|e| match e {
+                // No window after all: the terminal UI, else the help.
+                GuiFailure::NoWindow(msg) => {
+                    eprintln!("the editor cannot open a window ({msg})");
+                    fallback()
+                }
+                GuiFailure::Other(f) => Err(f),
+            }),
             #[cfg(feature = "tui")]
             FrontEnd::Tui => tui(None),
-            FrontEnd::Help => {
-                use clap::CommandFactory;
-                let _ = Cli::command().print_help();
-                Ok(())
-            }
+            FrontEnd::Help => help(),
         },
     };
     match result {
@@ -45,8 +50,32 @@ fn main() -> ExitCode {
     }
 }
 
+/// Prints the command-line help.
+fn help() -> Result<(), Failure> {
+    use clap::CommandFactory;
+    let _ = Cli::command().print_help();
+    Ok(())
+}
+
+/// What plain `softbody` starts when the editor cannot: the terminal UI on
+/// a terminal, else the help.
+#[cfg(feature = "gui")]
+fn fallback() -> Result<(), Failure> {
+    #[cfg(feature = "tui")]
+    {
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() {
+            return tui(None);
+        }
+    }
+    help()
+}
+
 /// What plain `softbody` (no subcommand) starts.
 enum FrontEnd {
+    /// The editor window.
+    #[cfg(feature = "gui")]
+    Gui,
     /// The terminal UI.
     #[cfg(feature = "tui")]
     Tui,
@@ -54,13 +83,15 @@ enum FrontEnd {
     Help,
 }
 
-/// The front end for plain `softbody`: the terminal UI when stdout is a
-/// terminal, else the help, so scripts piping `softbody` still get it.
-///
-/// The hook for the editor: once the `gui` front end exists, it takes over
-/// here when a display is available (`DISPLAY` or `WAYLAND_DISPLAY` set),
-/// before the terminal UI is considered.
+/// The front end for plain `softbody`: the editor when a display is
+/// available (`DISPLAY` or `WAYLAND_DISPLAY` set; if the window still
+/// cannot open, [`fallback`] takes over), else the terminal UI when stdout
+/// is a terminal, else the help, so scripts piping `softbody` still get it.
 fn default_front_end() -> FrontEnd {
+    #[cfg(feature = "gui")]
+    if softbody::gui::display_available() {
+        return FrontEnd::Gui;
+    }
     #[cfg(feature = "tui")]
     {
         use std::io::IsTerminal;
@@ -82,8 +113,44 @@ fn tui(preset: Option<std::path::PathBuf>) -> Result<(), Failure> {
     })
 }
 
+/// How `softbody gui` failed: no window (plain `softbody` falls back), or
+/// a failure with its exit code.
+#[cfg(feature = "gui")]
+enum GuiFailure {
+    NoWindow(String),
+    Other(Failure),
+}
+
+/// `softbody gui`: a scene that does not load is bad input; no window or a
+/// failed screenshot check a runtime failure.
+#[cfg(feature = "gui")]
+fn gui(
+    file: Option<std::path::PathBuf>,
+    frames: Option<usize>,
+    screenshot: Option<std::path::PathBuf>,
+) -> Result<(), GuiFailure> {
+    use softbody::gui::{self, GuiError, Options};
+    let frames = frames.or(screenshot.as_ref().map(|_| 30));
+    gui::run(file, Options { frames, screenshot }).map_err(|e| match e {
+        GuiError::Session(e) => GuiFailure::Other(Failure::BadInput(e.into())),
+        GuiError::Window(msg) => GuiFailure::NoWindow(msg),
+        e @ GuiError::Check(_) => GuiFailure::Other(Failure::Runtime(e.into())),
+    })
+}
+
 fn run(command: Command) -> Result<(), Failure> {
     match command {
+        #[cfg(feature = "gui")]
+        Command::Gui {
+            file,
+            frames,
+            screenshot,
+        } => gui(file, frames, screenshot).map_err(|e| match e {
+            GuiFailure::NoWindow(msg) => {
+                Failure::Runtime(anyhow::anyhow!("cannot open the editor window: {msg}"))
+            }
+            GuiFailure::Other(f) => f,
+        }),
         #[cfg(feature = "tui")]
         Command::Tui { preset } => tui(preset),
         Command::Inspect { file, json, .. }

@@ -339,6 +339,8 @@ pub struct Session {
     undo: VecDeque<Preset>,
     redo: Vec<Preset>,
     undo_limit: usize,
+    /// An open gesture, and whether it already pushed its undo step.
+    gesture: Option<bool>,
 }
 
 impl Session {
@@ -368,6 +370,7 @@ impl Session {
             undo: VecDeque::new(),
             redo: Vec::new(),
             undo_limit: DEFAULT_UNDO_LIMIT,
+            gesture: None,
         })
     }
 
@@ -392,18 +395,7 @@ impl Session {
             .map(Path::to_owned)
             .or_else(|| default.exists().then(|| default.to_owned()));
         let session = match &path {
-            Some(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("obj")) => {
-                let name = p
-                    .file_stem()
-                    .map_or_else(|| "untitled".into(), |s| s.to_string_lossy().into_owned());
-                let preset = Preset {
-                    name,
-                    mesh: crate::preset::MeshSource::Obj(p.clone()),
-                    pins: crate::preset::PinSpec::default(),
-                    ..Preset::default()
-                };
-                Self::new(preset, None)?
-            }
+            Some(p) if is_obj(p) => Self::new(Preset::for_obj(p), None)?,
             Some(p) => Self::open(p)?,
             None => Self::new(Preset::default(), None)?,
         };
@@ -424,6 +416,24 @@ impl Session {
     /// saved to.
     pub fn is_dirty(&self) -> bool {
         self.preset != self.saved
+    }
+
+    /// The built preset: its model, and the surface and grid its selectors
+    /// resolve against (see [`Built::select`]).
+    pub fn built(&self) -> &Built {
+        &self.built
+    }
+
+    /// Opens a gesture (a slider drag): the preset changes until
+    /// [`Session::end_gesture`] make one undo step, however many commands
+    /// carry them.
+    pub fn begin_gesture(&mut self) {
+        self.gesture = Some(false);
+    }
+
+    /// Closes the gesture [`Session::begin_gesture`] opened.
+    pub fn end_gesture(&mut self) {
+        self.gesture = None;
     }
 
     /// The model built from the preset (its pins; the grab and moved
@@ -531,6 +541,8 @@ impl Session {
             Command::SetDensity(density) => self.edit(|p| p.material.density = density),
             Command::SetParam(param) => self.edit(|p| param.apply_to(&mut p.sim)),
             Command::SetLimits(limits) => self.edit(|p| p.material.limits = limits),
+            Command::SetMaterial(material) => self.edit(|p| p.material = material),
+            Command::SetBuild(build) => self.edit(|p| p.build = build),
             Command::SetPins(pins) => self.edit(|p| p.pins = pins),
             Command::PinHard(vertices) => self.pin(&vertices, PinOp::Hard),
             Command::PinSoft(vertices) => self.pin(&vertices, PinOp::Soft),
@@ -575,15 +587,21 @@ impl Session {
                 None => Ok(Applied::Nothing),
             },
             Command::Load(path) => {
-                let preset = Preset::load(&path)?;
-                let (built, solver) = build(&preset, &path)?;
+                let (preset, path) = if is_obj(&path) {
+                    (Preset::for_obj(&path), None)
+                } else {
+                    (Preset::load(&path)?, Some(path))
+                };
+                let base = path.as_deref().unwrap_or(Path::new(UNTITLED));
+                let (built, solver) = build(&preset, base)?;
                 self.built = built;
                 self.solver = solver;
                 self.saved = preset.clone();
                 self.preset = preset;
-                self.path = Some(path);
+                self.path = path;
                 self.undo.clear();
                 self.redo.clear();
+                self.gesture = None;
                 self.playing = false;
                 self.start_over();
                 Ok(Applied::Reloaded)
@@ -684,7 +702,13 @@ impl Session {
             return Ok(Applied::Nothing);
         }
         let (previous, applied) = self.transition(&next)?;
-        self.push_undo(previous);
+        // A gesture pushes the preset from before its first change only.
+        if self.gesture != Some(true) {
+            self.push_undo(previous);
+        }
+        if self.gesture.is_some() {
+            self.gesture = Some(true);
+        }
         self.redo.clear();
         Ok(applied)
     }
@@ -815,6 +839,12 @@ impl Session {
         edited.map_err(|kind| PresetError::new(self.base_path(), kind))?;
         self.change_to(next)
     }
+}
+
+/// Whether `path` names an OBJ file (by its extension).
+fn is_obj(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("obj"))
 }
 
 /// What a pin command does to the preset's pin lists.

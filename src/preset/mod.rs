@@ -71,6 +71,7 @@
 
 mod build;
 mod error;
+pub mod library;
 mod migrate;
 
 use std::path::{Path, PathBuf};
@@ -313,6 +314,20 @@ struct VersionOnly {
 }
 
 impl Preset {
+    /// A new untitled preset for the OBJ at `path` (named after the file):
+    /// the default material and simulation, springs, no pins.
+    pub fn for_obj(path: &Path) -> Self {
+        let name = path
+            .file_stem()
+            .map_or_else(|| "untitled".into(), |s| s.to_string_lossy().into_owned());
+        Self {
+            name,
+            mesh: MeshSource::Obj(path.to_owned()),
+            pins: PinSpec::default(),
+            ..Self::default()
+        }
+    }
+
     /// Reads and checks a preset file (see [`Preset::load_reporting`]).
     ///
     /// # Errors

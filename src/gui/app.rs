@@ -1,0 +1,542 @@
+//! The editor's state and frame: [`EditorApp`] owns the [`Session`] and the
+//! UI-only state (camera, selection, overlays, dialogs). Each UI frame it
+//! steps the session for at most [`SIM_BUDGET`] (so drawing is never held
+//! up by the simulation), lays out the panels — which only read the
+//! session and return [`Request`]s — and then carries the requests out.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use eframe::egui;
+use egui_file::{DialogType, FileDialog};
+
+use super::capture::{Script, ScriptRun};
+use super::menu;
+use super::overlay::Overlays;
+use super::panels::{self, PanelState, Request, StatusInfo};
+use super::plots;
+use super::selection::Selection;
+use super::viewport::{Tool, ViewEvent, ViewInput, Viewport3d};
+use crate::command::Command;
+use crate::param::Pacer;
+use crate::session::{Applied, Session};
+
+/// Wall time per UI frame the simulation may take.
+pub const SIM_BUDGET: Duration = Duration::from_millis(12);
+
+/// Recent files remembered.
+pub const RECENT_FILES: usize = 10;
+
+/// The key of the editor's settings in eframe's storage.
+const STORAGE_KEY: &str = "softbody-editor";
+
+/// What persists between runs (with the panel layout, which egui keeps).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Files opened or saved, newest first.
+    pub recent: Vec<PathBuf>,
+    /// The overlays shown.
+    pub overlays: Overlays,
+    /// The brush radius (points).
+    pub brush_radius: Option<f64>,
+}
+
+/// An action waiting for an answer about unsaved changes.
+#[derive(Clone, Debug, PartialEq)]
+enum Pending {
+    Open(PathBuf),
+    Quit,
+}
+
+/// The editor.
+pub struct EditorApp {
+    /// The open scene.
+    pub session: Session,
+    /// Steps the session in real time.
+    pub pacer: Pacer,
+    /// The last outcome or error, shown in the status bar.
+    pub message: String,
+    /// UI frames per second, averaged.
+    pub ui_fps: f64,
+    /// The 3D view.
+    pub viewport: Viewport3d,
+    /// The selected vertices.
+    pub selection: Selection,
+    /// Files opened or saved, newest first.
+    pub recent: Vec<PathBuf>,
+    dialog: Option<FileDialog>,
+    pending: Option<Pending>,
+    /// Closing was confirmed (or nothing was unsaved).
+    may_close: bool,
+    show_controls: bool,
+    /// The window title last set.
+    title: String,
+    last_frame: Option<Instant>,
+    script: Option<ScriptRun>,
+}
+
+impl EditorApp {
+    /// The editor over `session`, drawing in 3D when `cc` has a glow
+    /// context; `script` runs it unattended.
+    pub fn new(cc: &eframe::CreationContext<'_>, session: Session, script: Option<Script>) -> Self {
+        let settings: Settings = cc
+            .storage
+            .and_then(|s| eframe::get_value(s, STORAGE_KEY))
+            .unwrap_or_default();
+        let mut app = Self::with_session(session, cc.gl.clone(), settings);
+        app.script = script.map(ScriptRun::new);
+        if app.script.is_some() {
+            app.apply(Command::Play);
+        }
+        app
+    }
+
+    /// The editor over `session` with `settings`, drawing with `gl` (none:
+    /// no 3D view, as in tests).
+    pub fn with_session(
+        session: Session,
+        gl: Option<std::sync::Arc<eframe::glow::Context>>,
+        settings: Settings,
+    ) -> Self {
+        let mut viewport = Viewport3d::new(gl);
+        viewport.overlays = settings.overlays;
+        if let Some(r) = settings.brush_radius {
+            viewport.brush_radius = r;
+        }
+        let mut app = Self {
+            selection: Selection::new(session.model().vertex_count()),
+            session,
+            pacer: Pacer::default(),
+            message: String::new(),
+            ui_fps: 0.0,
+            viewport,
+            recent: settings.recent,
+            dialog: None,
+            pending: None,
+            may_close: false,
+            show_controls: false,
+            title: String::new(),
+            last_frame: None,
+            script: None,
+        };
+        app.aim();
+        app
+    }
+
+    /// The settings to persist.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            recent: self.recent.clone(),
+            overlays: self.viewport.overlays,
+            brush_radius: Some(self.viewport.brush_radius),
+        }
+    }
+
+    /// Aims the camera as the preset's view says, framing the model.
+    fn aim(&mut self) {
+        let view = &self.session.preset().view;
+        self.viewport.orbit.fov_deg = view.fov_deg;
+        self.viewport.orbit.look_along(view.eye, view.target);
+        self.viewport
+            .frame_all(self.session.model(), &self.session.state().positions);
+    }
+
+    /// Applies `command`, reporting the outcome in [`EditorApp::message`].
+    pub fn apply(&mut self, command: Command) {
+        let loading = matches!(command, Command::Load(_));
+        let vertices = self.session.model().vertex_count();
+        self.message = match self.session.apply(command) {
+            Ok(Applied::Saved(path)) => {
+                self.remember(&path);
+                format!("saved {}", path.display())
+            }
+            Ok(Applied::Reloaded) => {
+                self.pacer.forget();
+                self.viewport.reset();
+                self.aim();
+                if loading {
+                    if let Some(path) = self.session.path().map(Path::to_owned) {
+                        self.remember(&path);
+                    }
+                    format!("opened {}", self.session.preset().name)
+                } else {
+                    "rebuilt the model from its mesh".to_owned()
+                }
+            }
+            Ok(Applied::BlewUp { frames, error }) => {
+                format!("blew up after {frames} frames: {error}")
+            }
+            Ok(Applied::Refactored) => "refactored".to_owned(),
+            Ok(Applied::Rebuilt) => "rebuilt the system".to_owned(),
+            Ok(_) => String::new(),
+            Err(e) => format!("error: {e}"),
+        };
+        if self.session.model().vertex_count() != vertices {
+            self.selection = Selection::new(self.session.model().vertex_count());
+        }
+    }
+
+    /// Opens `path` (a preset or an OBJ), remembering it.
+    fn open(&mut self, path: PathBuf) {
+        let obj = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("obj"));
+        self.apply(Command::Load(path.clone()));
+        if obj && !self.message.starts_with("error") {
+            self.remember(&path);
+        }
+    }
+
+    fn remember(&mut self, path: &Path) {
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        self.recent.retain(|p| *p != path);
+        self.recent.insert(0, path);
+        self.recent.truncate(RECENT_FILES);
+    }
+
+    fn measure_fps(&mut self) {
+        let now = Instant::now();
+        if let Some(dt) = self.last_frame.replace(now).map(|t| now - t) {
+            if !dt.is_zero() {
+                self.ui_fps = 0.9 * self.ui_fps + 0.1 / dt.as_secs_f64();
+            }
+        }
+    }
+
+    /// Lays out the whole window once and returns what was asked for.
+    fn layout(&mut self, ui: &mut egui::Ui) -> (Vec<Request>, Vec<ViewEvent>) {
+        let mut out = Vec::new();
+        egui::Panel::top("menu").show(ui, |ui| {
+            menu::menu_bar(
+                ui,
+                &self.session,
+                &self.recent,
+                &mut self.viewport.overlays,
+                &mut self.show_controls,
+                &mut out,
+            );
+        });
+        egui::Panel::bottom("status").show(ui, |ui| {
+            panels::status_bar(
+                ui,
+                &self.session,
+                &StatusInfo {
+                    ui_fps: self.ui_fps,
+                    sim_fps: self.pacer.sim_fps,
+                    message: &self.message,
+                },
+            );
+        });
+        egui::Panel::bottom("graphs")
+            .resizable(true)
+            .default_size(200.0)
+            .show(ui, |ui| {
+                plots::show(ui, self.session.model(), self.session.history())
+            });
+        egui::Panel::left("panels")
+            .resizable(true)
+            .default_size(340.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    self.side_panels(ui, &mut out);
+                });
+            });
+        let mut events = Vec::new();
+        egui::CentralPanel::no_frame().show(ui, |ui| {
+            self.toolbar(ui);
+            let session = &self.session;
+            let solver_model = session.solver().model();
+            events = self.viewport.show(
+                ui,
+                &ViewInput {
+                    model: session.model(),
+                    x: &session.state().positions,
+                    attachments: &solver_model.pins.soft,
+                    grabbed: session.grabbed(),
+                    colliders: &session.preset().sim.colliders,
+                    selection: &self.selection,
+                    playing: session.is_playing(),
+                },
+            );
+        });
+        (out, events)
+    }
+
+    /// The collapsible sections of the left panel.
+    fn side_panels(&mut self, ui: &mut egui::Ui, out: &mut Vec<Request>) {
+        egui::CollapsingHeader::new("Model")
+            .default_open(true)
+            .show(ui, |ui| panels::model(ui, &self.session, out));
+        egui::CollapsingHeader::new("Material")
+            .default_open(true)
+            .show(ui, |ui| panels::material(ui, &self.session, out));
+        egui::CollapsingHeader::new("Simulation")
+            .default_open(true)
+            .show(ui, |ui| panels::simulation(ui, &self.session, out));
+        egui::CollapsingHeader::new("Selection & pins")
+            .default_open(true)
+            .show(ui, |ui| {
+                let mut state = PanelState {
+                    selection: &mut self.selection,
+                    tool: &mut self.viewport.tool,
+                    brush_radius: &mut self.viewport.brush_radius,
+                };
+                panels::selection(ui, &self.session, &mut state, out);
+            });
+    }
+
+    /// The strip above the 3D view: tool, overlays, hints.
+    fn toolbar(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            ui.add_space(6.0);
+            let tool = &mut self.viewport.tool;
+            ui.selectable_value(tool, Tool::Select, "Select")
+                .on_hover_text("Click a vertex or drag a box (Shift adds, Ctrl removes)");
+            ui.selectable_value(tool, Tool::Brush, "Brush")
+                .on_hover_text("Paint the selection (Ctrl removes)");
+            ui.separator();
+            let has_tets = !self.session.model().tets.is_empty();
+            ui.menu_button("Overlays", |ui| {
+                menu::overlay_toggles(ui, &mut self.viewport.overlays, has_tets);
+            });
+            ui.separator();
+            let hint = if self.session.is_playing() {
+                "drag the mesh to pull it · right drag orbits · wheel zooms"
+            } else {
+                "right drag orbits · middle drag pans · wheel zooms · F frames all"
+            };
+            ui.weak(hint);
+        });
+    }
+
+    /// Carries out the view's events.
+    fn view_events(&mut self, events: Vec<ViewEvent>) {
+        for event in events {
+            match event {
+                ViewEvent::Select(mode, vertices) => self.selection.apply(mode, &vertices),
+                ViewEvent::Grab { vertex, target } => self.apply(Command::Grab { vertex, target }),
+                ViewEvent::Drag(target) => {
+                    // Dragging moves a target only: no message.
+                    if let Err(e) = self.session.apply(Command::Drag { target }) {
+                        self.message = format!("error: {e}");
+                    }
+                }
+                ViewEvent::Release => self.apply(Command::Release),
+            }
+        }
+    }
+
+    /// Carries out the panels' requests.
+    fn requests(&mut self, ctx: &egui::Context, requests: Vec<Request>) {
+        for request in requests {
+            match request {
+                Request::Command(command) => self.apply(command),
+                Request::BeginGesture => self.session.begin_gesture(),
+                Request::EndGesture => self.session.end_gesture(),
+                Request::FrameAll => self
+                    .viewport
+                    .frame_all(self.session.model(), &self.session.state().positions),
+                Request::OpenDialog => self.show_dialog(DialogType::OpenFile),
+                Request::SaveAsDialog => self.show_dialog(DialogType::SaveFile),
+                Request::Save => {
+                    if self.session.path().is_some() {
+                        self.apply(Command::Save(None));
+                    } else {
+                        self.show_dialog(DialogType::SaveFile);
+                    }
+                }
+                Request::Open(path) => self.ask_then(ctx, Pending::Open(path)),
+                Request::Quit => self.ask_then(ctx, Pending::Quit),
+            }
+        }
+    }
+
+    /// Does `action` now, or asks first when there are unsaved changes.
+    fn ask_then(&mut self, ctx: &egui::Context, action: Pending) {
+        if self.session.is_dirty() {
+            self.pending = Some(action);
+        } else {
+            self.carry_out(ctx, action);
+        }
+    }
+
+    fn carry_out(&mut self, ctx: &egui::Context, action: Pending) {
+        match action {
+            Pending::Open(path) => self.open(path),
+            Pending::Quit => {
+                self.may_close = true;
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        }
+    }
+
+    fn show_dialog(&mut self, kind: DialogType) {
+        let start = self
+            .session
+            .path()
+            .and_then(Path::parent)
+            .map_or_else(|| PathBuf::from("."), Path::to_owned);
+        let filter: egui_file::Filter<PathBuf> = Box::new(|p: &Path| {
+            p.extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("toml") || e.eq_ignore_ascii_case("obj"))
+        });
+        let mut dialog = match kind {
+            DialogType::SaveFile => {
+                let name = self.session.path().and_then(Path::file_name).map_or_else(
+                    || "untitled.toml".into(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                FileDialog::save_file()
+                    .initial_path(start)
+                    .default_filename(name)
+            }
+            _ => FileDialog::open_file()
+                .initial_path(start)
+                .show_files_filter(filter),
+        }
+        .title(match kind {
+            DialogType::SaveFile => "Save preset as",
+            _ => "Open a preset (.toml) or a mesh (.obj)",
+        });
+        dialog.open();
+        self.dialog = Some(dialog);
+    }
+
+    /// The file dialog, the unsaved-changes question and the controls.
+    fn windows(&mut self, ctx: &egui::Context) {
+        if let Some(dialog) = &mut self.dialog {
+            if dialog.show(ctx).selected() {
+                let kind = dialog.dialog_type();
+                let path = dialog.path().map(Path::to_owned);
+                self.dialog = None;
+                match (kind, path) {
+                    (DialogType::SaveFile, Some(mut path)) => {
+                        if path.extension().is_none() {
+                            path.set_extension("toml");
+                        }
+                        self.apply(Command::Save(Some(path)));
+                    }
+                    (_, Some(path)) => self.ask_then(ctx, Pending::Open(path)),
+                    (_, None) => {}
+                }
+            } else if !dialog.visible() {
+                self.dialog = None;
+            }
+        }
+        if let Some(pending) = self.pending.clone() {
+            let mut answer = None;
+            egui::Modal::new(egui::Id::unique("unsaved")).show(ctx, |ui| {
+                ui.heading("Unsaved changes");
+                ui.label(format!(
+                    "“{}” has changes that are not saved.",
+                    self.session.preset().name
+                ));
+                ui.horizontal(|ui| {
+                    if ui.button("Save").clicked() {
+                        answer = Some(Some(true));
+                    }
+                    if ui.button("Discard").clicked() {
+                        answer = Some(Some(false));
+                    }
+                    if ui.button("Cancel").clicked() {
+                        answer = Some(None);
+                    }
+                });
+            });
+            match answer {
+                Some(Some(save)) => {
+                    self.pending = None;
+                    if save {
+                        if self.session.path().is_none() {
+                            self.show_dialog(DialogType::SaveFile);
+                            return;
+                        }
+                        self.apply(Command::Save(None));
+                        if self.session.is_dirty() {
+                            return; // the save failed: the message says why
+                        }
+                    }
+                    self.carry_out(ctx, pending);
+                }
+                Some(None) => self.pending = None,
+                None => {}
+            }
+        }
+        menu::controls_window(ctx, &mut self.show_controls);
+    }
+
+    /// Opens files dropped on the window (the first one).
+    fn dropped_files(&mut self, ctx: &egui::Context) {
+        let dropped = ctx.input(|i| i.raw.dropped_files.first().map(|f| f.path().to_owned()));
+        if let Some(path) = dropped {
+            self.ask_then(ctx, Pending::Open(path));
+        }
+        let hovering = ctx.input(|i| !i.raw.hovered_files.is_empty());
+        if hovering {
+            let painter = ctx.layer_painter(egui::LayerId::new(
+                egui::Order::Foreground,
+                egui::Id::unique("drop"),
+            ));
+            let rect = ctx.content_rect();
+            painter.rect_filled(rect, 0.0, egui::Color32::from_black_alpha(160));
+            painter.text(
+                rect.center(),
+                egui::Align2::CENTER_CENTER,
+                "Drop a preset (.toml) or a mesh (.obj) to open it",
+                egui::FontId::proportional(22.0),
+                egui::Color32::WHITE,
+            );
+        }
+    }
+}
+
+impl eframe::App for EditorApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let ctx = ui.ctx().clone();
+        self.measure_fps();
+        // Step first: the layout below only reads the session.
+        if let Err(e) = self.pacer.advance(&mut self.session, SIM_BUDGET) {
+            self.message = format!("error: {e}");
+        }
+        if self.session.warning().is_some() && self.session.is_playing() {
+            self.apply(Command::Pause);
+        }
+        self.dropped_files(&ctx);
+        let (mut requests, escape) = menu::shortcuts(&ctx);
+        if escape && self.dialog.is_none() && self.pending.is_none() {
+            self.selection.clear();
+        }
+        let (more, events) = self.layout(ui);
+        requests.extend(more);
+        self.windows(&ctx);
+        self.view_events(events);
+        self.requests(&ctx, requests);
+        if ctx.input(|i| i.viewport().close_requested())
+            && self.session.is_dirty()
+            && !self.may_close
+            && self.script.is_none()
+        {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            self.pending = Some(Pending::Quit);
+        }
+        let dirty = if self.session.is_dirty() { " •" } else { "" };
+        let title = format!("Softbody Studio — {}{dirty}", self.session.preset().name);
+        // A viewport command repaints: send it only when the title changes.
+        if title != self.title {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+        if self.session.is_playing() {
+            ctx.request_repaint();
+        }
+        if let Some(run) = &mut self.script {
+            let rates = [self.ui_fps, self.pacer.sim_fps];
+            run.frame_done(&ctx, self.viewport.rect, self.viewport.has_scene(), rates);
+        }
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, STORAGE_KEY, &self.settings());
+    }
+}

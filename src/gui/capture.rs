@@ -1,0 +1,183 @@
+//! Headless capture (`softbody gui --frames N --screenshot out.png`): play
+//! N UI frames, save a screenshot of the whole window, check that the 3D
+//! view shows the mesh, and close.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use eframe::egui::{self, ColorImage, Rect};
+
+use super::scene::CLEAR;
+
+/// A scripted run: play `frames` UI frames, then save a screenshot (if
+/// asked) and close, reporting into `outcome`.
+#[derive(Clone, Debug)]
+pub struct Script {
+    /// UI frames to play.
+    pub frames: usize,
+    /// Where to save the screenshot (PNG).
+    pub screenshot: Option<PathBuf>,
+    /// The result of the run: an error fails `softbody gui`.
+    pub outcome: Arc<Mutex<Result<(), String>>>,
+}
+
+/// The progress of a [`Script`].
+pub struct ScriptRun {
+    script: Script,
+    drawn: usize,
+    requested: bool,
+    shot: Arc<Mutex<Option<Arc<ColorImage>>>>,
+}
+
+impl ScriptRun {
+    /// A run of `script` from its first frame.
+    pub fn new(script: Script) -> Self {
+        Self {
+            script,
+            drawn: 0,
+            requested: false,
+            shot: Arc::default(),
+        }
+    }
+
+    /// Advances after a frame was laid out; `view` is the 3D view's
+    /// rectangle (points), `has_scene` whether it drew in 3D and `rates`
+    /// the UI and simulation frames per second (reported at the end).
+    pub fn frame_done(
+        &mut self,
+        ctx: &egui::Context,
+        view: Option<Rect>,
+        has_scene: bool,
+        rates: [f64; 2],
+    ) {
+        self.drawn += 1;
+        ctx.request_repaint();
+        if self.drawn < self.script.frames {
+            return;
+        }
+        let Some(path) = self.script.screenshot.clone() else {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            return;
+        };
+        if !self.requested {
+            self.requested = true;
+            let slot = Arc::clone(&self.shot);
+            ctx.request_screenshot(move |image| {
+                if let Ok(mut s) = slot.lock() {
+                    *s = Some(image);
+                }
+            });
+            return;
+        }
+        let Some(image) = self.shot.lock().ok().and_then(|mut s| s.take()) else {
+            return;
+        };
+        let region = view.map(|r| {
+            let ppp = ctx.pixels_per_point();
+            [r.min.x, r.min.y, r.max.x, r.max.y].map(|v| (v * ppp).round().max(0.0) as usize)
+        });
+        let result = save_and_check(&image, &path, region, has_scene);
+        let [ui_fps, sim_fps] = rates;
+        match &result {
+            Ok(n) => eprintln!(
+                "screenshot {}: {n} pixels drawn in the 3D view (UI {ui_fps:.0} fps, simulation {sim_fps:.0} fps)",
+                path.display()
+            ),
+            Err(e) => eprintln!("screenshot {}: {e}", path.display()),
+        }
+        if let Ok(mut o) = self.script.outcome.lock() {
+            *o = result.map(|_| ());
+        }
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+}
+
+/// Saves `image` as a PNG at `path` and checks its 3D `region` (pixels:
+/// x0, y0, x1, y1) is not blank (see [`check_not_blank`]).
+fn save_and_check(
+    image: &ColorImage,
+    path: &Path,
+    region: Option<[usize; 4]>,
+    has_scene: bool,
+) -> Result<usize, String> {
+    let [w, h] = image.size;
+    let rgb: Vec<[u8; 3]> = image.pixels.iter().map(|c| [c.r(), c.g(), c.b()]).collect();
+    let bytes: Vec<u8> = rgb.iter().flatten().copied().collect();
+    image::save_buffer(
+        path,
+        &bytes,
+        w as u32,
+        h as u32,
+        image::ExtendedColorType::Rgb8,
+    )
+    .map_err(|e| format!("cannot save: {e}"))?;
+    if !has_scene {
+        return Err("no OpenGL context: the 3D view was not drawn".into());
+    }
+    let region = region.ok_or("the 3D view was not laid out")?;
+    check_not_blank([w, h], &rgb, region)
+}
+
+/// Checks that a screenshot's 3D region (`region`, pixels, within the
+/// image of `size` pixels, rows top-down) is not blank: its centre pixel
+/// differs from the clear colour (the mesh is framed there, so a broken
+/// depth buffer or a missing mesh shows), and so do at least 1% of its
+/// pixels. Returns how many differ.
+///
+/// # Errors
+/// A message saying what looked blank.
+pub fn check_not_blank(
+    size: [usize; 2],
+    pixels: &[[u8; 3]],
+    region: [usize; 4],
+) -> Result<usize, String> {
+    let [w, h] = size;
+    let [x0, y0, x1, y1] = [
+        region[0].min(w),
+        region[1].min(h),
+        region[2].min(w),
+        region[3].min(h),
+    ];
+    if x1 <= x0 || y1 <= y0 {
+        return Err("the 3D view has no area".into());
+    }
+    let differs = |p: [u8; 3]| p.iter().zip(CLEAR).any(|(&a, b)| a.abs_diff(b) > 3);
+    let centre = pixels[(y0 + y1) / 2 * w + (x0 + x1) / 2];
+    let count = (y0..y1)
+        .flat_map(|y| (x0..x1).map(move |x| y * w + x))
+        .filter(|&i| differs(pixels[i]))
+        .count();
+    let area = (x1 - x0) * (y1 - y0);
+    if !differs(centre) {
+        return Err(format!(
+            "the centre of the 3D view has the clear colour ({count} of {area} pixels differ)"
+        ));
+    }
+    if count * 100 < area {
+        return Err(format!(
+            "the 3D view is nearly blank: {count} of {area} pixels differ from the clear colour"
+        ));
+    }
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_views_are_refused() {
+        let size = [10, 10];
+        let mut pixels = vec![CLEAR; 100];
+        assert!(check_not_blank(size, &pixels, [0, 0, 10, 10]).is_err());
+        for y in 3..7 {
+            for x in 3..7 {
+                pixels[y * 10 + x] = [200, 120, 80];
+            }
+        }
+        assert_eq!(check_not_blank(size, &pixels, [0, 0, 10, 10]), Ok(16));
+        // Shading away from the centre only is not enough.
+        assert!(check_not_blank(size, &pixels, [5, 5, 10, 10]).is_err());
+        assert!(check_not_blank(size, &pixels, [5, 5, 5, 10]).is_err());
+    }
+}

@@ -1,0 +1,197 @@
+//! The menu bar and the keyboard shortcuts. Both push [`Request`]s; every
+//! shortcut is named in its menu entry and in the controls window.
+
+use std::path::PathBuf;
+
+use eframe::egui::{self, Key, KeyboardShortcut, Modifiers};
+
+use super::overlay::Overlays;
+use super::panels::Request;
+use crate::command::Command;
+use crate::session::Session;
+
+/// The keys and mouse buttons, for the Help ▸ Controls window.
+pub const CONTROLS: [(&str, &str); 17] = [
+    ("Space", "play / pause"),
+    ("S", "step one frame"),
+    ("R", "reset to rest"),
+    ("F", "frame all"),
+    ("Esc", "clear the selection"),
+    ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),
+    ("Ctrl+O", "open a preset or OBJ"),
+    ("Ctrl+S / Ctrl+Shift+S", "save / save as"),
+    ("right drag, Alt+left drag", "orbit"),
+    ("middle drag, Shift+right drag", "pan"),
+    ("wheel", "zoom"),
+    ("left click", "select a vertex"),
+    ("left drag (Select tool)", "box select"),
+    ("left drag (Brush tool)", "paint the selection"),
+    ("Shift / Ctrl + select", "add / remove"),
+    (
+        "left drag on the mesh while playing",
+        "grab and pull a vertex",
+    ),
+    ("drop a file on the window", "open it"),
+];
+
+/// The shortcuts pressed this frame (none while a text field has focus).
+/// Returns the requests and whether Esc was pressed.
+pub fn shortcuts(ctx: &egui::Context) -> (Vec<Request>, bool) {
+    let mut out = Vec::new();
+    if ctx.egui_wants_keyboard_input() {
+        return (out, false);
+    }
+    let escape = ctx.input_mut(|i| {
+        let ctrl_shift = Modifiers::COMMAND | Modifiers::SHIFT;
+        // Most modifiers first: a shortcut matches with extra Shift too.
+        let chords: [(Modifiers, Key, Request); 6] = [
+            (ctrl_shift, Key::Z, Request::Command(Command::Redo)),
+            (ctrl_shift, Key::S, Request::SaveAsDialog),
+            (Modifiers::COMMAND, Key::Y, Request::Command(Command::Redo)),
+            (Modifiers::COMMAND, Key::Z, Request::Command(Command::Undo)),
+            (Modifiers::COMMAND, Key::S, Request::Save),
+            (Modifiers::COMMAND, Key::O, Request::OpenDialog),
+        ];
+        for (modifiers, key, request) in chords {
+            if i.consume_shortcut(&KeyboardShortcut::new(modifiers, key)) {
+                out.push(request);
+            }
+        }
+        let plain: [(Key, Request); 4] = [
+            (Key::Space, Request::Command(Command::TogglePlay)),
+            (Key::S, Request::Command(Command::Step(1))),
+            (Key::R, Request::Command(Command::Reset)),
+            (Key::F, Request::FrameAll),
+        ];
+        for (key, request) in plain {
+            if i.consume_key(Modifiers::NONE, key) {
+                out.push(request);
+            }
+        }
+        i.consume_key(Modifiers::NONE, Key::Escape)
+    });
+    (out, escape)
+}
+
+/// The menu bar: File, Edit, View, Simulation, Help.
+pub fn menu_bar(
+    ui: &mut egui::Ui,
+    session: &Session,
+    recent: &[PathBuf],
+    overlays: &mut Overlays,
+    show_controls: &mut bool,
+    out: &mut Vec<Request>,
+) {
+    let item = |ui: &mut egui::Ui, label: &str, keys: &str, enabled: bool| {
+        ui.add_enabled(enabled, egui::Button::new(label).shortcut_text(keys))
+            .clicked()
+    };
+    egui::MenuBar::new().ui(ui, |ui| {
+        ui.menu_button("File", |ui| {
+            if item(ui, "Open…", "Ctrl+O", true) {
+                out.push(Request::OpenDialog);
+            }
+            ui.menu_button("Open recent", |ui| {
+                if recent.is_empty() {
+                    ui.label("(none yet)");
+                }
+                for path in recent {
+                    if ui.button(path.display().to_string()).clicked() {
+                        out.push(Request::Open(path.clone()));
+                    }
+                }
+            });
+            if item(ui, "Save", "Ctrl+S", true) {
+                out.push(Request::Save);
+            }
+            if item(ui, "Save as…", "Ctrl+Shift+S", true) {
+                out.push(Request::SaveAsDialog);
+            }
+            ui.separator();
+            if item(ui, "Quit", "", true) {
+                out.push(Request::Quit);
+            }
+        });
+        ui.menu_button("Edit", |ui| {
+            if item(ui, "Undo", "Ctrl+Z", session.undo_len() > 0) {
+                out.push(Request::Command(Command::Undo));
+            }
+            if item(ui, "Redo", "Ctrl+Shift+Z", session.redo_len() > 0) {
+                out.push(Request::Command(Command::Redo));
+            }
+        });
+        ui.menu_button("View", |ui| {
+            if item(ui, "Frame all", "F", true) {
+                out.push(Request::FrameAll);
+            }
+            ui.separator();
+            overlay_toggles(ui, overlays, !session.model().tets.is_empty());
+        });
+        ui.menu_button("Simulation", |ui| {
+            let play = if session.is_playing() {
+                "Pause"
+            } else {
+                "Play"
+            };
+            if item(ui, play, "Space", true) {
+                out.push(Request::Command(Command::TogglePlay));
+            }
+            if item(ui, "Step", "S", true) {
+                out.push(Request::Command(Command::Step(1)));
+            }
+            if item(ui, "Reset", "R", true) {
+                out.push(Request::Command(Command::Reset));
+            }
+        });
+        ui.menu_button("Help", |ui| {
+            if ui.button("Controls").clicked() {
+                *show_controls = true;
+            }
+        });
+        ui.separator();
+        ui.label(&session.preset().name);
+        if session.is_dirty() {
+            ui.label("(modified)");
+        }
+    });
+}
+
+/// The overlay checkboxes (the View menu and the viewport's toolbar).
+pub fn overlay_toggles(ui: &mut egui::Ui, overlays: &mut Overlays, has_tets: bool) {
+    ui.checkbox(&mut overlays.wireframe, "Wireframe");
+    ui.checkbox(&mut overlays.springs, "Springs by strain");
+    ui.checkbox(&mut overlays.bending, "Bending springs");
+    if overlays.springs || overlays.bending {
+        ui.add(
+            egui::Slider::new(&mut overlays.strain_scale, 1e-4..=0.5)
+                .logarithmic(true)
+                .text("strain for full colour"),
+        );
+    }
+    ui.add_enabled_ui(has_tets, |ui| {
+        ui.checkbox(&mut overlays.tets, "Tetrahedra");
+        if overlays.tets {
+            ui.add(egui::Slider::new(&mut overlays.tet_scale, 0.2..=1.0).text("tet size"));
+            ui.checkbox(&mut overlays.cut_away, "Cut away the near half");
+        }
+    });
+    ui.checkbox(&mut overlays.pins, "Pins and targets");
+    ui.checkbox(&mut overlays.colliders, "Colliders and ground");
+    ui.checkbox(&mut overlays.selection, "Selection");
+}
+
+/// The controls window (Help ▸ Controls).
+pub fn controls_window(ctx: &egui::Context, open: &mut bool) {
+    egui::Window::new("Controls")
+        .open(open)
+        .resizable(false)
+        .show(ctx, |ui| {
+            egui::Grid::new("controls").num_columns(2).show(ui, |ui| {
+                for (keys, what) in CONTROLS {
+                    ui.strong(keys);
+                    ui.label(what);
+                    ui.end_row();
+                }
+            });
+        });
+}

@@ -1,0 +1,111 @@
+//! The editor (`softbody gui`): an eframe/egui front end over the same
+//! [`Session`] and [`Command`](crate::command::Command)s as the terminal UI.
+//!
+//! [`app`] holds the state and runs each UI frame (step the session within
+//! a time budget, lay out the panels, carry out what they asked for);
+//! [`menu`] is the menu bar and the shortcuts, [`panels`] the side panels
+//! and the status bar, [`plots`] the energy and convergence graphs;
+//! [`viewport`] is the 3D view (camera controls, picking, grabbing), drawn
+//! by [`scene`] (three-d inside an egui paint callback) with the
+//! [`overlay`]s on top, looking through a [`camera`]; [`picking`] and
+//! [`selection`] hold the geometry and the set behind selecting;
+//! [`capture`] is the headless screenshot run. [`run`] opens the window.
+
+pub mod app;
+pub mod camera;
+pub mod capture;
+pub mod menu;
+pub mod overlay;
+pub mod panels;
+pub mod picking;
+pub mod plots;
+pub mod scene;
+pub mod selection;
+pub mod viewport;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::session::{Session, SessionError};
+use app::EditorApp;
+use capture::Script;
+
+/// Why the editor could not run or its scripted run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GuiError {
+    /// The preset could not be opened or built.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// No display, or the window or its OpenGL context could not be made.
+    #[error("window: {0}")]
+    Window(String),
+    /// The scripted run (`--frames`, `--screenshot`) failed its check or
+    /// could not save the screenshot.
+    #[error("{0}")]
+    Check(String),
+}
+
+/// What `softbody gui` was asked to do besides opening the window.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Play this many UI frames, then (with `screenshot`) save a
+    /// screenshot and quit.
+    pub frames: Option<usize>,
+    /// Where to save the screenshot of the whole window (PNG).
+    pub screenshot: Option<PathBuf>,
+}
+
+/// Whether a display is configured for a window (`DISPLAY` or
+/// `WAYLAND_DISPLAY` set and not empty).
+pub fn display_available() -> bool {
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+}
+
+/// Opens `path` (a preset or an OBJ; else the default scene, see
+/// [`Session::open_or_default`]) in the editor window and runs it until
+/// the window closes.
+///
+/// # Errors
+/// [`GuiError::Session`] if the scene does not load (before any window
+/// opens); [`GuiError::Window`] without a display or an OpenGL context;
+/// [`GuiError::Check`] if a scripted run's screenshot is blank or cannot be
+/// saved.
+pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
+    let (session, _) = Session::open_or_default(path.as_deref())?;
+    if !display_available() {
+        return Err(GuiError::Window(
+            "no display: neither DISPLAY nor WAYLAND_DISPLAY is set".into(),
+        ));
+    }
+    let title = format!("Softbody Studio — {}", session.preset().name);
+    let native = eframe::NativeOptions {
+        renderer: eframe::Renderer::Glow,
+        depth_buffer: 24,
+        viewport: eframe::egui::ViewportBuilder::default()
+            .with_title(title)
+            .with_app_id("softbody-studio")
+            .with_drag_and_drop(true)
+            .with_inner_size([1280.0, 800.0]),
+        // A scripted run starts from the default layout and leaves no trace.
+        persist_window: options.frames.is_none(),
+        ..Default::default()
+    };
+    let outcome: Arc<Mutex<Result<(), String>>> = Arc::new(Mutex::new(Ok(())));
+    let script = options.frames.map(|frames| Script {
+        frames,
+        screenshot: options.screenshot.clone(),
+        outcome: Arc::clone(&outcome),
+    });
+    eframe::run_native(
+        "Softbody Studio",
+        native,
+        Box::new(move |cc| Ok(Box::new(EditorApp::new(cc, session, script)))),
+    )
+    .map_err(|e| GuiError::Window(e.to_string()))?;
+    let result = outcome
+        .lock()
+        .map_or_else(|_| Err("the editor panicked".to_owned()), |r| r.clone());
+    result.map_err(GuiError::Check)
+}

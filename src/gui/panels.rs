@@ -1,0 +1,579 @@
+//! The editor's side panels — Model, Material, Simulation, Selection &
+//! pins — and the status bar. Each reads the [`Session`] and pushes
+//! [`Request`]s, which the app carries out after the layout, so the session
+//! never changes while it is drawn.
+
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
+
+use eframe::egui::{self, Color32};
+
+use super::selection::Selection;
+use super::viewport::Tool;
+use crate::command::{Command, Param, WeightKind};
+use crate::mesh::Vec3;
+use crate::model::TetLimits;
+use crate::param::{ParamId, format_value};
+use crate::preset::library::{self, LibraryMaterial};
+use crate::preset::{Build, BuildKind, MeshSource, Selector};
+use crate::session::Session;
+use crate::solver::Collider;
+
+/// Something the person asked for this frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Request {
+    /// A command for the session.
+    Command(Command),
+    /// A slider or field drag began: its changes make one undo step.
+    BeginGesture,
+    /// The drag ended.
+    EndGesture,
+    /// Aim the camera at the whole model.
+    FrameAll,
+    /// Show the open dialog.
+    OpenDialog,
+    /// Show the save-as dialog.
+    SaveAsDialog,
+    /// Save, or ask where if the preset has no file.
+    Save,
+    /// Open this file (recent files, drops).
+    Open(PathBuf),
+    /// Close the window.
+    Quit,
+}
+
+/// What the panels may change directly: the editor's own state.
+pub struct PanelState<'a> {
+    /// The selection.
+    pub selection: &'a mut Selection,
+    /// The view's tool.
+    pub tool: &'a mut Tool,
+    /// The brush radius (points).
+    pub brush_radius: &'a mut f64,
+}
+
+/// Pushes the gesture requests of a dragged widget's `response`.
+fn gesture(response: &egui::Response, out: &mut Vec<Request>) {
+    if response.drag_started() {
+        out.push(Request::BeginGesture);
+    }
+    if response.drag_stopped() {
+        out.push(Request::EndGesture);
+    }
+}
+
+/// A labelled number field (the label names it for screen readers too);
+/// its drags are gestures.
+fn number(
+    ui: &mut egui::Ui,
+    label: &str,
+    value: &mut f64,
+    range: RangeInclusive<f64>,
+    speed: f64,
+    out: &mut Vec<Request>,
+) {
+    let name = ui.label(label);
+    let response = ui
+        .add(egui::DragValue::new(value).range(range).speed(speed))
+        .labelled_by(name.id);
+    gesture(&response, out);
+}
+
+/// The slider range of a parameter and whether it is logarithmic.
+fn range(param: ParamId) -> (RangeInclusive<f64>, bool) {
+    match param {
+        ParamId::Weight(_) => (0.0..=1e9, true),
+        ParamId::Density => (1e-3..=1e5, true),
+        ParamId::Dt => (1e-5..=0.1, true),
+        ParamId::Iterations => (1.0..=200.0, false),
+        ParamId::Damping => (0.0..=1.0, false),
+        ParamId::GravityY => (-30.0..=30.0, false),
+    }
+}
+
+/// What a parameter means, for its tooltip.
+fn help(param: ParamId) -> &'static str {
+    match param {
+        ParamId::Weight(WeightKind::Structural) => "Stretch stiffness of the edge springs (N/m)",
+        ParamId::Weight(WeightKind::Shear) => "Shear stiffness of the diagonal springs (N/m)",
+        ParamId::Weight(WeightKind::Bending) => {
+            "Bending stiffness of the springs across interior edges (N/m)"
+        }
+        ParamId::Weight(WeightKind::Attachment) => "Pull of soft pins and of the mouse grab (N/m)",
+        ParamId::Weight(WeightKind::Strain) => "Corotated (ARAP) stiffness of the tets (Pa)",
+        ParamId::Weight(WeightKind::StrainLimit) => {
+            "Stiffness keeping principal stretches within the limits (Pa)"
+        }
+        ParamId::Weight(WeightKind::Volume) => {
+            "Stiffness keeping tet volumes within the limits (Pa)"
+        }
+        ParamId::Density => "kg/m² for cloth, kg/m³ for volumes",
+        ParamId::Dt => "Frame time step h (s)",
+        ParamId::Iterations => "Local/global iterations per substep",
+        ParamId::Damping => "Velocity damping per step (0: none, 1: all)",
+        ParamId::GravityY => "Vertical gravity (m/s²)",
+    }
+}
+
+/// A slider with numeric entry for `param`: live while dragged (one undo
+/// step per drag), at once when typed.
+fn param_slider(ui: &mut egui::Ui, session: &Session, param: ParamId, out: &mut Vec<Request>) {
+    let preset = session.preset();
+    let current = param.value(preset);
+    let mut value = current;
+    let (range, log) = range(param);
+    let mut slider = egui::Slider::new(&mut value, range)
+        .logarithmic(log)
+        .clamping(egui::SliderClamping::Never)
+        .text(param.label())
+        .custom_formatter(|v, _| format_value(v));
+    if log {
+        slider = slider.smallest_positive(1e-3);
+    }
+    if param == ParamId::Iterations {
+        slider = slider.integer();
+    }
+    let response = ui.add(slider).on_hover_text(help(param));
+    gesture(&response, out);
+    if response.changed() && value != current {
+        out.push(Request::Command(param.command(value, preset)));
+    }
+}
+
+/// The Model section: file, build mode and options, counts, factor figures.
+pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
+    let preset = session.preset();
+    let model = session.model();
+    ui.horizontal(|ui| {
+        let file = session
+            .path()
+            .map_or_else(|| "untitled".to_owned(), |p| p.display().to_string());
+        ui.label(file);
+        if ui
+            .button("Open…")
+            .on_hover_text("Open a preset or an OBJ (Ctrl+O)")
+            .clicked()
+        {
+            out.push(Request::OpenDialog);
+        }
+    });
+    let source = match &preset.mesh {
+        MeshSource::Grid(g) => format!("generated {0} × {0} grid, {1} m", g.n, g.width),
+        MeshSource::Obj(p) => format!("OBJ {}", p.display()),
+        MeshSource::TetFile(p) => format!("tet file {}", p.display()),
+    };
+    ui.label(source);
+    let build = preset.build;
+    let from_obj = matches!(preset.mesh, MeshSource::Obj(_));
+    ui.add_enabled_ui(from_obj, |ui| {
+        ui.horizontal(|ui| {
+            ui.label("build as");
+            for (kind, label) in [
+                (BuildKind::Springs, "springs"),
+                (BuildKind::Tets, "tetrahedra"),
+            ] {
+                if ui.radio(build.kind == kind, label).clicked() && build.kind != kind {
+                    out.push(Request::Command(Command::SetBuild(Build { kind, ..build })));
+                }
+            }
+        });
+    })
+    .response
+    .on_disabled_hover_text("Only an OBJ mesh can be built either way");
+    if build.kind == BuildKind::Tets {
+        if from_obj {
+            let (lo, hi) = crate::model::tetra::TetraOptions::RESOLUTION_RANGE.into_inner();
+            let default = crate::model::tetra::TetraOptions::DEFAULT_RESOLUTION;
+            let mut resolution = build.resolution.unwrap_or(default);
+            let response = ui
+                .add(egui::Slider::new(&mut resolution, lo..=hi).text("resolution"))
+                .on_hover_text("Lattice cells across the longest side (rebuilds on release)");
+            let settled = response.drag_stopped() || (response.changed() && !response.dragged());
+            if settled && Some(resolution) != build.resolution {
+                out.push(Request::Command(Command::SetBuild(Build {
+                    resolution: Some(resolution),
+                    ..build
+                })));
+            }
+        }
+        let mut edge_springs = build.edge_springs;
+        if ui
+            .checkbox(&mut edge_springs, "springs on tet edges")
+            .changed()
+        {
+            out.push(Request::Command(Command::SetBuild(Build {
+                edge_springs,
+                ..build
+            })));
+        }
+    }
+    let s = &model.springs;
+    let stats = session.solver().factor_stats();
+    egui::Grid::new("model counts")
+        .num_columns(2)
+        .show(ui, |ui| {
+            let rows: [(&str, String); 11] = [
+                ("vertices", model.rest.len().to_string()),
+                ("triangles", model.render_triangles().len().to_string()),
+                ("structural springs", s.structural.len().to_string()),
+                ("shear springs", s.shear.len().to_string()),
+                ("bending springs", s.bending.len().to_string()),
+                ("tets", model.tets.len().to_string()),
+                (
+                    "hard / soft pins",
+                    format!(
+                        "{} / {}",
+                        model.pins.hard_vertices().len(),
+                        model.pins.soft.len()
+                    ),
+                ),
+                ("matrix non-zeros", stats.matrix_nnz.to_string()),
+                ("factor non-zeros", stats.factor_nnz.to_string()),
+                (
+                    "analyse / factor",
+                    format!("{:.1} / {:.1} ms", stats.analyse_ms, stats.factor_ms),
+                ),
+                ("refactorisations", stats.refactors.to_string()),
+            ];
+            for (name, value) in rows {
+                ui.label(name);
+                ui.label(value);
+                ui.end_row();
+            }
+        });
+}
+
+/// The Material section: one-click materials, a slider per weight, density.
+pub fn material(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
+    let preset = session.preset();
+    let kind = preset.build.kind;
+    ui.horizontal_wrapped(|ui| {
+        for LibraryMaterial { name, material, .. } in
+            library::materials().into_iter().filter(|m| m.kind == kind)
+        {
+            let selected = preset.material == material;
+            if ui
+                .selectable_label(selected, name)
+                .on_hover_text(format!("Use the {name} material (density and weights)"))
+                .clicked()
+                && !selected
+            {
+                out.push(Request::Command(Command::SetMaterial(material)));
+            }
+        }
+    });
+    for param in ParamId::for_model(session.model()) {
+        if matches!(param, ParamId::Weight(_) | ParamId::Density) {
+            param_slider(ui, session, param, out);
+        }
+    }
+    if !session.model().tets.is_empty() {
+        limits(ui, preset.material.limits, out);
+    }
+}
+
+/// The tet limits as four fields.
+fn limits(ui: &mut egui::Ui, limits: TetLimits, out: &mut Vec<Request>) {
+    let mut edited = limits;
+    ui.horizontal(|ui| {
+        ui.label("stretch");
+        number(ui, "min", &mut edited.strain_min, 0.0..=1.0, 0.005, out);
+        number(ui, "max", &mut edited.strain_max, 1.0..=10.0, 0.005, out);
+    });
+    ui.horizontal(|ui| {
+        ui.label("volume");
+        number(ui, "min", &mut edited.volume_min, 0.01..=1.0, 0.005, out);
+        number(ui, "max", &mut edited.volume_max, 1.0..=10.0, 0.005, out);
+    });
+    if edited != limits {
+        out.push(Request::Command(Command::SetLimits(edited)));
+    }
+}
+
+/// The Simulation section: time step, iterations, substeps, damping,
+/// gravity, colliders and the playback buttons.
+pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
+    let preset = session.preset();
+    ui.horizontal(|ui| {
+        let (label, tip) = if session.is_playing() {
+            ("Pause", "Pause the simulation (Space)")
+        } else {
+            ("Play", "Play the simulation (Space)")
+        };
+        if ui.button(label).on_hover_text(tip).clicked() {
+            out.push(Request::Command(Command::TogglePlay));
+        }
+        if ui.button("Step").on_hover_text("One frame (S)").clicked() {
+            out.push(Request::Command(Command::Step(1)));
+        }
+        if ui
+            .button("Reset")
+            .on_hover_text("Back to rest at time 0 (R)")
+            .clicked()
+        {
+            out.push(Request::Command(Command::Reset));
+        }
+    });
+    for param in [ParamId::Dt, ParamId::Iterations, ParamId::Damping] {
+        param_slider(ui, session, param, out);
+    }
+    let mut substeps = preset.sim.substeps;
+    let response = ui
+        .add(egui::Slider::new(&mut substeps, 1..=32).text("substeps"))
+        .on_hover_text("Solver steps per frame, each h / substeps long");
+    gesture(&response, out);
+    if response.changed() && substeps != preset.sim.substeps {
+        out.push(Request::Command(Command::SetParam(Param::Substeps(
+            substeps,
+        ))));
+    }
+    let mut gravity = preset.sim.gravity;
+    ui.horizontal(|ui| {
+        ui.label("gravity (m/s²)");
+        for (c, axis) in ["x", "y", "z"].into_iter().enumerate() {
+            number(
+                ui,
+                axis,
+                &mut gravity[c],
+                f64::NEG_INFINITY..=f64::INFINITY,
+                0.05,
+                out,
+            );
+        }
+    });
+    if gravity != preset.sim.gravity {
+        out.push(Request::Command(Command::SetParam(Param::Gravity(gravity))));
+    }
+    colliders(ui, session, out);
+}
+
+/// The collider list: a ground plane and spheres.
+fn colliders(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
+    let current = &session.preset().sim.colliders;
+    let mut edited = current.clone();
+    ui.label("colliders");
+    let mut remove = None;
+    for (i, collider) in edited.iter_mut().enumerate() {
+        ui.horizontal(|ui| {
+            let free = f64::NEG_INFINITY..=f64::INFINITY;
+            match collider {
+                Collider::Ground { height, friction } => {
+                    ui.label("ground");
+                    number(ui, "y", height, free, 0.01, out);
+                    number(ui, "friction", friction, 0.0..=10.0, 0.01, out);
+                }
+                Collider::Sphere {
+                    center,
+                    radius,
+                    friction,
+                } => {
+                    ui.label("sphere");
+                    for (c, axis) in ["x", "y", "z"].into_iter().enumerate() {
+                        number(ui, axis, &mut center[c], free.clone(), 0.01, out);
+                    }
+                    number(ui, "r", radius, 1e-3..=f64::INFINITY, 0.01, out);
+                    number(ui, "friction", friction, 0.0..=10.0, 0.01, out);
+                }
+            }
+            if ui
+                .small_button("×")
+                .on_hover_text("Remove this collider")
+                .clicked()
+            {
+                remove = Some(i);
+            }
+        });
+    }
+    if let Some(i) = remove {
+        edited.remove(i);
+    }
+    ui.horizontal(|ui| {
+        let model = session.model();
+        let (lo, hi) = crate::mesh::bounds(&model.rest);
+        let size = (hi - lo).norm().max(1e-3);
+        let has_ground = edited.iter().any(|c| matches!(c, Collider::Ground { .. }));
+        if ui
+            .add_enabled(!has_ground, egui::Button::new("+ ground"))
+            .on_hover_text("A ground plane just below the model")
+            .clicked()
+        {
+            edited.push(Collider::Ground {
+                height: lo.y - 0.1 * size,
+                friction: 0.3,
+            });
+        }
+        if ui
+            .button("+ sphere")
+            .on_hover_text("A sphere under the model's centre")
+            .clicked()
+        {
+            let centre = (lo + hi) / 2.0;
+            edited.push(Collider::Sphere {
+                center: Vec3::new(centre.x, lo.y - 0.25 * size, centre.z),
+                radius: 0.2 * size,
+                friction: 0.3,
+            });
+        }
+    });
+    if edited != *current {
+        out.push(Request::Command(Command::SetParam(Param::Colliders(
+            edited,
+        ))));
+    }
+}
+
+/// The Selection & pins section: tools, selection operations, groups and
+/// the pin buttons.
+pub fn selection(
+    ui: &mut egui::Ui,
+    session: &Session,
+    state: &mut PanelState<'_>,
+    out: &mut Vec<Request>,
+) {
+    ui.horizontal(|ui| {
+        ui.label("tool");
+        ui.selectable_value(state.tool, Tool::Select, "Select")
+            .on_hover_text("Click a vertex or drag a box; Shift adds, Ctrl removes");
+        ui.selectable_value(state.tool, Tool::Brush, "Brush")
+            .on_hover_text("Drag to paint the selection; Ctrl removes");
+    });
+    if *state.tool == Tool::Brush {
+        ui.add(egui::Slider::new(state.brush_radius, 4.0..=200.0).text("brush radius (px)"));
+    }
+    let vertices = session.model().vertex_count();
+    ui.label(format!(
+        "{} of {vertices} vertices selected",
+        state.selection.len()
+    ));
+    ui.horizontal(|ui| {
+        if ui.button("All").clicked() {
+            let all: Vec<u32> = (0..vertices as u32).collect();
+            state
+                .selection
+                .apply(super::selection::SelectMode::Replace, &all);
+        }
+        if ui.button("Invert").clicked() {
+            state.selection.invert();
+        }
+        if ui
+            .button("None")
+            .on_hover_text("Clear the selection (Esc)")
+            .clicked()
+        {
+            state.selection.clear();
+        }
+        if ui
+            .button("Pinned")
+            .on_hover_text("Select the hard-pinned vertices")
+            .clicked()
+        {
+            state.selection.apply(
+                super::selection::SelectMode::Replace,
+                session.model().pins.hard_vertices(),
+            );
+        }
+    });
+    let groups = session
+        .built()
+        .surface
+        .as_ref()
+        .map_or(&[][..], |s| s.groups());
+    if !groups.is_empty() {
+        egui::ComboBox::from_label("OBJ group")
+            .selected_text("select a group…")
+            .show_ui(ui, |ui| {
+                for group in groups {
+                    if ui.selectable_label(false, &group.name).clicked() {
+                        if let Ok(vertices) =
+                            session.built().select(&Selector::Group(group.name.clone()))
+                        {
+                            state
+                                .selection
+                                .apply(super::selection::SelectMode::Replace, &vertices);
+                        }
+                    }
+                }
+            });
+    }
+    let picked = state.selection.indices();
+    ui.horizontal(|ui| {
+        let enabled = !picked.is_empty();
+        let mut button =
+            |ui: &mut egui::Ui, label: &str, tip: &str, command: fn(Vec<u32>) -> Command| {
+                if ui
+                    .add_enabled(enabled, egui::Button::new(label))
+                    .on_hover_text(tip)
+                    .clicked()
+                {
+                    out.push(Request::Command(command(picked.clone())));
+                }
+            };
+        button(
+            ui,
+            "Pin",
+            "Hard-pin the selection: fixed in place",
+            Command::PinHard,
+        );
+        button(
+            ui,
+            "Soft pin",
+            "Pull the selection to its rest positions with the attachment weight",
+            Command::PinSoft,
+        );
+        button(ui, "Unpin", "Free the selection", Command::Unpin);
+    });
+    param_slider(ui, session, ParamId::Weight(WeightKind::Attachment), out);
+}
+
+/// What the status bar shows besides the session.
+pub struct StatusInfo<'a> {
+    /// UI frames per second.
+    pub ui_fps: f64,
+    /// Simulated frames per second.
+    pub sim_fps: f64,
+    /// The last outcome or error.
+    pub message: &'a str,
+}
+
+/// The status bar: UI and simulation rates, the solver phases of the last
+/// frame, the warnings and the last outcome.
+pub fn status_bar(ui: &mut egui::Ui, session: &Session, info: &StatusInfo<'_>) {
+    ui.horizontal(|ui| {
+        ui.label(format!("UI {:.0} fps", info.ui_fps));
+        ui.separator();
+        ui.label(format!("sim {:.0} fps", info.sim_fps));
+        ui.separator();
+        let t = session
+            .history()
+            .last()
+            .map(|f| f.timings)
+            .unwrap_or_default();
+        ui.label(format!(
+            "local {:.2} ms  global {:.2} ms",
+            t.local_ms, t.global_ms
+        ));
+        ui.separator();
+        ui.label(format!(
+            "t = {:.2} s",
+            session.history().last().map_or(0.0, |f| f.time)
+        ));
+        ui.separator();
+        let non_manifold = session.model().springs.non_manifold_edges;
+        if let Some(w) = session.warning() {
+            ui.colored_label(Color32::from_rgb(255, 190, 60), format!("paused: {w}"));
+        } else if non_manifold > 0 {
+            ui.colored_label(
+                Color32::from_rgb(255, 190, 60),
+                format!("{non_manifold} non-manifold edges got no bending spring"),
+            );
+        }
+        if !info.message.is_empty() {
+            let colour = if info.message.starts_with("error") {
+                Color32::from_rgb(255, 110, 100)
+            } else {
+                ui.visuals().text_color()
+            };
+            ui.colored_label(colour, info.message);
+        }
+    });
+}

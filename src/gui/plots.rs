@@ -1,0 +1,182 @@
+//! The graphs panel (egui_plot): the energies over a scrolling time window
+//! — kinetic, gravitational, each elastic constraint type the model has,
+//! and the total; click a legend entry to hide or show its series — and
+//! the PD objective against the iteration for the latest frame
+//! (convergence). Hovering shows the values.
+
+use eframe::egui;
+use egui_plot::{HoverPosition, Legend, Line, Plot, PlotPoints, Points};
+
+use crate::model::Model;
+use crate::session::{Frame, History};
+use crate::solver::Energies;
+
+/// Seconds of simulated time the energy graph shows.
+pub const WINDOW_SECONDS: f64 = 10.0;
+
+/// One energy series: its name, whether the model has it, its value.
+struct Series {
+    name: &'static str,
+    present: fn(&Model) -> bool,
+    value: fn(&Energies) -> f64,
+}
+
+const fn series(
+    name: &'static str,
+    present: fn(&Model) -> bool,
+    value: fn(&Energies) -> f64,
+) -> Series {
+    Series {
+        name,
+        present,
+        value,
+    }
+}
+
+/// The energy series in legend order.
+const SERIES: [Series; 10] = [
+    series("kinetic", |_| true, |e| e.kinetic),
+    series("gravitational", |_| true, |e| e.gravitational),
+    series(
+        "structural",
+        |m| !m.springs.structural.is_empty(),
+        |e| e.structural,
+    ),
+    series("shear", |m| !m.springs.shear.is_empty(), |e| e.shear),
+    series("bending", |m| !m.springs.bending.is_empty(), |e| e.bending),
+    series("attachment", |_| true, |e| e.attachment),
+    series("strain", |m| !m.tets.is_empty(), |e| e.strain),
+    series("strain limit", |m| !m.tets.is_empty(), |e| e.strain_limit),
+    series("volume", |m| !m.tets.is_empty(), |e| e.volume),
+    series("total", |_| true, Energies::total),
+];
+
+/// The names of the energy series drawn for `model`, in legend order.
+pub fn series_names(model: &Model) -> Vec<&'static str> {
+    SERIES
+        .iter()
+        .filter(|s| (s.present)(model))
+        .map(|s| s.name)
+        .collect()
+}
+
+/// The frames within [`WINDOW_SECONDS`] of the newest.
+fn window(history: &History) -> impl Iterator<Item = &Frame> {
+    let frames = history.frames();
+    let newest = frames.back().map_or(0.0, |f| f.time);
+    let start = frames.partition_point(|f| f.time < newest - WINDOW_SECONDS);
+    frames.range(start..)
+}
+
+fn hover_label(
+    unit: &'static str,
+    x_name: &'static str,
+) -> impl Fn(&HoverPosition<'_>) -> Option<String> {
+    move |pos| match pos {
+        HoverPosition::NearDataPoint {
+            plot_name,
+            position,
+            ..
+        } => Some(format!(
+            "{plot_name}\n{x_name} = {:.3}\n{:.5e} {unit}",
+            position.x, position.y
+        )),
+        HoverPosition::Elsewhere { .. } => None,
+    }
+}
+
+/// Draws the energy graph (left, wide) and the convergence graph (right).
+pub fn show(ui: &mut egui::Ui, model: &Model, history: &History) {
+    let width = ui.available_width();
+    let height = ui.available_height();
+    ui.horizontal(|ui| {
+        ui.allocate_ui(egui::vec2(width * 0.68, height), |ui| {
+            energy(ui, model, history)
+        });
+        ui.separator();
+        ui.allocate_ui(egui::vec2(ui.available_width(), height), |ui| {
+            convergence(ui, history);
+        });
+    });
+}
+
+/// The energies over the last [`WINDOW_SECONDS`].
+pub fn energy(ui: &mut egui::Ui, model: &Model, history: &History) {
+    Plot::new("energy")
+        .legend(Legend::default())
+        .x_axis_label("time (s)")
+        .y_axis_label("energy (J)")
+        .allow_scroll(false)
+        .allow_zoom(false)
+        .allow_drag(false)
+        .auto_bounds(true)
+        .label_formatter(hover_label("J", "t"))
+        .show(ui, |plot| {
+            for s in SERIES.iter().filter(|s| (s.present)(model)) {
+                let points: PlotPoints = window(history)
+                    .map(|f| [f.time, (s.value)(&f.energies)])
+                    .collect();
+                plot.line(Line::new(s.name, points));
+            }
+        });
+}
+
+/// The PD objective after each iteration of the last frame's last
+/// substep (iteration 0: before the first).
+pub fn convergence(ui: &mut egui::Ui, history: &History) {
+    let objective = history.objective();
+    let decrease = match (objective.first(), objective.last()) {
+        (Some(first), Some(last)) if objective.len() > 1 => {
+            format!("Δ {:.3e}", last - first)
+        }
+        _ => "no step yet".to_owned(),
+    };
+    ui.vertical(|ui| {
+        ui.label(format!(
+            "PD objective per iteration, last frame ({decrease})"
+        ));
+        let points = || -> PlotPoints {
+            objective
+                .iter()
+                .enumerate()
+                .map(|(i, &g)| [i as f64, g])
+                .collect()
+        };
+        Plot::new("convergence")
+            .x_axis_label("iteration")
+            .y_axis_label("g(x)")
+            .allow_scroll(false)
+            .allow_zoom(false)
+            .allow_drag(false)
+            .auto_bounds(true)
+            .label_formatter(hover_label("", "iteration"))
+            .show(ui, |plot| {
+                plot.line(Line::new("objective", points()));
+                plot.points(Points::new("objective", points()).radius(2.5));
+            });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::preset::Preset;
+    use crate::session::Session;
+
+    #[test]
+    fn a_cloth_graphs_its_spring_types_and_not_the_tet_ones() {
+        let session = Session::new(Preset::default(), None).unwrap();
+        assert_eq!(
+            series_names(session.model()),
+            [
+                "kinetic",
+                "gravitational",
+                "structural",
+                "shear",
+                "bending",
+                "attachment",
+                "total"
+            ]
+        );
+    }
+}

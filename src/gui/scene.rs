@@ -1,0 +1,282 @@
+//! The GPU side of the 3D view (three-d): the shaded surface, the shrunk
+//! tets, the ground grid and the sphere colliders, drawn inside an egui
+//! paint callback. The view hands over new vertex data each UI frame
+//! ([`Scene::stage`]); the callback uploads it and draws
+//! ([`Scene::render`]). Meshes are re-made only when their vertex count or
+//! triangles change; otherwise only positions and normals are uploaded.
+
+use eframe::egui;
+use three_d::{
+    AmbientLight, Camera, ClearState, ColorMaterial, Context, CpuMaterial, CpuMesh, Cull,
+    DirectionalLight, Gm, Indices, Mat4, Mesh, PhysicalMaterial, Positions, RenderTarget,
+    ScissorBox, Srgba, degrees, vec3,
+};
+
+use super::camera::Orbit;
+use crate::mesh::Vec3;
+
+/// The viewport's clear colour (RGB): what a blank view shows.
+pub const CLEAR: [u8; 3] = [38, 41, 48];
+
+/// Vertex data for one mesh: positions and normals, and the triangles
+/// (vertex indices, three per triangle) when they changed.
+#[derive(Debug, Default)]
+pub struct MeshData {
+    /// Positions.
+    pub positions: Vec<three_d::Vec3>,
+    /// Normals, one per position.
+    pub normals: Vec<three_d::Vec3>,
+    /// New triangles, or `None` to keep the mesh's.
+    pub indices: Option<Vec<u32>>,
+}
+
+/// The ground grid: `y` height, centred on `(x, z)`, lines `spacing` apart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridSpec {
+    /// Height of the plane (m).
+    pub y: f64,
+    /// Centre, x (m).
+    pub x: f64,
+    /// Centre, z (m).
+    pub z: f64,
+    /// Line spacing (m).
+    pub spacing: f64,
+}
+
+/// Everything the view stages for the next draw.
+#[derive(Debug, Default)]
+pub struct Staged {
+    /// The shaded surface (`None`: hidden).
+    pub surface: Option<MeshData>,
+    /// The shrunk tets (`None`: hidden).
+    pub tets: Option<MeshData>,
+    /// The ground grid.
+    pub grid: Option<GridSpec>,
+    /// Sphere colliders: centre and radius.
+    pub spheres: Vec<(Vec3, f64)>,
+}
+
+/// A mesh whose vertices change every frame.
+struct DynamicMesh {
+    colour: Srgba,
+    cull: Cull,
+    mesh: Option<Gm<Mesh, PhysicalMaterial>>,
+    vertices: usize,
+}
+
+impl DynamicMesh {
+    fn new(colour: Srgba, cull: Cull) -> Self {
+        Self {
+            colour,
+            cull,
+            mesh: None,
+            vertices: 0,
+        }
+    }
+
+    /// Uploads `data`: new buffers for new triangles or vertex count, else
+    /// the positions and normals only.
+    fn update(&mut self, context: &Context, data: MeshData) {
+        if let (None, Some(mesh)) = (&data.indices, &mut self.mesh) {
+            if data.positions.len() == self.vertices {
+                // Lengths match the buffers: these cannot fail.
+                let _ = mesh.set_positions(&data.positions);
+                let _ = mesh.set_normals(&data.normals);
+                return;
+            }
+        }
+        let Some(indices) = data.indices else {
+            // A vertex count changed without triangles: wait for them.
+            return;
+        };
+        self.vertices = data.positions.len();
+        let cpu = CpuMesh {
+            positions: Positions::F32(data.positions),
+            normals: Some(data.normals),
+            indices: Indices::U32(indices),
+            ..Default::default()
+        };
+        let mut material = PhysicalMaterial::new_opaque(
+            context,
+            &CpuMaterial {
+                albedo: self.colour,
+                roughness: 0.7,
+                metallic: 0.0,
+                ..Default::default()
+            },
+        );
+        material.render_states.cull = self.cull;
+        self.mesh = Some(Gm::new(Mesh::new(context, &cpu), material));
+    }
+}
+
+/// The GPU scene. Held as `Arc<Mutex<Scene>>` so the paint callback
+/// (which must be `Send + Sync`) can own a handle.
+pub struct Scene {
+    context: Context,
+    surface: DynamicMesh,
+    tets: DynamicMesh,
+    show_surface: bool,
+    show_tets: bool,
+    grid: Option<Gm<Mesh, ColorMaterial>>,
+    grid_spec: Option<GridSpec>,
+    sphere: Gm<Mesh, PhysicalMaterial>,
+    spheres: Vec<(Vec3, f64)>,
+    ambient: AmbientLight,
+    key: DirectionalLight,
+    fill: DirectionalLight,
+}
+
+impl Scene {
+    /// A scene drawing with `context`.
+    pub fn new(context: Context) -> Self {
+        let white = Srgba::WHITE;
+        let sphere = Gm::new(
+            Mesh::new(&context, &CpuMesh::sphere(24)),
+            PhysicalMaterial::new_opaque(
+                &context,
+                &CpuMaterial {
+                    albedo: Srgba::new(120, 130, 145, 255),
+                    roughness: 0.5,
+                    ..Default::default()
+                },
+            ),
+        );
+        Self {
+            ambient: AmbientLight::new(&context, 0.35, white),
+            key: DirectionalLight::new(&context, 2.2, white, vec3(-0.5, -1.0, -0.6)),
+            fill: DirectionalLight::new(&context, 0.6, white, vec3(0.7, -0.3, 0.8)),
+            // The surface carries both sides (the back with flipped normals).
+            surface: DynamicMesh::new(Srgba::new(226, 120, 72, 255), Cull::Back),
+            tets: DynamicMesh::new(Srgba::new(90, 170, 190, 255), Cull::Back),
+            show_surface: false,
+            show_tets: false,
+            grid: None,
+            grid_spec: None,
+            sphere,
+            spheres: Vec::new(),
+            context,
+        }
+    }
+
+    /// Takes the view's data for the next draw.
+    pub fn stage(&mut self, staged: Staged) {
+        self.show_surface = staged.surface.is_some();
+        if let Some(data) = staged.surface {
+            self.surface.update(&self.context, data);
+        }
+        self.show_tets = staged.tets.is_some();
+        if let Some(data) = staged.tets {
+            self.tets.update(&self.context, data);
+        }
+        if staged.grid != self.grid_spec {
+            self.grid_spec = staged.grid;
+            self.grid = staged.grid.map(|spec| grid_mesh(&self.context, spec));
+        }
+        self.spheres = staged.spheres;
+    }
+
+    /// Draws into the callback's part of the screen, looking through
+    /// `orbit`.
+    pub fn render(&mut self, info: &egui::PaintCallbackInfo, orbit: &Orbit) {
+        let vp = info.viewport_in_pixels();
+        let clip = info.clip_rect_in_pixels();
+        let viewport = three_d::Viewport {
+            x: vp.left_px,
+            y: vp.from_bottom_px,
+            width: vp.width_px.max(1) as u32,
+            height: vp.height_px.max(1) as u32,
+        };
+        let scissor = ScissorBox {
+            x: clip.left_px,
+            y: clip.from_bottom_px,
+            width: clip.width_px.max(0) as u32,
+            height: clip.height_px.max(0) as u32,
+        };
+        let f = |v: Vec3| vec3(v.x as f32, v.y as f32, v.z as f32);
+        let (near, far) = orbit.clip_planes();
+        let camera = Camera::new_perspective(
+            viewport,
+            f(orbit.eye()),
+            f(orbit.target),
+            vec3(0.0, 1.0, 0.0),
+            degrees(orbit.fov_deg as f32),
+            near as f32,
+            far as f32,
+        );
+        let [r, g, b] = CLEAR.map(|c| f32::from(c) / 255.0);
+        let target = RenderTarget::screen(
+            &self.context,
+            info.screen_size_px[0],
+            info.screen_size_px[1],
+        );
+        target.clear_partially(scissor, ClearState::color_and_depth(r, g, b, 1.0, 1.0));
+        let lights: [&dyn three_d::Light; 3] = [&self.ambient, &self.key, &self.fill];
+        let mut objects: Vec<&dyn three_d::Object> = Vec::new();
+        objects.extend(self.grid.iter().map(|g| g as &dyn three_d::Object));
+        if self.show_surface {
+            objects.extend(self.surface.mesh.iter().map(|m| m as &dyn three_d::Object));
+        }
+        if self.show_tets {
+            objects.extend(self.tets.mesh.iter().map(|m| m as &dyn three_d::Object));
+        }
+        target.render_partially(scissor, &camera, objects, &lights);
+        for &(centre, radius) in &self.spheres {
+            let r = radius as f32;
+            self.sphere.set_transformation(
+                Mat4::from_translation(f(centre)) * Mat4::from_nonuniform_scale(r, r, r),
+            );
+            target.render_partially(scissor, &camera, [&self.sphere], &lights);
+        }
+    }
+}
+
+/// A grid of thin quads on the plane `spec.y`, 21 lines per side.
+fn grid_mesh(context: &Context, spec: GridSpec) -> Gm<Mesh, ColorMaterial> {
+    let lines = 21;
+    let (y, cx, cz, spacing) = (
+        spec.y as f32,
+        spec.x as f32,
+        spec.z as f32,
+        spec.spacing as f32,
+    );
+    let half = spacing * (lines - 1) as f32 / 2.0;
+    let w = spacing * 0.005;
+    let mut positions = Vec::new();
+    let mut indices = Vec::new();
+    let mut quad = |corners: [three_d::Vec3; 4]| {
+        let base = positions.len() as u32;
+        positions.extend(corners);
+        // Both windings: visible from above and below.
+        indices.extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+        indices.extend([base, base + 2, base + 1, base, base + 3, base + 2]);
+    };
+    for i in 0..lines {
+        let o = -half + i as f32 * spacing;
+        quad([
+            vec3(cx + o - w, y, cz - half),
+            vec3(cx + o - w, y, cz + half),
+            vec3(cx + o + w, y, cz + half),
+            vec3(cx + o + w, y, cz - half),
+        ]);
+        quad([
+            vec3(cx - half, y, cz + o - w),
+            vec3(cx + half, y, cz + o - w),
+            vec3(cx + half, y, cz + o + w),
+            vec3(cx - half, y, cz + o + w),
+        ]);
+    }
+    let cpu = CpuMesh {
+        positions: Positions::F32(positions),
+        indices: Indices::U32(indices),
+        ..Default::default()
+    };
+    let material = ColorMaterial::new_opaque(
+        context,
+        &CpuMaterial {
+            albedo: Srgba::new(95, 100, 110, 255),
+            ..Default::default()
+        },
+    );
+    Gm::new(Mesh::new(context, &cpu), material)
+}

@@ -1,0 +1,542 @@
+//! The 3D view: the camera controls, picking, grabbing and the staging of
+//! what [`Scene`] draws (three-d inside an egui paint callback) and what
+//! the [`overlay`](super::overlay)s draw on top.
+//!
+//! Mouse: right drag (or Alt + left drag) orbits, middle drag (or Shift +
+//! right drag) pans, the wheel zooms. Left button: while playing, a drag
+//! that starts on the mesh grabs the nearest vertex and pulls it; else the
+//! tool acts — Select: a click picks a vertex, a drag draws a box; Brush: a
+//! drag paints. Shift adds to the selection, Ctrl removes.
+
+use std::sync::{Arc, Mutex};
+
+use eframe::egui::{self, Color32, PointerButton, Rect, Sense, Stroke};
+use eframe::egui_glow;
+use three_d::Context;
+
+use super::camera::{Orbit, Projected, Projection};
+use super::overlay::{self, OverlayInput, Overlays};
+use super::picking::{self, CLICK_RADIUS, Pickable};
+use super::scene::{CLEAR, GridSpec, MeshData, Scene, Staged};
+use super::selection::{SelectMode, Selection};
+use crate::mesh::Vec3;
+use crate::model::{Attachment, Model};
+use crate::solver::Collider;
+
+/// What the left button does when it is not grabbing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Tool {
+    /// Click picks a vertex, drag draws a selection box.
+    Select,
+    /// Drag paints the selection with a round brush.
+    Brush,
+}
+
+/// What the person did in the view this frame, for the app to carry out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ViewEvent {
+    /// Change the selection by these vertices.
+    Select(SelectMode, Vec<u32>),
+    /// Take hold of `vertex`, pulling it to `target`.
+    Grab {
+        /// The vertex.
+        vertex: u32,
+        /// Where it is pulled (m).
+        target: Vec3,
+    },
+    /// Move the held vertex's target.
+    Drag(Vec3),
+    /// Let go.
+    Release,
+}
+
+/// A left-button gesture in progress.
+#[derive(Clone, Copy, Debug)]
+enum Gesture {
+    /// Dragging a selection box from this corner.
+    Box([f64; 2], SelectMode),
+    /// Painting.
+    Brush(SelectMode),
+    /// Pulling a vertex; the plane it moves in passes through `anchor`.
+    Grab { anchor: Vec3 },
+}
+
+/// What the view draws: the model, its state and the scene around it.
+pub struct ViewInput<'a> {
+    /// The model.
+    pub model: &'a Model,
+    /// The current positions.
+    pub x: &'a [Vec3],
+    /// The soft pins with their targets as the solver has them.
+    pub attachments: &'a [Attachment],
+    /// The held vertex.
+    pub grabbed: Option<u32>,
+    /// The colliders.
+    pub colliders: &'a [Collider],
+    /// The selection.
+    pub selection: &'a Selection,
+    /// Whether the simulation plays (left drags grab).
+    pub playing: bool,
+}
+
+/// The 3D view's state: the camera, the tools, the overlays and, with a
+/// GL context, the GPU scene.
+pub struct Viewport3d {
+    scene: Option<Arc<Mutex<Scene>>>,
+    /// The camera.
+    pub orbit: Orbit,
+    /// The left button's tool.
+    pub tool: Tool,
+    /// The brush radius (points).
+    pub brush_radius: f64,
+    /// The overlays drawn.
+    pub overlays: Overlays,
+    /// The rectangle drawn last (points), for the screenshot check.
+    pub rect: Option<Rect>,
+    gesture: Option<Gesture>,
+    /// The drawn surface's triangle count and vertex count last staged: a
+    /// change sends new triangles and edges.
+    topology: Option<(usize, usize)>,
+    edges: Vec<[u32; 2]>,
+    render: Vec<Vec3>,
+    projected: Vec<Option<Projected>>,
+    render_projected: Vec<Option<Projected>>,
+}
+
+impl Viewport3d {
+    /// A view drawing with `gl` (none: a placeholder, as in tests).
+    pub fn new(gl: Option<Arc<eframe::glow::Context>>) -> Self {
+        let scene = gl
+            .and_then(|gl| Context::from_gl_context(gl).ok())
+            .map(|c| Arc::new(Mutex::new(Scene::new(c))));
+        Self {
+            scene,
+            orbit: Orbit::default(),
+            tool: Tool::Select,
+            brush_radius: 30.0,
+            overlays: Overlays::default(),
+            rect: None,
+            gesture: None,
+            topology: None,
+            edges: Vec::new(),
+            render: Vec::new(),
+            projected: Vec::new(),
+            render_projected: Vec::new(),
+        }
+    }
+
+    /// Whether the view draws in 3D (a GL context exists).
+    pub fn has_scene(&self) -> bool {
+        self.scene.is_some()
+    }
+
+    /// Aims the camera at the whole model in state `x` (F).
+    pub fn frame_all(&mut self, model: &Model, x: &[Vec3]) {
+        model.render_positions(x, &mut self.render);
+        self.orbit.frame(&self.render);
+    }
+
+    /// Forgets the drawn topology and any gesture (a new model).
+    pub fn reset(&mut self) {
+        self.topology = None;
+        self.gesture = None;
+    }
+
+    /// Lays out the view in `ui`'s remaining space, handles the mouse and
+    /// draws; returns what the person did.
+    pub fn show(&mut self, ui: &mut egui::Ui, input: &ViewInput<'_>) -> Vec<ViewEvent> {
+        let rect = ui.available_rect_before_wrap();
+        let response = ui.allocate_rect(rect, Sense::click_and_drag());
+        self.rect = Some(rect);
+        self.navigate(ui, &response, rect);
+        input.model.render_positions(input.x, &mut self.render);
+        let projection = Projection::new(
+            &self.orbit,
+            [
+                f64::from(rect.left()),
+                f64::from(rect.top()),
+                f64::from(rect.width()),
+                f64::from(rect.height()),
+            ],
+        );
+        picking::project_all(&projection, input.x, &mut self.projected);
+        let events = self.interact(ui, &response, &projection, input);
+        self.draw_3d(ui, rect, input);
+        let painter = ui.painter_at(rect);
+        let triangles = input.model.render_triangles();
+        let topology = (self.render.len(), triangles.len());
+        if self.overlays.wireframe {
+            if self.edges.is_empty() || self.topology != Some(topology) {
+                self.edges = overlay::unique_edges(triangles);
+            }
+            picking::project_all(&projection, &self.render, &mut self.render_projected);
+        }
+        let project = |p: &Vec3| projection.project(p);
+        overlay::draw(
+            &painter,
+            &self.overlays,
+            &OverlayInput {
+                model: input.model,
+                x: input.x,
+                projected: &self.projected,
+                wire: (&self.edges, &self.render_projected),
+                attachments: input.attachments,
+                grabbed: input.grabbed,
+                selection: input.selection,
+                project: &project,
+            },
+        );
+        if self.overlays.springs || self.overlays.bending {
+            overlay::strain_legend(&painter, rect, self.overlays.strain_scale);
+        }
+        self.draw_gesture(ui, &painter, &response);
+        events
+    }
+
+    /// Orbit, pan and zoom.
+    fn navigate(&mut self, ui: &egui::Ui, response: &egui::Response, rect: Rect) {
+        let (modifiers, scroll) = ui.input(|i| (i.modifiers, i.smooth_scroll_delta.y));
+        let d = response.drag_delta();
+        let (dx, dy) = (f64::from(d.x), f64::from(d.y));
+        let orbiting = (response.dragged_by(PointerButton::Secondary) && !modifiers.shift)
+            || (response.dragged_by(PointerButton::Primary) && modifiers.alt);
+        let panning = response.dragged_by(PointerButton::Middle)
+            || (response.dragged_by(PointerButton::Secondary) && modifiers.shift);
+        if orbiting {
+            self.orbit.rotate(dx, dy);
+        } else if panning {
+            self.orbit.pan(dx, dy, f64::from(rect.height()));
+        }
+        if response.hovered() && scroll != 0.0 {
+            self.orbit.zoom(f64::from(scroll));
+        }
+    }
+
+    /// The left button: grab, pick, box or brush.
+    fn interact(
+        &mut self,
+        ui: &egui::Ui,
+        response: &egui::Response,
+        projection: &Projection,
+        input: &ViewInput<'_>,
+    ) -> Vec<ViewEvent> {
+        let (modifiers, press, pointer) = ui.input(|i| {
+            (
+                i.modifiers,
+                i.pointer.press_origin(),
+                i.pointer.interact_pos(),
+            )
+        });
+        let mode = SelectMode::from_modifiers(modifiers.shift, modifiers.command || modifiers.ctrl);
+        let to = |p: egui::Pos2| [f64::from(p.x), f64::from(p.y)];
+        let pickable = Pickable {
+            surface: &self.render,
+            triangles: input.model.render_triangles(),
+            vertices: input.x,
+            projected: &self.projected,
+        };
+        let mut events = Vec::new();
+        if modifiers.alt {
+            return events;
+        }
+        if response.clicked_by(PointerButton::Primary) {
+            if let Some(at) = pointer {
+                let picked = picking::pick_vertex(projection, to(at), &pickable, CLICK_RADIUS);
+                events.push(ViewEvent::Select(mode, picked.into_iter().collect()));
+            }
+        }
+        if response.drag_started_by(PointerButton::Primary) {
+            let start = press.or(pointer).map(to).unwrap_or_default();
+            self.gesture = if input.playing {
+                picking::pick_vertex(projection, start, &pickable, CLICK_RADIUS)
+                    .filter(|&v| !input.model.pins.is_hard(v))
+                    .map(|vertex| {
+                        let anchor = input.x[vertex as usize];
+                        events.push(ViewEvent::Grab {
+                            vertex,
+                            target: anchor,
+                        });
+                        Gesture::Grab { anchor }
+                    })
+            } else {
+                None
+            };
+            if self.gesture.is_none() {
+                self.gesture = Some(match self.tool {
+                    Tool::Select => Gesture::Box(start, mode),
+                    // A brush without modifiers adds: strokes build up.
+                    Tool::Brush if mode == SelectMode::Replace => Gesture::Brush(SelectMode::Add),
+                    Tool::Brush => Gesture::Brush(mode),
+                });
+            }
+        }
+        let stopped = response.drag_stopped_by(PointerButton::Primary);
+        match (self.gesture, pointer) {
+            (Some(Gesture::Grab { anchor }), Some(at)) => {
+                let target =
+                    picking::drag_target(projection, to(at), &anchor, &self.orbit.forward());
+                events.push(ViewEvent::Drag(target));
+            }
+            (Some(Gesture::Brush(mode)), Some(at)) => {
+                let dab = picking::brush_select(&self.projected, to(at), self.brush_radius);
+                if !dab.is_empty() {
+                    events.push(ViewEvent::Select(mode, dab));
+                }
+            }
+            (Some(Gesture::Box(start, mode)), Some(at)) if stopped => {
+                let inside = picking::box_select(&self.projected, start, to(at));
+                events.push(ViewEvent::Select(mode, inside));
+            }
+            _ => {}
+        }
+        let ended = stopped || !response.dragged_by(PointerButton::Primary);
+        if ended && matches!(self.gesture.take(), Some(Gesture::Grab { .. })) {
+            events.push(ViewEvent::Release);
+        }
+        events
+    }
+
+    /// The selection box being drawn and the brush outline.
+    fn draw_gesture(&self, ui: &egui::Ui, painter: &egui::Painter, response: &egui::Response) {
+        let pointer = ui.input(|i| i.pointer.hover_pos());
+        if let (Some(Gesture::Box(start, _)), Some(at)) = (self.gesture, pointer) {
+            let corner = egui::pos2(start[0] as f32, start[1] as f32);
+            let r = Rect::from_two_pos(corner, at);
+            painter.rect_filled(r, 0.0, Color32::from_rgba_unmultiplied(255, 150, 30, 24));
+            painter.rect_stroke(
+                r,
+                0.0,
+                Stroke::new(1.0, overlay::SELECTED),
+                egui::StrokeKind::Inside,
+            );
+        }
+        if self.tool == Tool::Brush && response.hovered() {
+            if let Some(at) = pointer {
+                painter.circle_stroke(
+                    at,
+                    self.brush_radius as f32,
+                    Stroke::new(1.0, overlay::SELECTED),
+                );
+            }
+        }
+    }
+
+    /// Stages the GPU scene and adds the paint callback, or paints a
+    /// placeholder without OpenGL.
+    fn draw_3d(&mut self, ui: &egui::Ui, rect: Rect, input: &ViewInput<'_>) {
+        let Some(scene) = &self.scene else {
+            let painter = ui.painter();
+            painter.rect_filled(rect, 0.0, Color32::from_rgb(CLEAR[0], CLEAR[1], CLEAR[2]));
+            painter.text(
+                rect.center(),
+                egui::Align2::CENTER_CENTER,
+                "3D view (needs OpenGL)",
+                egui::FontId::proportional(16.0),
+                Color32::GRAY,
+            );
+            return;
+        };
+        let triangles = input.model.render_triangles();
+        let topology = (self.render.len(), triangles.len());
+        let new_topology = self.topology != Some(topology);
+        self.topology = Some(topology);
+        let show_tets = self.overlays.tets && !input.model.tets.is_empty();
+        let staged = Staged {
+            surface: (!show_tets).then(|| surface_data(&self.render, triangles, new_topology)),
+            tets: show_tets.then(|| {
+                let cut = self
+                    .overlays
+                    .cut_away
+                    .then(|| (self.orbit.target, self.orbit.forward()));
+                tet_data(input.model, input.x, self.overlays.tet_scale, cut)
+            }),
+            grid: grid_spec(&input.model.rest, input.colliders, self.overlays.colliders),
+            spheres: if self.overlays.colliders {
+                input
+                    .colliders
+                    .iter()
+                    .filter_map(|c| match *c {
+                        Collider::Sphere { center, radius, .. } => Some((center, radius)),
+                        Collider::Ground { .. } => None,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        };
+        if let Ok(mut s) = scene.lock() {
+            s.stage(staged);
+        }
+        let scene = Arc::clone(scene);
+        let orbit = self.orbit;
+        let callback = egui_glow::CallbackFn::new(move |info, _painter| {
+            if let Ok(mut s) = scene.lock() {
+                s.render(&info, &orbit);
+            }
+        });
+        ui.painter().add(egui::PaintCallback {
+            rect,
+            callback: Arc::new(callback),
+        });
+    }
+}
+
+fn to3(v: &Vec3) -> three_d::Vec3 {
+    three_d::vec3(v.x as f32, v.y as f32, v.z as f32)
+}
+
+/// Smooth vertex normals: the area-weighted sum of the adjacent triangles'
+/// normals, normalised (`+y` for a vertex without area).
+pub fn vertex_normals(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Vec3> {
+    let mut normals = vec![Vec3::zeros(); positions.len()];
+    for t in triangles {
+        let [a, b, c] = t.map(|i| positions[i as usize]);
+        // The cross product's length is twice the area: area weighting.
+        let n = (b - a).cross(&(c - a));
+        for &i in t {
+            normals[i as usize] += n;
+        }
+    }
+    for n in &mut normals {
+        *n = n.try_normalize(1e-30).unwrap_or_else(Vec3::y);
+    }
+    normals
+}
+
+/// The surface as drawn: every vertex twice, the second copy with flipped
+/// normals and reversed triangles, so both sides are lit (cloth has two).
+fn surface_data(positions: &[Vec3], triangles: &[[u32; 3]], new_topology: bool) -> MeshData {
+    let n = positions.len() as u32;
+    let normals = vertex_normals(positions, triangles);
+    MeshData {
+        positions: positions.iter().chain(positions).map(to3).collect(),
+        normals: normals
+            .iter()
+            .map(to3)
+            .chain(normals.iter().map(|v| -to3(v)))
+            .collect(),
+        indices: new_topology.then(|| {
+            let front = triangles.iter().flatten().copied();
+            let back = triangles
+                .iter()
+                .flat_map(|&[a, b, c]| [a, c, b].map(|i| i + n));
+            front.chain(back).collect()
+        }),
+    }
+}
+
+/// The tets shrunk by `scale` about their centroids, flat shaded; with
+/// `cut = (point, normal)`, only those whose centroid lies beyond the
+/// plane (a cut-away). New triangles whenever the kept count changes.
+pub fn tet_data(model: &Model, x: &[Vec3], scale: f32, cut: Option<(Vec3, Vec3)>) -> MeshData {
+    let mut positions = Vec::new();
+    let mut normals = Vec::new();
+    for tet in &model.tets {
+        let p = tet.vertices.map(|v| x[v as usize]);
+        let centre = (p[0] + p[1] + p[2] + p[3]) / 4.0;
+        if let Some((point, normal)) = cut {
+            if (centre - point).dot(&normal) < 0.0 {
+                continue;
+            }
+        }
+        let q = p.map(|v| centre + (v - centre) * f64::from(scale));
+        for [a, b, c] in [[0, 1, 2], [0, 3, 1], [0, 2, 3], [1, 3, 2]] {
+            let (mut a, mut b, c) = (q[a], q[b], q[c]);
+            let mut n = (b - a).cross(&(c - a));
+            // Outward: away from the centroid.
+            if n.dot(&(a - centre)) < 0.0 {
+                std::mem::swap(&mut a, &mut b);
+                n = -n;
+            }
+            let n = n.try_normalize(1e-30).unwrap_or_else(Vec3::y);
+            positions.extend([a, b, c].iter().map(to3));
+            normals.extend([to3(&n); 3]);
+        }
+    }
+    let count = positions.len() as u32;
+    MeshData {
+        positions,
+        normals,
+        indices: Some((0..count).collect()),
+    }
+}
+
+/// The ground grid: at the ground collider's height if there is one (and
+/// colliders are shown), else a quarter of the model's size below it;
+/// spacing a power of ten about a fifth of the model's size.
+pub fn grid_spec(rest: &[Vec3], colliders: &[Collider], show_colliders: bool) -> Option<GridSpec> {
+    if rest.is_empty() {
+        return None;
+    }
+    let (lo, hi) = crate::mesh::bounds(rest);
+    let extent = (hi - lo).norm().max(1e-3);
+    let spacing = 10f64.powf((extent / 5.0).log10().round());
+    let snap = |v: f64| (v / spacing).round() * spacing;
+    let centre = (lo + hi) / 2.0;
+    let ground = colliders.iter().find_map(|c| match *c {
+        Collider::Ground { height, .. } if show_colliders => Some(height),
+        _ => None,
+    });
+    Some(GridSpec {
+        y: ground.unwrap_or(lo.y - 0.25 * extent),
+        x: snap(centre.x),
+        z: snap(centre.z),
+        spacing,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normals_of_a_flat_quad_point_up() {
+        let p = [
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, -1.0),
+            Vec3::new(0.0, 0.0, -1.0),
+        ];
+        let n = vertex_normals(&p, &[[0, 1, 2], [0, 2, 3]]);
+        for v in n {
+            assert!((v - Vec3::y()).norm() < 1e-12, "{v}");
+        }
+    }
+
+    #[test]
+    fn shrunk_tets_face_outwards_and_a_cut_hides_half() {
+        let mesh = crate::mesh::primitives::tet_box(Vec3::repeat(1.0), [2, 2, 2]);
+        let model = Model::from_tet_mesh(&mesh, 1000.0, crate::model::Weights::default(), false);
+        let x = model.rest.clone();
+        let all = tet_data(&model, &x, 0.5, None);
+        assert_eq!(all.positions.len(), model.tets.len() * 12);
+        // Every face normal points away from its tet's centroid (the mean
+        // of the tet's twelve drawn vertices).
+        for (tet, normals) in all.positions.chunks(12).zip(all.normals.chunks(12)) {
+            let centre = tet.iter().fold(three_d::vec3(0.0, 0.0, 0.0), |s, p| s + p) / 12.0;
+            for (face, n) in tet.chunks(3).zip(normals.chunks(3)) {
+                let face_centre = (face[0] + face[1] + face[2]) / 3.0;
+                let out = face_centre - centre;
+                assert!(out.x * n[0].x + out.y * n[0].y + out.z * n[0].z > 0.0);
+            }
+        }
+        let (lo, hi) = crate::mesh::bounds(&x);
+        let mid = (lo + hi) / 2.0;
+        let half = tet_data(&model, &x, 0.5, Some((mid, Vec3::x())));
+        assert!(half.positions.len() < all.positions.len());
+        assert!(!half.positions.is_empty());
+    }
+
+    #[test]
+    fn the_grid_lies_on_the_ground_collider() {
+        let rest = [Vec3::new(-1.0, 0.0, 0.0), Vec3::new(1.0, 2.0, 0.0)];
+        let ground = [Collider::Ground {
+            height: -0.5,
+            friction: 0.0,
+        }];
+        assert_eq!(grid_spec(&rest, &ground, true).unwrap().y, -0.5);
+        let free = grid_spec(&rest, &[], true).unwrap();
+        assert!(free.y < 0.0 && free.spacing > 0.0);
+        assert!(grid_spec(&[], &[], true).is_none());
+    }
+}

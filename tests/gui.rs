@@ -1,0 +1,394 @@
+//! The editor driven through egui_kittest (no GPU, no display: the 3D view
+//! is a placeholder, but its picking, boxes and panels are the real ones).
+#![cfg(feature = "gui")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use eframe::egui::accesskit::Role;
+use eframe::egui::{self, Key, Modifiers, PointerButton, Pos2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use softbody::command::{Command, WeightKind};
+use softbody::gui::app::EditorApp;
+use softbody::gui::camera::Projection;
+use softbody::session::Session;
+
+fn editor(preset: &str) -> Harness<'static, EditorApp> {
+    let session = Session::open(Path::new(preset)).unwrap();
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    harness.run();
+    harness
+}
+
+/// Where the vertices are drawn in the 3D view now.
+fn screen_positions(app: &EditorApp) -> Vec<Pos2> {
+    let r = app.viewport.rect.expect("the view was laid out");
+    let projection = Projection::new(
+        &app.viewport.orbit,
+        [r.left(), r.top(), r.width(), r.height()].map(f64::from),
+    );
+    app.session
+        .state()
+        .positions
+        .iter()
+        .map(|p| {
+            let s = projection
+                .project(p)
+                .expect("in front of the camera")
+                .screen;
+            Pos2::new(s[0] as f32, s[1] as f32)
+        })
+        .collect()
+}
+
+/// A real left drag from `a` to `b` over several frames.
+fn drag(harness: &mut Harness<'static, EditorApp>, a: Pos2, b: Pos2) {
+    harness.hover_at(a);
+    harness.step();
+    harness.drag_at(a);
+    harness.step();
+    for i in 1..=5 {
+        harness.hover_at(a + (b - a) * (i as f32 / 5.0));
+        harness.step();
+    }
+    harness.drop_at(b);
+    harness.step();
+    harness.step();
+}
+
+fn click_at(harness: &mut Harness<'static, EditorApp>, at: Pos2, modifiers: Modifiers) {
+    harness.event(egui::Event::ModifiersChanged(modifiers));
+    harness.hover_at(at);
+    harness.step();
+    for pressed in [true, false] {
+        harness.event(egui::Event::PointerButton {
+            pos: at,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers,
+        });
+    }
+    harness.step();
+    harness.event(egui::Event::ModifiersChanged(Modifiers::NONE));
+    harness.step();
+}
+
+#[test]
+fn box_selecting_the_bottom_edge_and_pinning_it_pins_those_vertices() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    let app = harness.state();
+    let rest = &app.session.model().rest;
+    let bottom_y = rest.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let bottom: Vec<u32> = (0..rest.len() as u32)
+        .filter(|&v| rest[v as usize].y < bottom_y + 1e-9)
+        .collect();
+    assert_eq!(bottom.len(), 30);
+    let screen = screen_positions(app);
+    let (lo, hi) = bottom.iter().fold(
+        (Pos2::new(f32::MAX, f32::MAX), Pos2::new(f32::MIN, f32::MIN)),
+        |(lo, hi), &v| (lo.min(screen[v as usize]), hi.max(screen[v as usize])),
+    );
+    drag(
+        &mut harness,
+        lo - egui::vec2(4.0, 3.0),
+        hi + egui::vec2(4.0, 3.0),
+    );
+    assert_eq!(harness.state().selection.indices(), bottom);
+    let pinned_before = harness
+        .state()
+        .session
+        .model()
+        .pins
+        .hard_vertices()
+        .to_vec();
+    harness.get_by_label("Pin").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Pin").click();
+    harness.run();
+    let app = harness.state();
+    let pinned = app.session.model().pins.hard_vertices().to_vec();
+    assert_eq!(pinned.len(), pinned_before.len() + bottom.len());
+    assert!(bottom.iter().all(|v| pinned.contains(v)));
+    assert!(app.session.is_dirty());
+    // Ctrl-drag removes from the selection; Esc clears it.
+    let half = screen[bottom[14] as usize];
+    drag_with_ctrl(
+        &mut harness,
+        lo - egui::vec2(4.0, 3.0),
+        Pos2::new(half.x + 2.0, hi.y + 3.0),
+    );
+    assert_eq!(harness.state().selection.indices(), bottom[15..]);
+    harness.key_press(Key::Escape);
+    harness.run();
+    assert!(harness.state().selection.is_empty());
+    // Unpinning through the panel takes them out again, and undo brings
+    // them back.
+    harness
+        .state_mut()
+        .selection
+        .apply(softbody::gui::selection::SelectMode::Replace, &bottom);
+    harness.get_by_label("Unpin").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Unpin").click();
+    harness.run();
+    assert_eq!(
+        harness.state().session.model().pins.hard_vertices(),
+        pinned_before
+    );
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(
+        harness.state().session.model().pins.hard_vertices().len(),
+        pinned.len()
+    );
+}
+
+fn drag_with_ctrl(harness: &mut Harness<'static, EditorApp>, a: Pos2, b: Pos2) {
+    harness.event(egui::Event::ModifiersChanged(Modifiers::COMMAND));
+    drag(harness, a, b);
+    harness.event(egui::Event::ModifiersChanged(Modifiers::NONE));
+    harness.step();
+}
+
+#[test]
+fn a_click_picks_the_vertex_under_the_cursor_and_shift_adds() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    let screen = screen_positions(harness.state());
+    // A vertex in the middle of the cloth, clicked a little off.
+    let (a, b) = (465_usize, 470_usize);
+    click_at(
+        &mut harness,
+        screen[a] + egui::vec2(1.5, -1.0),
+        Modifiers::NONE,
+    );
+    assert_eq!(harness.state().selection.indices(), [a as u32]);
+    click_at(&mut harness, screen[b], Modifiers::SHIFT);
+    assert_eq!(harness.state().selection.indices(), [a as u32, b as u32]);
+    // Far off the cloth with nothing near: a plain click clears.
+    let rect = harness.state().viewport.rect.unwrap();
+    click_at(
+        &mut harness,
+        rect.left_bottom() + egui::vec2(5.0, -5.0),
+        Modifiers::NONE,
+    );
+    assert!(harness.state().selection.is_empty());
+}
+
+#[test]
+fn a_weight_slider_refactors_without_a_rebuild_and_undo_restores_it() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    harness.state_mut().apply(Command::Step(20));
+    let stats = harness.state().session.solver().factor_stats();
+    let analysed = stats.analyse_ms;
+    let before = harness.state().session.preset().material.weights.structural;
+    let positions = harness.state().session.state().positions.clone();
+    harness
+        .get_by_role_and_label(Role::Slider, "structural")
+        .set_value_accesskit(250.0);
+    harness.run();
+    let app = harness.state();
+    assert_eq!(app.session.preset().material.weights.structural, 250.0);
+    let after = app.session.solver().factor_stats();
+    // One numeric refactorisation on the same symbolic analysis: not a
+    // rebuild (which starts a new solver with zero refactorisations).
+    assert_eq!(after.refactors, stats.refactors + 1);
+    assert_eq!(after.analyse_ms, analysed);
+    assert_eq!(app.message, "refactored");
+    // The state carries on: no jump back to rest.
+    assert_eq!(app.session.state().positions, positions);
+    assert_eq!(app.session.undo_len(), 1);
+
+    // A mouse drag along the slider changes the weight live, frame by
+    // frame, and makes one undo step.
+    let rect = harness
+        .get_by_role_and_label(Role::Slider, "structural")
+        .rect();
+    let refactors = harness.state().session.solver().factor_stats().refactors;
+    drag(
+        &mut harness,
+        rect.left_center() + egui::vec2(6.0, 0.0),
+        rect.right_center(),
+    );
+    let app = harness.state();
+    assert!(app.session.preset().material.weights.structural > 1e6);
+    assert!(app.session.solver().factor_stats().refactors >= refactors + 3);
+    assert_eq!(app.session.undo_len(), 2);
+
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(
+        harness.state().session.preset().material.weights.structural,
+        250.0
+    );
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    let app = harness.state();
+    assert_eq!(app.session.preset().material.weights.structural, before);
+    assert!(!app.session.is_dirty());
+    // Redo with Ctrl+Shift+Z.
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    harness.run();
+    assert_eq!(
+        harness.state().session.preset().material.weights.structural,
+        250.0
+    );
+}
+
+/// A file dropped on the window.
+#[derive(Debug)]
+struct Dropped(PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+fn drop_file(harness: &mut Harness<'static, EditorApp>, path: &str) {
+    harness
+        .input_mut()
+        .dropped_files
+        .push(Arc::new(Dropped(PathBuf::from(path))));
+    harness.run();
+}
+
+#[test]
+fn a_dropped_preset_opens_and_fills_the_panels() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    assert!(
+        harness
+            .query_by_role_and_label(Role::Slider, "strain")
+            .is_none()
+    );
+    drop_file(&mut harness, "presets/jelly.toml");
+    let app = harness.state();
+    assert_eq!(app.session.path(), Some(Path::new("presets/jelly.toml")));
+    let jelly = app.session.preset().clone();
+    assert!(!app.session.model().tets.is_empty());
+    assert_eq!(
+        app.selection.vertex_count(),
+        app.session.model().vertex_count()
+    );
+    // The panels show the tet material: its sliders with the preset's
+    // values, the volume materials, and the counts.
+    for (label, kind) in [
+        ("strain", WeightKind::Strain),
+        ("volume", WeightKind::Volume),
+        ("strain limit", WeightKind::StrainLimit),
+    ] {
+        let node = harness.get_by_role_and_label(Role::Slider, label);
+        let shown = node.accesskit_node().numeric_value().unwrap();
+        let value = kind.get(&jelly.material.weights);
+        assert!(
+            (shown - value).abs() <= 1e-3 * value.abs().max(1.0),
+            "{label}: {shown} vs {value}"
+        );
+    }
+    assert!(
+        harness
+            .query_by_role_and_label(Role::Slider, "structural")
+            .is_none()
+    );
+    harness.get_by_label("soft_rubber");
+    harness.get_by_label(&app.session.model().tets.len().to_string());
+    // One click on a material preset sets the whole material.
+    harness.get_by_label("firm_rubber").click();
+    harness.run();
+    let firm = softbody::preset::library::materials()
+        .into_iter()
+        .find(|m| m.name == "firm_rubber")
+        .unwrap();
+    assert_eq!(harness.state().session.preset().material, firm.material);
+}
+
+#[test]
+fn opening_over_unsaved_changes_asks_first() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Bending, 5.0));
+    drop_file(&mut harness, "presets/silk.toml");
+    // Still the cloth: the question is up.
+    assert_eq!(
+        harness.state().session.path(),
+        Some(Path::new("presets/hanging_cloth.toml"))
+    );
+    harness.get_by_label("Unsaved changes");
+    harness.get_by_label("Cancel").click();
+    harness.run();
+    assert_eq!(
+        harness.state().session.path(),
+        Some(Path::new("presets/hanging_cloth.toml"))
+    );
+    drop_file(&mut harness, "presets/silk.toml");
+    harness.get_by_label("Discard").click();
+    harness.run();
+    assert_eq!(
+        harness.state().session.path(),
+        Some(Path::new("presets/silk.toml"))
+    );
+}
+
+#[test]
+fn space_plays_and_pauses_and_step_advances_one_frame() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    harness.key_press(Key::Space);
+    harness.run_steps(3);
+    assert!(harness.state().session.is_playing());
+    harness.key_press(Key::Space);
+    harness.run_steps(2);
+    assert!(!harness.state().session.is_playing());
+    let frame = harness.state().session.state().frame;
+    harness.key_press(Key::S);
+    harness.run_steps(2);
+    assert_eq!(harness.state().session.state().frame, frame + 1);
+    harness.key_press(Key::R);
+    harness.run_steps(2);
+    assert_eq!(harness.state().session.state().frame, 0);
+}
+
+#[test]
+fn dragging_the_mesh_while_playing_grabs_and_pulls_a_vertex() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    harness.state_mut().apply(Command::Play);
+    let screen = screen_positions(harness.state());
+    let v = 435_usize;
+    let start = screen[v];
+    harness.hover_at(start);
+    harness.step();
+    harness.drag_at(start);
+    harness.step();
+    let mut grabbed = None;
+    for i in 1..=6 {
+        harness.hover_at(start + egui::vec2(0.0, 20.0 * i as f32));
+        harness.step();
+        grabbed = grabbed.or(harness.state().session.grabbed());
+    }
+    let grabbed = grabbed.expect("a vertex was grabbed");
+    let app = harness.state();
+    let rest = &app.session.model().rest;
+    // The vertex under the cursor (or its neighbour) was taken...
+    assert!((rest[grabbed as usize] - rest[v]).norm() < 0.05);
+    // ...and is pulled 120 points down the screen: well below where it was.
+    let target = app
+        .session
+        .solver()
+        .model()
+        .pins
+        .soft
+        .iter()
+        .find(|a| a.vertex == grabbed)
+        .expect("the grab is a soft pin in the solver")
+        .target;
+    assert!(target.y < rest[grabbed as usize].y - 0.1, "{target}");
+    assert!(app.session.state().positions[grabbed as usize].y < rest[grabbed as usize].y);
+    harness.drop_at(start + egui::vec2(0.0, 120.0));
+    harness.run_steps(2);
+    assert_eq!(harness.state().session.grabbed(), None);
+}
