@@ -33,6 +33,9 @@ pub enum Command {
         /// frames and quit; fails if the 3D view is blank.
         #[arg(long)]
         screenshot: Option<PathBuf>,
+        /// Overlays to turn on, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        overlay: Vec<softbody::gui::overlay::OverlayName>,
     },
     /// Run a preset in the terminal UI: live preview, energy charts, weight
     /// editing, pins, undo, save (the default without a subcommand when

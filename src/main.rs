@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         Some(command) => run(command),
         None => match default_front_end() {
             #[cfg(feature = "gui")]
-            FrontEnd::Gui => gui(None, None, None).or_else(|e| match e {
+            FrontEnd::Gui => gui(None, None, None, Vec::new()).or_else(|e| match e {
                 // No window after all: the terminal UI, else the help.
                 GuiFailure::NoWindow(msg) => {
                     eprintln!("the editor cannot open a window ({msg})");
@@ -128,10 +128,16 @@ fn gui(
     file: Option<std::path::PathBuf>,
     frames: Option<usize>,
     screenshot: Option<std::path::PathBuf>,
+    overlays: Vec<softbody::gui::overlay::OverlayName>,
 ) -> Result<(), GuiFailure> {
     use softbody::gui::{self, GuiError, Options};
     let frames = frames.or(screenshot.as_ref().map(|_| 30));
-    gui::run(file, Options { frames, screenshot }).map_err(|e| match e {
+    let options = Options {
+        frames,
+        screenshot,
+        overlays,
+    };
+    gui::run(file, options).map_err(|e| match e {
         GuiError::Session(e) => GuiFailure::Other(Failure::BadInput(e.into())),
         GuiError::Window(msg) => GuiFailure::NoWindow(msg),
         e @ GuiError::Check(_) => GuiFailure::Other(Failure::Runtime(e.into())),
@@ -145,7 +151,8 @@ fn run(command: Command) -> Result<(), Failure> {
             file,
             frames,
             screenshot,
-        } => gui(file, frames, screenshot).map_err(|e| match e {
+            overlay,
+        } => gui(file, frames, screenshot, overlay).map_err(|e| match e {
             GuiFailure::NoWindow(msg) => {
                 Failure::Runtime(anyhow::anyhow!("cannot open the editor window: {msg}"))
             }

@@ -14,11 +14,16 @@ use softbody::gui::app::EditorApp;
 use softbody::gui::camera::Projection;
 use softbody::session::Session;
 
+/// The editor on `preset`, looking at the model head-on (down −z, so
+/// screen down is world down and a grid row is a screen row).
 fn editor(preset: &str) -> Harness<'static, EditorApp> {
     let session = Session::open(Path::new(preset)).unwrap();
     let mut harness = Harness::builder()
         .with_size([1280.0, 800.0])
         .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    let orbit = &mut harness.state_mut().viewport.orbit;
+    orbit.yaw = 0.0;
+    orbit.pitch = 0.0;
     harness.run();
     harness
 }
@@ -387,8 +392,46 @@ fn dragging_the_mesh_while_playing_grabs_and_pulls_a_vertex() {
         .expect("the grab is a soft pin in the solver")
         .target;
     assert!(target.y < rest[grabbed as usize].y - 0.1, "{target}");
-    assert!(app.session.state().positions[grabbed as usize].y < rest[grabbed as usize].y);
+    // Stepping pulls the vertex towards the target.
+    let gap = (app.session.state().positions[grabbed as usize] - target).norm();
+    harness.state_mut().apply(Command::Step(10));
+    let now = harness.state().session.state().positions[grabbed as usize];
+    assert!((now - target).norm() < 0.8 * gap, "{gap} -> {}", (now - target).norm());
     harness.drop_at(start + egui::vec2(0.0, 120.0));
     harness.run_steps(2);
     assert_eq!(harness.state().session.grabbed(), None);
+}
+
+#[test]
+fn an_obj_builds_as_tetrahedra_and_takes_a_volume_material() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    drop_file(&mut harness, "meshes/sphere.obj");
+    let app = harness.state();
+    assert_eq!(app.session.path(), None);
+    assert_eq!(app.session.preset().name, "sphere");
+    assert!(app.session.model().tets.is_empty());
+    assert!(!app.session.model().springs.structural.is_empty());
+    harness.get_by_label("tetrahedra").click();
+    harness.run();
+    let app = harness.state();
+    let tets = app.session.model().tets.len();
+    assert!(tets > 100, "{tets} tets");
+    assert!(app.session.model().skin.is_some());
+    assert_eq!(
+        app.selection.vertex_count(),
+        app.session.model().vertex_count()
+    );
+    // The volume materials are offered now; jelly sets its whole material.
+    harness.get_by_label("jelly").click();
+    harness.run();
+    let jelly = softbody::preset::library::materials()
+        .into_iter()
+        .find(|m| m.name == "jelly")
+        .unwrap();
+    assert_eq!(harness.state().session.preset().material, jelly.material);
+    // Undo goes back through the material, then the build.
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert!(harness.state().session.model().tets.is_empty());
 }

@@ -80,8 +80,10 @@ impl EditorApp {
     /// The editor over `session`, drawing in 3D when `cc` has a glow
     /// context; `script` runs it unattended.
     pub fn new(cc: &eframe::CreationContext<'_>, session: Session, script: Option<Script>) -> Self {
+        // A scripted run starts from the defaults, whatever was saved.
         let settings: Settings = cc
             .storage
+            .filter(|_| script.is_none())
             .and_then(|s| eframe::get_value(s, STORAGE_KEY))
             .unwrap_or_default();
         let mut app = Self::with_session(session, cc.gl.clone(), settings);
@@ -498,9 +500,6 @@ impl eframe::App for EditorApp {
         // Step first: the layout below only reads the session.
         if let Err(e) = self.pacer.advance(&mut self.session, SIM_BUDGET) {
             self.message = format!("error: {e}");
-        }
-        if self.session.warning().is_some() && self.session.is_playing() {
-            self.apply(Command::Pause);
         }
         self.dropped_files(&ctx);
         let (mut requests, escape) = menu::shortcuts(&ctx);

@@ -53,6 +53,8 @@ pub struct Options {
     pub frames: Option<usize>,
     /// Where to save the screenshot of the whole window (PNG).
     pub screenshot: Option<PathBuf>,
+    /// Overlays to turn on.
+    pub overlays: Vec<overlay::OverlayName>,
 }
 
 /// Whether a display is configured for a window (`DISPLAY` or
@@ -101,7 +103,13 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
     eframe::run_native(
         "Softbody Studio",
         native,
-        Box::new(move |cc| Ok(Box::new(EditorApp::new(cc, session, script)))),
+        Box::new(move |cc| {
+            let mut app = EditorApp::new(cc, session, script);
+            for &name in &options.overlays {
+                app.viewport.overlays.enable(name);
+            }
+            Ok(Box::new(app))
+        }),
     )
     .map_err(|e| GuiError::Window(e.to_string()))?;
     let result = outcome

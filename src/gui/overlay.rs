@@ -47,7 +47,38 @@ impl Default for Overlays {
             pins: true,
             colliders: true,
             selection: true,
-            strain_scale: 0.05,
+            strain_scale: 0.01,
+        }
+    }
+}
+
+/// An overlay named on the command line (`softbody gui --overlay`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OverlayName {
+    /// [`Overlays::wireframe`].
+    Wireframe,
+    /// [`Overlays::springs`].
+    Springs,
+    /// [`Overlays::bending`].
+    Bending,
+    /// [`Overlays::tets`].
+    Tets,
+    /// [`Overlays::tets`] with [`Overlays::cut_away`].
+    CutAway,
+}
+
+impl Overlays {
+    /// Turns on the overlay `name`.
+    pub fn enable(&mut self, name: OverlayName) {
+        match name {
+            OverlayName::Wireframe => self.wireframe = true,
+            OverlayName::Springs => self.springs = true,
+            OverlayName::Bending => self.bending = true,
+            OverlayName::Tets => self.tets = true,
+            OverlayName::CutAway => {
+                self.tets = true;
+                self.cut_away = true;
+            }
         }
     }
 }
@@ -102,25 +133,53 @@ fn pos(p: &Projected) -> Pos2 {
     Pos2::new(p.screen[0] as f32, p.screen[1] as f32)
 }
 
+/// Many line segments as one egui mesh of thin quads: no per-segment
+/// shape or anti-aliasing pass, so tens of thousands of springs draw at
+/// interactive rates.
+#[derive(Default)]
+struct Lines(egui::Mesh);
+
+impl Lines {
+    fn push(&mut self, a: Pos2, b: Pos2, width: f32, colour: Color32) {
+        let d = b - a;
+        let length = d.length();
+        if !length.is_finite() || length < 1e-3 {
+            return;
+        }
+        let n = egui::vec2(-d.y, d.x) * (width / 2.0 / length);
+        let base = self.0.vertices.len() as u32;
+        for p in [a - n, a + n, b + n, b - n] {
+            self.0.colored_vertex(p, colour);
+        }
+        self.0.add_triangle(base, base + 1, base + 2);
+        self.0.add_triangle(base, base + 2, base + 3);
+    }
+
+    fn draw(self, painter: &egui::Painter) {
+        if !self.0.is_empty() {
+            painter.add(egui::Shape::mesh(self.0));
+        }
+    }
+}
+
 /// Draws the enabled overlays.
 pub fn draw(painter: &egui::Painter, overlays: &Overlays, input: &OverlayInput<'_>) {
     let projected = input.projected;
-    let segment = |a: u32, b: u32, stroke: Stroke| {
-        if let (Some(pa), Some(pb)) = (projected[a as usize], projected[b as usize]) {
-            painter.line_segment([pos(&pa), pos(&pb)], stroke);
-        }
-    };
+    let mut lines = Lines::default();
     if overlays.wireframe {
         let (edges, at) = input.wire;
-        let stroke = Stroke::new(1.0, Color32::from_rgba_unmultiplied(20, 20, 20, 160));
+        let colour = Color32::from_rgba_unmultiplied(20, 20, 20, 160);
         for &[a, b] in edges {
             if let (Some(pa), Some(pb)) = (at[a as usize], at[b as usize]) {
-                painter.line_segment([pos(&pa), pos(&pb)], stroke);
+                lines.push(pos(&pa), pos(&pb), 1.0, colour);
             }
         }
     }
-    let strained = |springs: &[Spring], width: f32| {
+    let mut strained = |springs: &[Spring], width: f32| {
         for s in springs {
+            let (Some(pa), Some(pb)) = (projected[s.a as usize], projected[s.b as usize]) else {
+                continue;
+            };
             let length = (input.x[s.a as usize] - input.x[s.b as usize]).norm();
             let strain = if s.rest > 0.0 {
                 length / s.rest - 1.0
@@ -128,7 +187,7 @@ pub fn draw(painter: &egui::Painter, overlays: &Overlays, input: &OverlayInput<'
                 0.0
             };
             let colour = strain_colour(strain, overlays.strain_scale);
-            segment(s.a, s.b, Stroke::new(width, colour));
+            lines.push(pos(&pa), pos(&pb), width, colour);
         }
     };
     let springs = &input.model.springs;
@@ -139,6 +198,7 @@ pub fn draw(painter: &egui::Painter, overlays: &Overlays, input: &OverlayInput<'
     if overlays.bending {
         strained(&springs.bending, 1.0);
     }
+    lines.draw(painter);
     if overlays.selection {
         for v in input.selection.indices() {
             if let Some(p) = projected[v as usize] {

@@ -243,7 +243,8 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         });
 }
 
-/// The Material section: one-click materials, a slider per weight, density.
+/// The Material section: one-click materials, a slider per weight,
+/// density and damping, the tet limits.
 pub fn material(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     let preset = session.preset();
     let kind = preset.build.kind;
@@ -263,7 +264,14 @@ pub fn material(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         }
     });
     for param in ParamId::for_model(session.model()) {
-        if matches!(param, ParamId::Weight(_) | ParamId::Density) {
+        // The attachment weight sits with the pin buttons.
+        let pins = ParamId::Weight(WeightKind::Attachment);
+        if param != pins
+            && matches!(
+                param,
+                ParamId::Weight(_) | ParamId::Density | ParamId::Damping
+            )
+        {
             param_slider(ui, session, param, out);
         }
     }
@@ -290,8 +298,8 @@ fn limits(ui: &mut egui::Ui, limits: TetLimits, out: &mut Vec<Request>) {
     }
 }
 
-/// The Simulation section: time step, iterations, substeps, damping,
-/// gravity, colliders and the playback buttons.
+/// The Simulation section: the playback buttons, time step, iterations,
+/// substeps, gravity and colliders.
 pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     let preset = session.preset();
     ui.horizontal(|ui| {
@@ -314,7 +322,7 @@ pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) 
             out.push(Request::Command(Command::Reset));
         }
     });
-    for param in [ParamId::Dt, ParamId::Iterations, ParamId::Damping] {
+    for param in [ParamId::Dt, ParamId::Iterations] {
         param_slider(ui, session, param, out);
     }
     let mut substeps = preset.sim.substeps;

@@ -210,12 +210,13 @@ mod tests {
             vertices: &p,
             projected: &projected,
         };
-        // Near the top-right corner: the back layer's corner 6 projects
+        // Near the top-right corner: the back layer's corner 6 is drawn
         // closer to the cursor than the front's corner 2 (perspective), but
         // the front square hides it.
         let s2 = projected[2].unwrap().screen;
         let s6 = projected[6].unwrap().screen;
-        let cursor = [s2[0] - 3.0, s2[1] + 3.0];
+        // On the front square, most of the way from corner 2 towards 6.
+        let cursor = [s2[0] + 0.7 * (s6[0] - s2[0]), s2[1] + 0.7 * (s6[1] - s2[1])];
         assert!(
             (s6[0] - cursor[0]).hypot(s6[1] - cursor[1])
                 < (s2[0] - cursor[0]).hypot(s2[1] - cursor[1])

@@ -26,7 +26,8 @@ pub struct MeshData {
     pub positions: Vec<three_d::Vec3>,
     /// Normals, one per position.
     pub normals: Vec<three_d::Vec3>,
-    /// New triangles, or `None` to keep the mesh's.
+    /// New triangles, or `None` to keep the mesh's (for a mesh of unshared
+    /// vertices, three per triangle in order: always `None`).
     pub indices: Option<Vec<u32>>,
 }
 
@@ -60,15 +61,18 @@ pub struct Staged {
 struct DynamicMesh {
     colour: Srgba,
     cull: Cull,
+    /// Every three consecutive vertices make a triangle (no indices sent).
+    sequential: bool,
     mesh: Option<Gm<Mesh, PhysicalMaterial>>,
     vertices: usize,
 }
 
 impl DynamicMesh {
-    fn new(colour: Srgba, cull: Cull) -> Self {
+    fn new(colour: Srgba, cull: Cull, sequential: bool) -> Self {
         Self {
             colour,
             cull,
+            sequential,
             mesh: None,
             vertices: 0,
         }
@@ -85,9 +89,12 @@ impl DynamicMesh {
                 return;
             }
         }
-        let Some(indices) = data.indices else {
+        let indices = match data.indices {
+            Some(indices) => indices,
+            // Unshared vertices (the tets): triangle i is 3i, 3i+1, 3i+2.
+            None if self.sequential => (0..data.positions.len() as u32).collect(),
             // A vertex count changed without triangles: wait for them.
-            return;
+            None => return,
         };
         self.vertices = data.positions.len();
         let cpu = CpuMesh {
@@ -147,8 +154,8 @@ impl Scene {
             key: DirectionalLight::new(&context, 2.2, white, vec3(-0.5, -1.0, -0.6)),
             fill: DirectionalLight::new(&context, 0.6, white, vec3(0.7, -0.3, 0.8)),
             // The surface carries both sides (the back with flipped normals).
-            surface: DynamicMesh::new(Srgba::new(226, 120, 72, 255), Cull::Back),
-            tets: DynamicMesh::new(Srgba::new(90, 170, 190, 255), Cull::Back),
+            surface: DynamicMesh::new(Srgba::new(226, 120, 72, 255), Cull::Back, false),
+            tets: DynamicMesh::new(Srgba::new(90, 170, 190, 255), Cull::Back, true),
             show_surface: false,
             show_tets: false,
             grid: None,
@@ -241,7 +248,7 @@ fn grid_mesh(context: &Context, spec: GridSpec) -> Gm<Mesh, ColorMaterial> {
         spec.spacing as f32,
     );
     let half = spacing * (lines - 1) as f32 / 2.0;
-    let w = spacing * 0.005;
+    let w = spacing * 0.008;
     let mut positions = Vec::new();
     let mut indices = Vec::new();
     let mut quad = |corners: [three_d::Vec3; 4]| {

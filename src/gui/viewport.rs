@@ -427,7 +427,7 @@ fn surface_data(positions: &[Vec3], triangles: &[[u32; 3]], new_topology: bool) 
 
 /// The tets shrunk by `scale` about their centroids, flat shaded; with
 /// `cut = (point, normal)`, only those whose centroid lies beyond the
-/// plane (a cut-away). New triangles whenever the kept count changes.
+/// plane (a cut-away). Unshared vertices, three per triangle in order.
 pub fn tet_data(model: &Model, x: &[Vec3], scale: f32, cut: Option<(Vec3, Vec3)>) -> MeshData {
     let mut positions = Vec::new();
     let mut normals = Vec::new();
@@ -453,11 +453,10 @@ pub fn tet_data(model: &Model, x: &[Vec3], scale: f32, cut: Option<(Vec3, Vec3)>
             normals.extend([to3(&n); 3]);
         }
     }
-    let count = positions.len() as u32;
     MeshData {
         positions,
         normals,
-        indices: Some((0..count).collect()),
+        indices: None,
     }
 }
 

@@ -299,7 +299,7 @@ impl Default for Preset {
             },
             sim: SimParams::default(),
             view: View {
-                eye: Vec3::new(0.0, -0.3, 2.2),
+                eye: Vec3::new(1.2, 0.1, 1.9),
                 target: Vec3::new(0.0, -0.3, 0.0),
                 fov_deg: 45.0,
             },
