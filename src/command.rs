@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::mesh::Vec3;
 use crate::model::{TetLimits, Weights};
-use crate::preset::{Build, Material, PinSpec};
+use crate::preset::{Build, Material, PinSpec, Preset};
 use crate::solver::{Collider, SimParams};
 
 /// One request to a [`Session`](crate::session::Session).
@@ -83,6 +83,9 @@ pub enum Command {
     Load(PathBuf),
     /// Save to the preset's file, or with a path, save as.
     Save(Option<PathBuf>),
+    /// Put this whole preset in force as one undoable change (a recovered
+    /// autosave).
+    Restore(Box<Preset>),
     /// Go back to the preset before the last change.
     Undo,
     /// Redo the last undone change.

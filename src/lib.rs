@@ -40,10 +40,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod autosave;
 pub mod bake;
 pub mod bench;
 pub mod command;
 pub mod fsutil;
+pub mod fuzzing;
 #[cfg(feature = "gui")]
 pub mod gui;
 mod located;

@@ -51,7 +51,7 @@ use std::path::{Path, PathBuf};
 use crate::command::Command;
 use crate::mesh::Vec3;
 use crate::model::{Attachment, Model, Pins};
-use crate::preset::{Built, Preset, PresetError, PresetErrorKind, Selector};
+use crate::preset::{Built, MeshSource, Preset, PresetError, PresetErrorKind, Selector};
 use crate::solver::{Energies, Solver, SolverError, State, StepReport, Timings};
 
 /// The preset the front ends open without an argument, when it exists
@@ -543,6 +543,7 @@ impl Session {
             Command::SetLimits(limits) => self.edit(|p| p.material.limits = limits),
             Command::SetMaterial(material) => self.edit(|p| p.material = material),
             Command::SetBuild(build) => self.edit(|p| p.build = build),
+            Command::Restore(preset) => self.change_to(*preset),
             Command::SetPins(pins) => self.edit(|p| p.pins = pins),
             Command::PinHard(vertices) => self.pin(&vertices, PinOp::Hard),
             Command::PinSoft(vertices) => self.pin(&vertices, PinOp::Soft),
@@ -610,7 +611,18 @@ impl Session {
                 let path = path
                     .or_else(|| self.path.clone())
                     .ok_or(SessionError::NoPath)?;
-                self.preset.save(&path)?;
+                // The same mesh file, named from the new file's directory.
+                let mut preset = self.preset.clone();
+                let from = self.base_path().to_owned();
+                rebase_mesh(&mut preset, &from, &path);
+                preset.save(&path)?;
+                // Only the path's spelling changed: no rebuild. The undo
+                // and redo presets are spelled the same way, so going back
+                // does not look like a new mesh.
+                self.preset = preset;
+                for other in self.undo.iter_mut().chain(&mut self.redo) {
+                    rebase_mesh(other, &from, &path);
+                }
                 self.saved = self.preset.clone();
                 self.path = Some(path.clone());
                 Ok(Applied::Saved(path))
@@ -839,6 +851,40 @@ impl Session {
         edited.map_err(|kind| PresetError::new(self.base_path(), kind))?;
         self.change_to(next)
     }
+}
+
+/// Rewrites a relative mesh path of `preset`, relative to the directory of
+/// `from` (the preset's file, or the untitled name in the working
+/// directory), to name the same file from the directory of `to`: relative
+/// when the mesh lies under that directory, else absolute.
+fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
+    let (MeshSource::Obj(mesh) | MeshSource::TetFile(mesh)) = &mut preset.mesh else {
+        return;
+    };
+    if mesh.is_absolute() {
+        return;
+    }
+    let dir = |p: &Path| {
+        let parent = p.parent().unwrap_or(Path::new(""));
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        parent.canonicalize().ok()
+    };
+    let (Some(from_dir), Some(to_dir)) = (dir(from), dir(to)) else {
+        return;
+    };
+    if from_dir == to_dir {
+        return;
+    }
+    let absolute = from_dir.join(&*mesh);
+    let absolute = absolute.canonicalize().unwrap_or(absolute);
+    *mesh = match absolute.strip_prefix(&to_dir) {
+        Ok(inside) => inside.to_owned(),
+        Err(_) => absolute,
+    };
 }
 
 /// Whether `path` names an OBJ file (by its extension).

@@ -396,7 +396,11 @@ fn dragging_the_mesh_while_playing_grabs_and_pulls_a_vertex() {
     let gap = (app.session.state().positions[grabbed as usize] - target).norm();
     harness.state_mut().apply(Command::Step(10));
     let now = harness.state().session.state().positions[grabbed as usize];
-    assert!((now - target).norm() < 0.8 * gap, "{gap} -> {}", (now - target).norm());
+    assert!(
+        (now - target).norm() < 0.8 * gap,
+        "{gap} -> {}",
+        (now - target).norm()
+    );
     harness.drop_at(start + egui::vec2(0.0, 120.0));
     harness.run_steps(2);
     assert_eq!(harness.state().session.grabbed(), None);
@@ -434,4 +438,52 @@ fn an_obj_builds_as_tetrahedra_and_takes_a_volume_material() {
     harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
     harness.run();
     assert!(harness.state().session.model().tets.is_empty());
+}
+
+#[test]
+fn an_autosave_left_by_a_crash_is_offered_and_recovered() {
+    use softbody::autosave::{Autosave, INTERVAL};
+    let dir = std::env::temp_dir().join(format!("softbody-gui-recover-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // A run that changed the bending weight and then died.
+    let mut crashed = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
+    crashed
+        .apply(Command::SetWeight(WeightKind::Bending, 7.0))
+        .unwrap();
+    Autosave::new(dir.clone(), INTERVAL)
+        .write(&crashed)
+        .unwrap();
+
+    let start = |dir: PathBuf| {
+        let session = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
+        let mut harness = Harness::builder()
+            .with_size([1280.0, 800.0])
+            .build_eframe(move |cc| {
+                EditorApp::new(cc, session, None).with_autosave(Autosave::new(dir, INTERVAL))
+            });
+        harness.run();
+        harness
+    };
+    let mut harness = start(dir.clone());
+    harness.get_by_label("Recover unsaved changes?");
+    harness.get_by_label("Recover").click();
+    harness.run();
+    let app = harness.state();
+    assert_eq!(app.session.preset().material.weights.bending, 7.0);
+    assert!(app.session.is_dirty());
+    assert_eq!(app.session.undo_len(), 1);
+    drop(harness);
+
+    // Declining removes it: the next start offers nothing.
+    let mut harness = start(dir.clone());
+    harness.get_by_label("Discard").click();
+    harness.run();
+    assert_eq!(
+        harness.state().session.preset().material.weights.bending,
+        20.0
+    );
+    drop(harness);
+    let harness = start(dir.clone());
+    assert!(harness.query_by_label("Recover unsaved changes?").is_none());
+    let _ = std::fs::remove_dir_all(&dir);
 }

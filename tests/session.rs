@@ -440,3 +440,36 @@ fn bad_commands_leave_the_session_unchanged() {
     assert_eq!(s.undo_len(), 0);
     assert_eq!(s.solver().model().weights, preset.material.weights);
 }
+
+/// Saving as into another directory keeps the mesh: a relative mesh path
+/// is rewritten to name the same file from there, and the saved preset
+/// loads and builds the same model.
+#[test]
+fn save_as_elsewhere_keeps_the_mesh_reachable() {
+    let dir = temp_dir("save-as-mesh");
+    let sessions = [
+        // `../meshes/sphere.obj`, relative to `presets/`.
+        Session::open(Path::new("presets/jelly.toml")).unwrap(),
+        // `meshes/box.obj`, relative to the working directory.
+        Session::new(Preset::for_obj(Path::new("meshes/box.obj")), None).unwrap(),
+    ];
+    for mut s in sessions {
+        let vertices = s.model().vertex_count();
+        let density = s.preset().material.density;
+        apply(&mut s, Command::SetDensity(density * 2.0));
+        let target = dir.join("elsewhere.toml");
+        apply(&mut s, Command::Save(Some(target.clone())));
+        assert!(!s.is_dirty());
+        // Undo after the save-as is a density change, not a new mesh.
+        assert_eq!(apply(&mut s, Command::Undo), Applied::Refactored);
+        apply(&mut s, Command::Redo);
+        let saved = Preset::load(&target).unwrap();
+        let (MeshSource::Obj(mesh) | MeshSource::TetFile(mesh)) = &saved.mesh else {
+            panic!("an OBJ preset");
+        };
+        assert!(mesh.is_absolute(), "{}", mesh.display());
+        let reopened = Session::open(&target).unwrap();
+        assert_eq!(reopened.model().vertex_count(), vertices);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

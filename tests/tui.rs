@@ -476,3 +476,77 @@ fn a_tet_model_lists_the_tet_weights() {
     assert!(app.status.is_empty(), "{}", app.status);
     assert!(!app.session.model().pins.hard_vertices().is_empty());
 }
+
+/// A temporary directory of this test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("softbody-tui-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn quitting_with_unsaved_changes_asks_first() {
+    // Nothing unsaved: q quits at once.
+    let mut app = cloth();
+    assert_eq!(app.handle_key(ch('q')), Action::Quit);
+    // Unsaved: q asks; any other key stays; d discards and quits.
+    app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    assert_eq!(app.handle_key(ch('q')), Action::None);
+    assert_eq!(app.mode, Mode::ConfirmQuit);
+    assert!(screen(&app, 100, 30).contains("Unsaved changes"));
+    assert_eq!(app.handle_key(key(KeyCode::Esc)), Action::None);
+    assert_eq!(app.mode, Mode::Normal);
+    app.handle_key(ch('q'));
+    assert_eq!(app.handle_key(ch('d')), Action::Quit);
+    // s saves and quits when the preset has a file...
+    let dir = scratch("quit");
+    let file = dir.join("cloth.toml");
+    let mut app = cloth();
+    app.apply(Command::Save(Some(file.clone())));
+    app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    app.handle_key(ch('q'));
+    assert!(!app.on_key(ch('s')), "saved, so it quits");
+    assert_eq!(Preset::load(&file).unwrap().material.weights.bending, 3.0);
+    // ...and stays, saying why, when it has none.
+    let mut app = untitled();
+    app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    app.handle_key(ch('q'));
+    assert!(app.on_key(ch('s')), "no file: it stays");
+    assert!(app.status.starts_with("error"), "{}", app.status);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_autosave_left_by_a_crash_is_offered_at_start() {
+    use softbody::autosave::{Autosave, INTERVAL};
+    let dir = scratch("recover");
+    // A run that changed the bending weight, autosaved, and died.
+    let mut crashed = cloth();
+    crashed.apply(Command::SetWeight(WeightKind::Bending, 7.0));
+    let mut autosave = Autosave::new(dir.clone(), INTERVAL);
+    autosave.write(&crashed.session).unwrap();
+
+    let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    assert!(matches!(app.mode, Mode::Recover(_)));
+    assert!(screen(&app, 100, 30).contains("Recover unsaved changes?"));
+    // Other keys keep the question up.
+    assert_eq!(app.handle_key(ch(' ')), Action::None);
+    assert!(matches!(app.mode, Mode::Recover(_)));
+    app.handle_key(ch('r'));
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.session.preset().material.weights.bending, 7.0);
+    assert!(app.session.is_dirty());
+    // Unsaved, so the next tick writes it again; a clean exit removes it.
+    app.tick_autosave();
+    assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_some());
+    app.finish();
+    assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());
+    // Declined: gone too.
+    autosave.write(&crashed.session).unwrap();
+    let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    app.handle_key(ch('x'));
+    assert_eq!(app.session.preset().material.weights.bending, 20.0);
+    assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}

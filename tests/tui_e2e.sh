@@ -23,6 +23,8 @@ fi
 bin=$(realpath "$bin")
 socket=softbody-ci-$$
 tmp=$(mktemp -d)
+# Autosaves of these runs go here, not into the home directory.
+export SOFTBODY_AUTOSAVE_DIR="$tmp/autosave"
 passed=0
 failed=0
 

@@ -17,6 +17,7 @@ use super::panels::{self, PanelState, Request, StatusInfo};
 use super::plots;
 use super::selection::Selection;
 use super::viewport::{Tool, ViewEvent, ViewInput, Viewport3d};
+use crate::autosave::{Autosave, Recovery};
 use crate::command::Command;
 use crate::param::Pacer;
 use crate::session::{Applied, Session};
@@ -70,6 +71,10 @@ pub struct EditorApp {
     /// Closing was confirmed (or nothing was unsaved).
     may_close: bool,
     show_controls: bool,
+    /// Writes unsaved changes for crash recovery (none in tests).
+    autosave: Option<Autosave>,
+    /// An autosave from an earlier run, offered until answered.
+    recovery: Option<Recovery>,
     /// The window title last set.
     title: String,
     last_frame: Option<Instant>,
@@ -118,12 +123,22 @@ impl EditorApp {
             pending: None,
             may_close: false,
             show_controls: false,
+            autosave: None,
+            recovery: None,
             title: String::new(),
             last_frame: None,
             script: None,
         };
         app.aim();
         app
+    }
+
+    /// Autosaves unsaved changes with `autosave`, first offering what an
+    /// earlier run left there.
+    pub fn with_autosave(mut self, autosave: Autosave) -> Self {
+        self.recovery = autosave.recovery();
+        self.autosave = Some(autosave);
+        self
     }
 
     /// The settings to persist.
@@ -465,7 +480,62 @@ impl EditorApp {
                 None => {}
             }
         }
+        self.recovery_window(ctx);
         menu::controls_window(ctx, &mut self.show_controls);
+    }
+
+    /// Offers the autosave an earlier run left.
+    fn recovery_window(&mut self, ctx: &egui::Context) {
+        let Some(recovery) = &self.recovery else {
+            return;
+        };
+        let mut answer = None;
+        egui::Modal::new(egui::Id::unique("recover")).show(ctx, |ui| {
+            ui.heading("Recover unsaved changes?");
+            let origin = recovery
+                .origin
+                .as_ref()
+                .map_or_else(|| "an untitled preset".to_owned(), |p| p.display().to_string());
+            let age = recovery
+                .written_at
+                .elapsed()
+                .map_or_else(|_| "recently".to_owned(), |d| format!("{} s ago", d.as_secs()));
+            ui.label(format!(
+                "An earlier session of “{}” ({origin}) ended with unsaved changes, autosaved {age}.",
+                recovery.preset.name
+            ));
+            ui.horizontal(|ui| {
+                if ui.button("Recover").clicked() {
+                    answer = Some(true);
+                }
+                if ui.button("Discard").clicked() {
+                    answer = Some(false);
+                }
+            });
+        });
+        match answer {
+            Some(true) => {
+                let recovery = self.recovery.take().expect("offered");
+                match recovery.into_session() {
+                    Ok(session) => {
+                        self.session = session;
+                        self.selection = Selection::new(self.session.model().vertex_count());
+                        self.pacer.forget();
+                        self.viewport.reset();
+                        self.aim();
+                        self.message = "recovered the autosaved changes".to_owned();
+                    }
+                    Err(e) => self.message = format!("error: cannot recover the autosave: {e}"),
+                }
+            }
+            Some(false) => {
+                self.recovery = None;
+                if let Some(autosave) = &mut self.autosave {
+                    autosave.clear();
+                }
+            }
+            None => {}
+        }
     }
 
     /// Opens files dropped on the window (the first one).
@@ -511,6 +581,11 @@ impl eframe::App for EditorApp {
         self.windows(&ctx);
         self.view_events(events);
         self.requests(&ctx, requests);
+        if let (Some(autosave), None) = (&mut self.autosave, &self.recovery) {
+            if let Err(e) = autosave.tick(&self.session) {
+                self.message = format!("error: autosave: {e}");
+            }
+        }
         if ctx.input(|i| i.viewport().close_requested())
             && self.session.is_dirty()
             && !self.may_close
@@ -537,5 +612,13 @@ impl eframe::App for EditorApp {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, STORAGE_KEY, &self.settings());
+    }
+
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        // A clean exit: unsaved changes were saved or knowingly discarded
+        // (closing asks first); only a crash leaves the autosave behind.
+        if let (Some(autosave), None) = (&mut self.autosave, &self.recovery) {
+            autosave.clear();
+        }
     }
 }

@@ -26,6 +26,7 @@ pub mod viewport;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use crate::autosave::{Autosave, INTERVAL};
 use crate::session::{Session, SessionError};
 use app::EditorApp;
 use capture::Script;
@@ -104,7 +105,13 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
         "Softbody Studio",
         native,
         Box::new(move |cc| {
+            let scripted = script.is_some();
             let mut app = EditorApp::new(cc, session, script);
+            // A scripted run (CI, screenshots) neither offers nor writes
+            // crash-recovery autosaves.
+            if !scripted {
+                app = app.with_autosave(Autosave::new(Autosave::default_dir(), INTERVAL));
+            }
             for &name in &options.overlays {
                 app.viewport.overlays.enable(name);
             }

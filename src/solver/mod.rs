@@ -93,7 +93,7 @@ pub struct StepReport {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SolverError {
     /// A parameter is out of its valid range.
-    #[error("invalid parameter: {0}")]
+    #[error("invalid simulation parameter: {0}")]
     InvalidParameter(String),
     /// The system matrix could not be factorised.
     #[error(
@@ -101,7 +101,10 @@ pub enum SolverError {
     )]
     Factorization(String),
     /// The simulation diverged; the state was left at the last good frame.
-    #[error("simulation blew up at frame {frame}: {reason}; paused at the last good frame")]
+    #[error(
+        "simulation blew up at frame {frame}: {reason}; paused at the last good frame \
+         (try a smaller time step, more substeps or iterations, or lower the stiffest weight)"
+    )]
     BlowUp {
         /// The frame that failed.
         frame: u64,

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::autosave::{Autosave, Recovery};
 use crate::command::Command;
 use crate::mesh::Vec3;
 use crate::model::Model;
@@ -39,7 +40,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("o", "open a preset from presets/"),
     ("← → [ ]", "rotate / tilt the preview"),
     ("?", "this help"),
-    ("q", "quit"),
+    ("q", "quit (asks first when there are unsaved changes)"),
 ];
 
 /// The entries of the pin menu, in the order it lists them.
@@ -86,6 +87,11 @@ pub enum Mode {
     },
     /// The help overlay.
     Help,
+    /// Quitting with unsaved changes: save, discard or stay.
+    ConfirmQuit,
+    /// An autosave from an earlier run that ended with unsaved changes:
+    /// recover or discard it.
+    Recover(Box<Recovery>),
 }
 
 /// What a key asks for.
@@ -97,6 +103,8 @@ pub enum Action {
     Apply(Command),
     /// Leave the terminal UI.
     Quit,
+    /// Save, then leave if that worked.
+    SaveAndQuit,
 }
 
 /// The terminal UI: the session and the UI-only state around it.
@@ -117,6 +125,8 @@ pub struct App {
     pub preset_dir: PathBuf,
     /// Steps the session in real time.
     pub pacer: Pacer,
+    /// Writes unsaved changes for crash recovery (none in tests).
+    autosave: Option<Autosave>,
 }
 
 impl App {
@@ -131,6 +141,37 @@ impl App {
             status: String::new(),
             preset_dir,
             pacer: Pacer::default(),
+            autosave: None,
+        }
+    }
+
+    /// Autosaves unsaved changes with `autosave`, first offering what an
+    /// earlier run left there.
+    pub fn with_autosave(mut self, autosave: Autosave) -> Self {
+        if let Some(recovery) = autosave.recovery() {
+            self.mode = Mode::Recover(Box::new(recovery));
+        }
+        self.autosave = Some(autosave);
+        self
+    }
+
+    /// Writes the autosave when due (not while a recovery is offered).
+    pub fn tick_autosave(&mut self) {
+        if matches!(self.mode, Mode::Recover(_)) {
+            return;
+        }
+        if let Some(autosave) = &mut self.autosave {
+            if let Err(e) = autosave.tick(&self.session) {
+                self.status = format!("error: autosave: {e}");
+            }
+        }
+    }
+
+    /// A clean exit: removes the autosave (the changes were saved or
+    /// knowingly discarded).
+    pub fn finish(&mut self) {
+        if let Some(autosave) = &mut self.autosave {
+            autosave.clear();
         }
     }
 
@@ -156,6 +197,12 @@ impl App {
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => self.normal_key(key.code),
             Mode::Help => Action::None,
+            Mode::ConfirmQuit => match key.code {
+                KeyCode::Char('s') => Action::SaveAndQuit,
+                KeyCode::Char('d') => Action::Quit,
+                _ => Action::None,
+            },
+            Mode::Recover(recovery) => self.recover_key(key.code, *recovery),
             Mode::Pins => self.pin_key(key.code),
             Mode::Open { files, selected } => self.open_key(key.code, files, selected),
             Mode::Edit { param, text } => self.text_field(
@@ -217,6 +264,10 @@ impl App {
             KeyCode::Char('r') => Action::Apply(Command::Reset),
             KeyCode::Char('u') => Action::Apply(Command::Undo),
             KeyCode::Char('U') => Action::Apply(Command::Redo),
+            KeyCode::Char('q') if self.session.is_dirty() => {
+                self.mode = Mode::ConfirmQuit;
+                Action::None
+            }
             KeyCode::Char('q') => Action::Quit,
             KeyCode::Char('?') => {
                 self.mode = Mode::Help;
@@ -337,12 +388,40 @@ impl App {
         Action::None
     }
 
+    /// `r` recovers the offered autosave, `x` or Esc discards it; other
+    /// keys keep the offer up.
+    fn recover_key(&mut self, code: KeyCode, recovery: Recovery) -> Action {
+        match code {
+            KeyCode::Char('r') => match recovery.into_session() {
+                Ok(session) => {
+                    self.session = session;
+                    self.selected = 0;
+                    self.pacer.forget();
+                    self.status = "recovered the autosaved changes".to_owned();
+                }
+                Err(e) => self.status = format!("error: cannot recover the autosave: {e}"),
+            },
+            KeyCode::Char('x') | KeyCode::Esc => {
+                if let Some(autosave) = &mut self.autosave {
+                    autosave.clear();
+                }
+            }
+            _ => self.mode = Mode::Recover(Box::new(recovery)),
+        }
+        Action::None
+    }
+
     /// Handles `key` ([`App::handle_key`]) and applies its command to the
     /// session, reporting the outcome or error in [`App::status`]. Returns
     /// `false` when the UI should quit.
     pub fn on_key(&mut self, key: KeyEvent) -> bool {
         match self.handle_key(key) {
             Action::Quit => false,
+            Action::SaveAndQuit => {
+                self.apply(Command::Save(None));
+                // A preset without a file, or a failed save: stay, and say why.
+                self.session.is_dirty()
+            }
             Action::None => true,
             Action::Apply(command) => {
                 self.apply(command);

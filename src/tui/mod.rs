@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 
+use crate::autosave::Autosave;
 use crate::session::{Session, SessionError};
 use app::App;
 
@@ -55,7 +56,10 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
         .filter(|dir| dir.is_dir())
         .or_else(|| path.as_deref().and_then(Path::parent).map(Path::to_owned))
         .unwrap_or_else(|| PathBuf::from("."));
-    let mut app = App::new(session, preset_dir);
+    let mut app = App::new(session, preset_dir).with_autosave(Autosave::new(
+        Autosave::default_dir(),
+        crate::autosave::INTERVAL,
+    ));
     // `try_init` installs a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init()?;
     let _restore = Restore;
@@ -75,6 +79,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<
     loop {
         let start = Instant::now();
         app.advance(SIM_BUDGET);
+        app.tick_autosave();
         terminal.draw(|frame| ui::render(frame, app))?;
         let deadline = start + FRAME;
         loop {
@@ -84,6 +89,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<
             }
             match event::read()? {
                 Event::Key(key) if key.kind != KeyEventKind::Release && !app.on_key(key) => {
+                    app.finish();
                     return Ok(());
                 }
                 // A resize needs nothing more: the next `draw` adapts.

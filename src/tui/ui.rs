@@ -369,6 +369,32 @@ fn render_overlay(frame: &mut Frame, app: &App) {
             popup(frame, &title, field(text), 40);
         }
         Mode::SaveAs { text } => popup(frame, " Save as ", field(text), 60),
+        Mode::ConfirmQuit => popup(
+            frame,
+            " Unsaved changes ",
+            key_lines(&[
+                ("s", "save and quit"),
+                ("d", "discard the changes and quit"),
+                ("other", "stay"),
+            ]),
+            44,
+        ),
+        Mode::Recover(recovery) => {
+            let origin = recovery
+                .origin
+                .as_ref()
+                .map_or_else(|| "untitled".to_owned(), |p| p.display().to_string());
+            let mut lines = vec![
+                Line::from(format!(
+                    " An earlier run of “{}” ended with",
+                    recovery.preset.name
+                )),
+                Line::from(format!(" unsaved changes ({origin}).")),
+                Line::from(""),
+            ];
+            lines.extend(key_lines(&[("r", "recover them"), ("x", "discard them")]));
+            popup(frame, " Recover unsaved changes? ", lines, 64);
+        }
         Mode::PinGroup { text } => popup(frame, " Pin group ", field(text), 40),
     }
 }

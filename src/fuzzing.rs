@@ -1,0 +1,71 @@
+//! Entry points for the fuzz targets (`fuzz/`, cargo-fuzz + libFuzzer) and
+//! their regression tests (`tests/fuzz_regressions.rs`): each takes
+//! untrusted bytes through the same path the product takes a file, and
+//! must return (an error is fine) without panicking, hanging or blowing up
+//! memory.
+
+use std::path::Path;
+
+use crate::mesh::{self, ImportOptions, ValidateOptions, tet_io};
+use crate::model::{Model, Springs, Weights};
+use crate::preset::Preset;
+
+/// The largest input the targets pass on: the parsers' work is linear, and
+/// bigger inputs only slow the fuzzer down.
+pub const MAX_INPUT: usize = 1 << 16;
+
+/// An OBJ file: parse, validate, and build the spring model.
+pub fn obj(data: &[u8]) {
+    let path = Path::new("fuzz.obj");
+    let Ok((raw, _)) = mesh::import_obj_bytes(data, path, &ImportOptions::default()) else {
+        return;
+    };
+    let Ok((surface, _)) = mesh::validate(&raw, path, &ValidateOptions::default()) else {
+        return;
+    };
+    let model = Model::from_surface(&surface, 0.1, Weights::default());
+    assert_eq!(model.rest.len(), surface.positions().len());
+    let springs = Springs::from_surface(&surface);
+    assert!(springs.structural.iter().all(|s| s.rest.is_finite()));
+}
+
+/// A preset file: parse and check it; a valid one must save and parse back
+/// equal.
+pub fn preset(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let path = Path::new("fuzz.toml");
+    let Ok(loaded) = Preset::parse(text, path) else {
+        return;
+    };
+    let saved = loaded
+        .preset
+        .to_toml_string()
+        .expect("a parsed preset serialises");
+    let again = Preset::parse(&saved, path).expect("a saved preset parses");
+    assert_eq!(again.preset, loaded.preset);
+}
+
+/// A TetGen pair: the bytes before the first NUL are the `.node` file, the
+/// rest the `.ele` file. A mesh that reads builds a tet model.
+pub fn tetgen(data: &[u8]) {
+    let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    let (node, ele) = (&data[..split], data.get(split + 1..).unwrap_or(&[]));
+    if let Ok(mesh) = tet_io::parse_tetgen(node, ele, Path::new("fuzz.node")) {
+        tet_model(&mesh);
+    }
+}
+
+/// A Gmsh `.msh` file (2.2 or 4.1 ASCII). A mesh that reads builds a tet
+/// model.
+pub fn msh(data: &[u8]) {
+    if let Ok(mesh) = tet_io::parse_msh(data, Path::new("fuzz.msh")) {
+        tet_model(&mesh);
+    }
+}
+
+fn tet_model(mesh: &mesh::TetMesh) {
+    let model = Model::from_tet_mesh(mesh, 1000.0, Weights::default(), false);
+    assert!(model.masses.iter().all(|m| m.is_finite() && *m >= 0.0));
+}
