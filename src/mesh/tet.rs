@@ -68,11 +68,14 @@ impl TetMesh {
                 });
             }
             let [a, b, c, d] = tet.map(|v| positions[v as usize]);
-            if rest_shape(a, b, c, d).is_none() {
-                return Err(TetMeshError::Degenerate(t));
-            }
             if signed_volume(&a, &b, &c, &d) < 0.0 {
                 tet.swap(2, 3);
+            }
+            // Checked in the stored order: the rest shape depends on which
+            // vertex is last, and the model computes it in this order.
+            let [a, b, c, d] = tet.map(|v| positions[v as usize]);
+            if rest_shape(a, b, c, d).is_none() {
+                return Err(TetMeshError::Degenerate(t));
             }
         }
         Ok(Self { positions, tets })
