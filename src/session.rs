@@ -659,6 +659,21 @@ impl Session {
         }
     }
 
+    /// Takes a frame that a copy of this session's solver stepped elsewhere
+    /// (a front end's simulation thread, from [`Session::state`]) as if
+    /// [`Session::tick`] had stepped it: the state and the history move on.
+    pub fn accept_frame(&mut self, state: State, report: &StepReport) {
+        self.history.record(&state, report);
+        self.state = state;
+    }
+
+    /// Takes a blow-up met elsewhere (see [`Session::accept_frame`]): pauses
+    /// at the last accepted frame with the warning.
+    pub fn accept_blow_up(&mut self, error: SolverError) {
+        self.playing = false;
+        self.warning = Some(error);
+    }
+
     /// Steps `frames` frames; a blow-up pauses at the last good frame.
     fn step(&mut self, frames: usize) -> Result<Applied, SessionError> {
         for done in 0..frames {

@@ -17,6 +17,7 @@ use super::panels::{self, PanelState, Request, StatusInfo};
 use super::plots;
 use super::selection::Selection;
 use super::viewport::{Tool, ViewEvent, ViewInput, Viewport3d};
+use super::worker::SimWorker;
 use crate::autosave::{Autosave, Recovery};
 use crate::command::Command;
 use crate::param::Pacer;
@@ -75,6 +76,11 @@ pub struct EditorApp {
     autosave: Option<Autosave>,
     /// An autosave from an earlier run, offered until answered.
     recovery: Option<Recovery>,
+    /// The simulation thread (none: the UI thread steps within
+    /// [`SIM_BUDGET`], as in tests).
+    worker: Option<SimWorker>,
+    /// The session changed since the worker last got it.
+    unsynced: bool,
     /// The window title last set.
     title: String,
     last_frame: Option<Instant>,
@@ -125,6 +131,8 @@ impl EditorApp {
             show_controls: false,
             autosave: None,
             recovery: None,
+            worker: None,
+            unsynced: false,
             title: String::new(),
             last_frame: None,
             script: None,
@@ -139,6 +147,21 @@ impl EditorApp {
         self.recovery = autosave.recovery();
         self.autosave = Some(autosave);
         self
+    }
+
+    /// Steps the simulation on its own thread (see [`SimWorker`]), so a
+    /// slow frame never holds up drawing.
+    pub fn with_worker(mut self) -> Self {
+        self.worker = Some(SimWorker::spawn());
+        self.unsynced = true;
+        self
+    }
+
+    /// Simulated frames per second.
+    pub fn sim_fps(&self) -> f64 {
+        self.worker
+            .as_ref()
+            .map_or(self.pacer.sim_fps, |w| w.sim_fps)
     }
 
     /// The settings to persist.
@@ -161,6 +184,7 @@ impl EditorApp {
 
     /// Applies `command`, reporting the outcome in [`EditorApp::message`].
     pub fn apply(&mut self, command: Command) {
+        self.unsynced = true;
         let loading = matches!(command, Command::Load(_));
         let vertices = self.session.model().vertex_count();
         self.message = match self.session.apply(command) {
@@ -240,7 +264,7 @@ impl EditorApp {
                 &self.session,
                 &StatusInfo {
                     ui_fps: self.ui_fps,
-                    sim_fps: self.pacer.sim_fps,
+                    sim_fps: self.sim_fps(),
                     message: &self.message,
                 },
             );
@@ -334,9 +358,15 @@ impl EditorApp {
                 ViewEvent::Select(mode, vertices) => self.selection.apply(mode, &vertices),
                 ViewEvent::Grab { vertex, target } => self.apply(Command::Grab { vertex, target }),
                 ViewEvent::Drag(target) => {
-                    // Dragging moves a target only: no message.
-                    if let Err(e) = self.session.apply(Command::Drag { target }) {
-                        self.message = format!("error: {e}");
+                    // Dragging moves a target only: no message, and the
+                    // simulation thread carries on with the new target.
+                    match self.session.apply(Command::Drag { target }) {
+                        Ok(_) => {
+                            if let Some(worker) = &self.worker {
+                                worker.targets(&self.session);
+                            }
+                        }
+                        Err(e) => self.message = format!("error: {e}"),
                     }
                 }
                 ViewEvent::Release => self.apply(Command::Release),
@@ -519,6 +549,7 @@ impl EditorApp {
                 match recovery.into_session() {
                     Ok(session) => {
                         self.session = session;
+                        self.unsynced = true;
                         self.selection = Selection::new(self.session.model().vertex_count());
                         self.pacer.forget();
                         self.viewport.reset();
@@ -567,9 +598,17 @@ impl eframe::App for EditorApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         self.measure_fps();
-        // Step first: the layout below only reads the session.
-        if let Err(e) = self.pacer.advance(&mut self.session, SIM_BUDGET) {
-            self.message = format!("error: {e}");
+        // Step (or take in what the thread stepped) first: the layout below
+        // only reads the session.
+        match &mut self.worker {
+            Some(worker) => {
+                worker.collect(&mut self.session);
+            }
+            None => {
+                if let Err(e) = self.pacer.advance(&mut self.session, SIM_BUDGET) {
+                    self.message = format!("error: {e}");
+                }
+            }
         }
         self.dropped_files(&ctx);
         let (mut requests, escape) = menu::shortcuts(&ctx);
@@ -581,6 +620,10 @@ impl eframe::App for EditorApp {
         self.windows(&ctx);
         self.view_events(events);
         self.requests(&ctx, requests);
+        if let (Some(worker), true) = (&mut self.worker, self.unsynced) {
+            worker.sync(&self.session);
+            self.unsynced = false;
+        }
         if let (Some(autosave), None) = (&mut self.autosave, &self.recovery) {
             if let Err(e) = autosave.tick(&self.session) {
                 self.message = format!("error: autosave: {e}");
@@ -604,8 +647,8 @@ impl eframe::App for EditorApp {
         if self.session.is_playing() {
             ctx.request_repaint();
         }
+        let rates = [self.ui_fps, self.sim_fps()];
         if let Some(run) = &mut self.script {
-            let rates = [self.ui_fps, self.pacer.sim_fps];
             run.frame_done(&ctx, self.viewport.rect, self.viewport.has_scene(), rates);
         }
     }

@@ -9,7 +9,8 @@
 //! by [`scene`] (three-d inside an egui paint callback) with the
 //! [`overlay`]s on top, looking through a [`camera`]; [`picking`] and
 //! [`selection`] hold the geometry and the set behind selecting;
-//! [`capture`] is the headless screenshot run. [`run`] opens the window.
+//! [`capture`] is the headless screenshot run; [`worker`] steps the
+//! simulation on its own thread. [`run`] opens the window.
 
 pub mod app;
 pub mod camera;
@@ -22,6 +23,7 @@ pub mod plots;
 pub mod scene;
 pub mod selection;
 pub mod viewport;
+pub mod worker;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -106,7 +108,7 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
         native,
         Box::new(move |cc| {
             let scripted = script.is_some();
-            let mut app = EditorApp::new(cc, session, script);
+            let mut app = EditorApp::new(cc, session, script).with_worker();
             // A scripted run (CI, screenshots) neither offers nor writes
             // crash-recovery autosaves.
             if !scripted {

@@ -113,7 +113,10 @@ pub enum SolverError {
     },
 }
 
-/// A prefactored projective-dynamics solver for one [`Model`].
+/// A prefactored projective-dynamics solver for one [`Model`]. A clone is
+/// an independent solver in the same state (a front end steps one on a
+/// worker thread).
+#[derive(Clone)]
 pub struct Solver {
     model: Model,
     params: SimParams,
@@ -135,7 +138,7 @@ pub struct Solver {
 
 /// The projections of one local step, in constraint order: springs by
 /// kind then soft pins in `points`, tets in `tets`.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Stored {
     points: Vec<Vec3>,
     tets: Vec<TetProjections>,

@@ -11,6 +11,7 @@
 //! PD iteration; [`FusedFactor`] copies `L` into compact compressed columns
 //! after each factorisation and solves x, y and z in one pass.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
@@ -84,13 +85,35 @@ impl LowerPattern {
 /// and solves in place without allocating.
 pub(crate) struct SparseCholesky {
     pattern: LowerPattern,
-    symbolic: SymbolicCholesky<usize>,
+    /// Shared by clones: the analysis never changes after it is made.
+    symbolic: Arc<SymbolicCholesky<usize>>,
     l_values: Vec<f64>,
     buffer: MemBuffer,
     par: Par,
 }
 
 const MAX_RHS_COLUMNS: usize = 3;
+
+/// The scratch memory a factorisation and a solve with `symbolic` need.
+fn scratch(symbolic: &SymbolicCholesky<usize>, par: Par) -> StackReq {
+    StackReq::any_of(&[
+        symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()),
+        symbolic.solve_in_place_scratch::<f64>(MAX_RHS_COLUMNS, par),
+    ])
+}
+
+impl Clone for SparseCholesky {
+    /// The same factor, with scratch memory of its own.
+    fn clone(&self) -> Self {
+        Self {
+            pattern: self.pattern.clone(),
+            symbolic: Arc::clone(&self.symbolic),
+            l_values: self.l_values.clone(),
+            buffer: MemBuffer::new(scratch(&self.symbolic, self.par)),
+            par: self.par,
+        }
+    }
+}
 
 impl SparseCholesky {
     /// Orders, analyses and factorises the matrix with `pattern` and `values`.
@@ -111,15 +134,11 @@ impl SparseCholesky {
         )
         .map_err(|e| SolverError::Factorization(format!("{e:?}")))?;
         let par = Par::Seq;
-        let req = StackReq::any_of(&[
-            symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()),
-            symbolic.solve_in_place_scratch::<f64>(MAX_RHS_COLUMNS, par),
-        ]);
         let mut this = Self {
             l_values: vec![0.0; symbolic.len_val()],
-            symbolic,
+            buffer: MemBuffer::new(scratch(&symbolic, par)),
+            symbolic: Arc::new(symbolic),
             pattern: pattern.clone(),
-            buffer: MemBuffer::new(req),
             par,
         };
         this.refactor(values)?;
@@ -212,7 +231,7 @@ impl SparseCholesky {
 /// `L` of `P A Pᵀ = L Lᵀ` in compressed columns (strictly lower part, 32-bit
 /// row indices, reciprocal diagonal apart) for solving three right-hand sides
 /// in one pass.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct FusedFactor {
     /// `perm[k]`: the unknown that is row `k` of the permuted system.
     perm: Vec<u32>,
@@ -405,6 +424,7 @@ fn tet_gram(tet: &Tet) -> [[f64; 4]; 4] {
 }
 
 /// The PD system over the free vertices of one model.
+#[derive(Clone)]
 pub(crate) struct System {
     /// Vertex of each unknown.
     free: Vec<u32>,

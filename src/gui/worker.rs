@@ -1,0 +1,313 @@
+//! The editor's simulation thread, so a slow frame never holds up drawing.
+//!
+//! The thread steps a clone of the session's [`Solver`] from the session's
+//! [`State`] in real time and sends every frame back; each UI frame
+//! [`SimWorker::collect`] feeds them into the session
+//! ([`Session::accept_frame`]), which the panels and the view then draw.
+//! Whenever a command changes the session, [`SimWorker::sync`] hands the
+//! thread a fresh clone and state under a new epoch, and frames of an older
+//! epoch still in flight are dropped. Dragging a grabbed vertex only moves
+//! soft-pin targets, which [`SimWorker::targets`] forwards without a
+//! restart.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::mesh::Vec3;
+use crate::session::Session;
+use crate::solver::{Solver, SolverError, State, StepReport};
+
+/// Frames the thread may run ahead of the UI before it waits.
+const AHEAD: usize = 4;
+
+/// What the UI tells the thread.
+enum Message {
+    /// Start over from `solver` and `state`, stepping if `playing`.
+    Sync {
+        epoch: u64,
+        solver: Box<Solver>,
+        state: State,
+        playing: bool,
+    },
+    /// New soft-pin targets (the grab moved).
+    Targets(Vec<Vec3>),
+}
+
+/// What the thread sends back.
+enum Outcome {
+    Frame {
+        epoch: u64,
+        state: State,
+        report: StepReport,
+    },
+    BlewUp {
+        epoch: u64,
+        error: SolverError,
+    },
+}
+
+/// The simulation thread of one editor.
+pub struct SimWorker {
+    messages: Option<Sender<Message>>,
+    outcomes: Option<Receiver<Outcome>>,
+    epoch: u64,
+    thread: Option<JoinHandle<()>>,
+    /// Simulated frames per second taken in, averaged.
+    pub sim_fps: f64,
+    last_collect: Option<Instant>,
+}
+
+impl SimWorker {
+    /// Starts the thread (idle until the first [`SimWorker::sync`]).
+    pub fn spawn() -> Self {
+        let (messages, inbox) = mpsc::channel();
+        let (outbox, outcomes) = mpsc::sync_channel(AHEAD);
+        let thread = std::thread::Builder::new()
+            .name("simulation".into())
+            .spawn(move || run(&inbox, &outbox))
+            .ok();
+        Self {
+            messages: Some(messages),
+            outcomes: Some(outcomes),
+            epoch: 0,
+            thread,
+            sim_fps: 0.0,
+            last_collect: None,
+        }
+    }
+
+    /// Hands the thread the session's solver and state: it steps from them
+    /// while the session plays. Frames stepped before are dropped.
+    pub fn sync(&mut self, session: &Session) {
+        self.epoch += 1;
+        self.send(Message::Sync {
+            epoch: self.epoch,
+            solver: Box::new(session.solver().clone()),
+            state: session.state().clone(),
+            playing: session.is_playing(),
+        });
+    }
+
+    /// Forwards the session's soft-pin targets (after a drag).
+    pub fn targets(&self, session: &Session) {
+        let targets = session.solver().model().pins.soft.iter().map(|a| a.target);
+        self.send(Message::Targets(targets.collect()));
+    }
+
+    fn send(&self, message: Message) {
+        if let Some(messages) = &self.messages {
+            // A thread that is gone (it panicked) simply stops stepping.
+            let _ = messages.send(message);
+        }
+    }
+
+    /// Feeds the frames stepped since the last call into `session`;
+    /// returns how many.
+    pub fn collect(&mut self, session: &mut Session) -> usize {
+        let mut frames = 0;
+        if let Some(outcomes) = &self.outcomes {
+            while let Ok(outcome) = outcomes.try_recv() {
+                match outcome {
+                    Outcome::Frame {
+                        epoch,
+                        state,
+                        report,
+                    } if epoch == self.epoch => {
+                        session.accept_frame(state, &report);
+                        frames += 1;
+                    }
+                    Outcome::BlewUp { epoch, error } if epoch == self.epoch => {
+                        session.accept_blow_up(error);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let now = Instant::now();
+        if let Some(since) = self.last_collect.replace(now).map(|t| now - t) {
+            if !since.is_zero() {
+                let fps = frames as f64 / since.as_secs_f64();
+                self.sim_fps = 0.9 * self.sim_fps + 0.1 * fps;
+            }
+        }
+        frames
+    }
+}
+
+impl Drop for SimWorker {
+    fn drop(&mut self) {
+        // Closing both channels ends the thread's loop wherever it waits.
+        self.messages = None;
+        self.outcomes = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The thread: waits for work, steps in real time, sends each frame.
+fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
+    let mut sim: Option<(u64, Solver, State)> = None;
+    let mut playing = false;
+    let mut due = Instant::now();
+    loop {
+        let message = if playing && sim.is_some() {
+            match inbox.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                Ok(message) => Some(message),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        } else {
+            match inbox.recv() {
+                Ok(message) => Some(message),
+                Err(_) => return,
+            }
+        };
+        match message {
+            Some(Message::Sync {
+                epoch,
+                solver,
+                state,
+                playing: play,
+            }) => {
+                sim = Some((epoch, *solver, state));
+                playing = play;
+                due = Instant::now();
+                continue;
+            }
+            Some(Message::Targets(targets)) => {
+                if let Some((_, solver, _)) = &mut sim {
+                    // The count matches: only targets moved.
+                    let _ = solver.set_attachment_targets(&targets);
+                }
+                continue;
+            }
+            None => {}
+        }
+        let Some((epoch, solver, state)) = &mut sim else {
+            continue;
+        };
+        let dt = Duration::from_secs_f64(solver.params().dt);
+        let outcome = match solver.step(state) {
+            Ok(report) => Outcome::Frame {
+                epoch: *epoch,
+                state: state.clone(),
+                report,
+            },
+            Err(error) => {
+                playing = false;
+                Outcome::BlewUp {
+                    epoch: *epoch,
+                    error,
+                }
+            }
+        };
+        if outbox.send(outcome).is_err() {
+            return;
+        }
+        // Real time, without catching up after a stall.
+        due += dt;
+        let now = Instant::now();
+        if due + 4 * dt < now {
+            due = now;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::Command;
+    use crate::preset::{GridSpec, MeshSource, Preset};
+
+    fn small() -> Session {
+        let preset = Preset {
+            mesh: MeshSource::Grid(GridSpec { n: 8, width: 1.0 }),
+            ..Preset::default()
+        };
+        Session::new(preset, None).unwrap()
+    }
+
+    /// Collects until `frames` frames arrived (or a second passed).
+    fn collect_until(worker: &mut SimWorker, session: &mut Session, frames: u64) {
+        let start = Instant::now();
+        while session.state().frame < frames && start.elapsed() < Duration::from_secs(5) {
+            worker.collect(session);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    #[test]
+    fn the_thread_steps_exactly_as_the_session_would() {
+        let mut threaded = small();
+        let mut direct = small();
+        let mut worker = SimWorker::spawn();
+        threaded.apply(Command::Play).unwrap();
+        worker.sync(&threaded);
+        collect_until(&mut worker, &mut threaded, 10);
+        threaded.apply(Command::Pause).unwrap();
+        worker.sync(&threaded);
+        let frames = threaded.state().frame;
+        assert!(frames >= 10);
+        direct.apply(Command::Step(frames as usize)).unwrap();
+        assert_eq!(threaded.state(), direct.state());
+        assert_eq!(
+            threaded.history().frames().len(),
+            direct.history().frames().len()
+        );
+        // Paused: nothing more arrives.
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(worker.collect(&mut threaded), 0);
+    }
+
+    #[test]
+    fn frames_of_an_older_sync_are_dropped() {
+        let mut session = small();
+        let mut worker = SimWorker::spawn();
+        session.apply(Command::Play).unwrap();
+        worker.sync(&session);
+        std::thread::sleep(Duration::from_millis(60));
+        // A reset before collecting: the frames stepped from the old state
+        // must not come back.
+        session.apply(Command::Reset).unwrap();
+        worker.sync(&session);
+        worker.collect(&mut session);
+        let history = session.history().frames();
+        assert!(
+            history
+                .iter()
+                .zip(history.iter().skip(1))
+                .all(|(a, b)| b.frame == a.frame + 1),
+            "the history runs on frame by frame"
+        );
+        assert_eq!(history.front().unwrap().frame, 0);
+    }
+
+    #[test]
+    fn a_blow_up_on_the_thread_pauses_the_session() {
+        let mut session = small();
+        let mut worker = SimWorker::spawn();
+        session
+            .apply(Command::SetParam(crate::command::Param::Gravity(
+                Vec3::new(0.0, -1e12, 0.0),
+            )))
+            .unwrap();
+        session.apply(Command::Play).unwrap();
+        worker.sync(&session);
+        let start = Instant::now();
+        while session.is_playing() && start.elapsed() < Duration::from_secs(5) {
+            worker.collect(&mut session);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(!session.is_playing());
+        assert!(session.warning().is_some());
+        assert!(
+            session
+                .state()
+                .positions
+                .iter()
+                .all(|p| p.iter().all(|c| c.is_finite()))
+        );
+    }
+}
