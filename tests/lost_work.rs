@@ -60,16 +60,26 @@ fn a_save_on_a_full_disk_keeps_the_previous_file() {
     Preset::default().save(&file).unwrap();
     let before = std::fs::read(&file).unwrap();
     assert!(before.len() < 1024, "the old file fits the limit");
-    let status = Command::new(std::env::current_exe().unwrap())
+    // The child's output goes to pipes: were it a file (CI redirects to
+    // one), the child's own printing would run into the size limit too.
+    let child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "a_save_on_a_full_disk_keeps_the_previous_file",
             "--test-threads=1",
+            "--nocapture",
         ])
         .env(CHILD, &dir)
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success(), "the child's save did not fail cleanly");
+    assert!(
+        child.status.success(),
+        "the child's save did not fail cleanly:\n{}{}",
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr)
+    );
+    let said = String::from_utf8_lossy(&child.stdout);
+    assert!(said.contains("the failed save said"), "{said}");
     assert_eq!(
         std::fs::read(&file).unwrap(),
         before,
