@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the README's editor screenshots (release build, Xvfb).
+# Regenerates the README's editor screenshots (release build, Xvfb): the
+# editor mid-simulation, then every shipped preset.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release --locked
@@ -10,6 +11,9 @@ shoot() { # output preset frames [overlays]
 }
 shoot editor presets/hanging_cloth.toml 45 springs
 shoot hanging_cloth presets/hanging_cloth.toml 240 springs
-shoot denim presets/denim.toml 240
+for cloth in silk cotton denim leather rubber_sheet; do
+  shoot "$cloth" "presets/$cloth.toml" 240
+done
 shoot jelly presets/jelly.toml 90 cut-away
 shoot soft_rubber presets/soft_rubber.toml 120
+shoot firm_rubber presets/firm_rubber.toml 120
