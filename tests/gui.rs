@@ -306,7 +306,7 @@ fn a_dropped_preset_opens_and_fills_the_panels() {
     harness.get_by_label("firm_rubber").click();
     harness.run();
     let firm = softbody::preset::library::materials()
-        .into_iter()
+        .iter()
         .find(|m| m.name == "firm_rubber")
         .unwrap();
     assert_eq!(harness.state().session.preset().material, firm.material);
@@ -429,7 +429,7 @@ fn an_obj_builds_as_tetrahedra_and_takes_a_volume_material() {
     harness.get_by_label("jelly").click();
     harness.run();
     let jelly = softbody::preset::library::materials()
-        .into_iter()
+        .iter()
         .find(|m| m.name == "jelly")
         .unwrap();
     assert_eq!(harness.state().session.preset().material, jelly.material);

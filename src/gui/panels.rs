@@ -249,8 +249,8 @@ pub fn material(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     let preset = session.preset();
     let kind = preset.build.kind;
     ui.horizontal_wrapped(|ui| {
-        for LibraryMaterial { name, material, .. } in
-            library::materials().into_iter().filter(|m| m.kind == kind)
+        for &LibraryMaterial { name, material, .. } in
+            library::materials().iter().filter(|m| m.kind == kind)
         {
             let selected = preset.material == material;
             if ui

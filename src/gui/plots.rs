@@ -100,17 +100,23 @@ pub fn show(ui: &mut egui::Ui, model: &Model, history: &History) {
     });
 }
 
-/// The energies over the last [`WINDOW_SECONDS`].
-pub fn energy(ui: &mut egui::Ui, model: &Model, history: &History) {
-    Plot::new("energy")
-        .legend(Legend::default())
-        .x_axis_label("time (s)")
-        .y_axis_label("energy (J)")
+/// A plot that follows its data: no scrolling, zooming or dragging; axis
+/// labels `axes`, and a hover label naming x `x_name` and y's `unit`.
+fn live_plot<'a>(id: &str, axes: [&str; 2], x_name: &'static str, unit: &'static str) -> Plot<'a> {
+    Plot::new(id)
+        .x_axis_label(axes[0])
+        .y_axis_label(axes[1])
         .allow_scroll(false)
         .allow_zoom(false)
         .allow_drag(false)
         .auto_bounds(true)
-        .label_formatter(hover_label("J", "t"))
+        .label_formatter(hover_label(unit, x_name))
+}
+
+/// The energies over the last [`WINDOW_SECONDS`].
+pub fn energy(ui: &mut egui::Ui, model: &Model, history: &History) {
+    live_plot("energy", ["time (s)", "energy (J)"], "t", "J")
+        .legend(Legend::default())
         .show(ui, |plot| {
             for s in SERIES.iter().filter(|s| (s.present)(model)) {
                 let points: PlotPoints = window(history)
@@ -142,18 +148,10 @@ pub fn convergence(ui: &mut egui::Ui, history: &History) {
                 .map(|(i, &g)| [i as f64, g])
                 .collect()
         };
-        Plot::new("convergence")
-            .x_axis_label("iteration")
-            .y_axis_label("g(x)")
-            .allow_scroll(false)
-            .allow_zoom(false)
-            .allow_drag(false)
-            .auto_bounds(true)
-            .label_formatter(hover_label("", "iteration"))
-            .show(ui, |plot| {
-                plot.line(Line::new("objective", points()));
-                plot.points(Points::new("objective", points()).radius(2.5));
-            });
+        live_plot("convergence", ["iteration", "g(x)"], "iteration", "").show(ui, |plot| {
+            plot.line(Line::new("objective", points()));
+            plot.points(Points::new("objective", points()).radius(2.5));
+        });
     });
 }
 

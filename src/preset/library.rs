@@ -2,6 +2,7 @@
 //! editor's one-click materials work from any directory.
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use super::{BuildKind, Material, Preset};
 
@@ -43,8 +44,14 @@ pub struct LibraryMaterial {
 }
 
 /// The materials of the shipped presets, in library order (cloth first).
-/// The hanging cloth's material is cotton's, so it is listed once.
-pub fn materials() -> Vec<LibraryMaterial> {
+/// The hanging cloth's material is cotton's, so it is listed once. Parsed
+/// once, on first use (the editor lists them every frame).
+pub fn materials() -> &'static [LibraryMaterial] {
+    static MATERIALS: LazyLock<Vec<LibraryMaterial>> = LazyLock::new(parse_materials);
+    &MATERIALS
+}
+
+fn parse_materials() -> Vec<LibraryMaterial> {
     FILES
         .iter()
         .filter(|(name, _)| *name != "hanging_cloth")
