@@ -17,7 +17,8 @@ use std::time::Instant;
 use crate::mesh::Vec3;
 use crate::mesh::primitives::tet_box;
 use crate::model::{ClothGrid, Model, Pins, Weights};
-use crate::solver::{SimParams, Solver, SolverError, State};
+use crate::solver::accuracy::{self, Accuracy};
+use crate::solver::{Acceleration, SimParams, Solver, SolverError, State};
 
 /// The cloth sizes of the standard scenes.
 pub const CLOTH_SIZES: [usize; 4] = [30, 60, 100, 150];
@@ -208,6 +209,140 @@ pub fn run(
         matrix_nnz: stats.matrix_nnz,
         factor_nnz: stats.factor_nnz,
     })
+}
+
+/// The scenes of `softbody bench --accuracy`: the n = 60 cloth and the
+/// 10,648-node tet cube.
+pub fn accuracy_scenes() -> Vec<Scene> {
+    vec![Scene::cloth(60), Scene::tet(22)]
+}
+
+/// The tolerances `softbody bench --accuracy` times.
+pub const TOLERANCES: [f64; 2] = [1e-3, 1e-5];
+
+/// What one acceleration method costs to reach the tolerances on a scene.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct AccuracyResult {
+    /// Scene name.
+    pub scene: String,
+    /// `plain`, `chebyshev` or `anderson`.
+    pub method: String,
+    /// Threads of the local step.
+    pub threads: usize,
+    /// Median wall time of a frame with just enough iterations to reach a
+    /// relative error of 1e-3 against Newton (`None`: not within
+    /// `max_iterations`).
+    pub ms_to_1e3: Option<f64>,
+    /// The same for 1e-5.
+    pub ms_to_1e5: Option<f64>,
+    /// Those iteration counts.
+    pub iterations_to_1e3: Option<usize>,
+    /// Those iteration counts.
+    pub iterations_to_1e5: Option<usize>,
+    /// The relative error at the scene's own 10 iterations.
+    pub error_at_default: f64,
+    /// The iteration cap of the measurement.
+    pub max_iterations: usize,
+    /// The spectral radius Chebyshev estimated (other methods: `None`).
+    pub spectral_radius: Option<f64>,
+    /// Wall time of the Newton reference.
+    pub newton_ms: f64,
+}
+
+/// The state `softbody bench --accuracy` measures from: `warmup` frames of
+/// plain PD after the scene's start, so the step is one in full motion.
+///
+/// # Errors
+/// Any [`SolverError`] (none are expected for the standard scenes).
+pub fn accuracy_start(scene: &Scene, warmup: usize) -> Result<State, SolverError> {
+    let model = scene.model();
+    let params = SimParams {
+        acceleration: Acceleration::Plain,
+        ..scene.params()
+    };
+    let mut solver = Solver::new(&model, &params)?;
+    let mut state = State::at_rest(&model);
+    for _ in 0..warmup {
+        solver.step(&mut state)?;
+    }
+    Ok(state)
+}
+
+/// Measures `method` on `scene` from `start`: the error after every
+/// iteration up to `max_iterations` against Newton, then the wall time of
+/// frames with just enough iterations for each of [`TOLERANCES`]. The
+/// solver first runs `warmup` frames of its own (from rest), so Chebyshev
+/// has estimated its spectral radius as it would have in use.
+///
+/// # Errors
+/// Any [`SolverError`].
+pub fn accuracy(
+    scene: &Scene,
+    start: &State,
+    method: Acceleration,
+    threads: usize,
+    warmup: usize,
+    max_iterations: usize,
+) -> Result<AccuracyResult, SolverError> {
+    let model = scene.model();
+    let params = SimParams {
+        acceleration: method,
+        ..scene.params()
+    };
+    let mut solver = Solver::new(&model, &params)?;
+    solver.set_threads(threads);
+    let mut state = State::at_rest(&model);
+    for _ in 0..warmup {
+        solver.step(&mut state)?;
+    }
+    let measured: Accuracy = accuracy::measure(&solver, start, max_iterations)?;
+    let mut ms = [None; 2];
+    let mut iterations = [None; 2];
+    for (k, &tolerance) in TOLERANCES.iter().enumerate() {
+        if let Some(n) = measured.iterations_to(tolerance) {
+            iterations[k] = Some(n);
+            ms[k] = Some(time_frame(&solver, start, n.max(1))?);
+        }
+    }
+    Ok(AccuracyResult {
+        scene: scene.name.clone(),
+        method: method.name().into(),
+        threads: solver.threads(),
+        ms_to_1e3: ms[0],
+        ms_to_1e5: ms[1],
+        iterations_to_1e3: iterations[0],
+        iterations_to_1e5: iterations[1],
+        error_at_default: measured.error(),
+        max_iterations,
+        spectral_radius: solver.spectral_radius(),
+        newton_ms: measured.newton_ms,
+    })
+}
+
+/// Median wall time of one frame of `iterations` iterations from `start`
+/// (each run on a fresh clone of `solver`; up to 7 runs, fewer once they
+/// add up to 2 s).
+fn time_frame(solver: &Solver, start: &State, iterations: usize) -> Result<f64, SolverError> {
+    let params = SimParams {
+        iterations,
+        ..solver.params().clone()
+    };
+    let mut times = Vec::new();
+    let mut total = 0.0;
+    while times.len() < 7 && (times.len() < 3 || total < 2e3) {
+        let mut run = solver.clone();
+        run.set_params(&params)?;
+        let mut state = start.clone();
+        let t = Instant::now();
+        run.step(&mut state)?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        times.push(ms);
+        total += ms;
+        if total > 2e4 {
+            break;
+        }
+    }
+    Ok(median(&mut times))
 }
 
 #[cfg(test)]

@@ -206,10 +206,20 @@ fn run(command: Command) -> Result<(), Failure> {
         } => tetrahedralize(&file, output.as_deref(), resolution, json),
         Command::Bench {
             scene,
+            frames: _,
+            warmup,
+            json,
+            threads,
+            accuracy: true,
+            max_iterations,
+        } => bench_accuracy(scene.as_deref(), warmup, json, threads, max_iterations),
+        Command::Bench {
+            scene,
             frames,
             warmup,
             json,
             threads,
+            ..
         } => bench(scene.as_deref(), frames, warmup, json, threads),
     }
 }
@@ -368,6 +378,89 @@ fn tetrahedralize(
     Ok(())
 }
 
+/// The scene named on the command line, or `default`.
+fn bench_scenes(
+    scene: Option<&str>,
+    default: Vec<softbody::bench::Scene>,
+) -> Result<Vec<softbody::bench::Scene>, Failure> {
+    match scene {
+        Some(name) => Ok(vec![softbody::bench::Scene::by_name(name).ok_or_else(|| {
+            Failure::BadInput(anyhow::anyhow!(
+                "unknown scene '{name}': use cloth30, cloth60, cloth100, cloth150, clothN, tet12, tet22 or tetN"
+            ))
+        })?]),
+        None => Ok(default),
+    }
+}
+
+/// `bench --accuracy`: time to 1e-3 and 1e-5 against Newton per method.
+fn bench_accuracy(
+    scene: Option<&str>,
+    warmup: usize,
+    json: bool,
+    threads: Option<usize>,
+    max_iterations: usize,
+) -> Result<(), Failure> {
+    use softbody::bench;
+    use softbody::solver::Acceleration;
+    let runtime = |e: softbody::solver::SolverError| Failure::Runtime(e.into());
+    let scenes = bench_scenes(scene, bench::accuracy_scenes())?;
+    if !json {
+        println!(
+            "{:<8} {:<10} {:>7} {:>10} {:>9} {:>10} {:>9} {:>12} {:>8} {:>10}",
+            "scene",
+            "method",
+            "threads",
+            "ms→1e-3",
+            "its→1e-3",
+            "ms→1e-5",
+            "its→1e-5",
+            "err@10 its",
+            "ρ",
+            "Newton ms"
+        );
+    }
+    let cell =
+        |v: Option<f64>| v.map_or_else(|| format!(">{max_iterations}its"), |v| format!("{v:.2}"));
+    let count = |v: Option<usize>| v.map_or_else(|| "–".into(), |v| v.to_string());
+    for scene in &scenes {
+        let start = bench::accuracy_start(scene, warmup).map_err(runtime)?;
+        for method in Acceleration::ALL {
+            let r = bench::accuracy(
+                scene,
+                &start,
+                method,
+                threads.unwrap_or(0),
+                warmup,
+                max_iterations,
+            )
+            .map_err(runtime)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string(&r).map_err(|e| Failure::Runtime(e.into()))?
+                );
+            } else {
+                println!(
+                    "{:<8} {:<10} {:>7} {:>10} {:>9} {:>10} {:>9} {:>12.3e} {:>8} {:>10.1}",
+                    r.scene,
+                    r.method,
+                    r.threads,
+                    cell(r.ms_to_1e3),
+                    count(r.iterations_to_1e3),
+                    cell(r.ms_to_1e5),
+                    count(r.iterations_to_1e5),
+                    r.error_at_default,
+                    r.spectral_radius
+                        .map_or_else(|| "–".into(), |r| format!("{r:.4}")),
+                    r.newton_ms
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn bench(
     scene: Option<&str>,
     frames: usize,
@@ -376,14 +469,7 @@ fn bench(
     threads: Option<usize>,
 ) -> Result<(), Failure> {
     use softbody::bench::{self, Scene};
-    let scenes = match scene {
-        Some(name) => vec![Scene::by_name(name).ok_or_else(|| {
-            Failure::BadInput(anyhow::anyhow!(
-                "unknown scene '{name}': use cloth30, cloth60, cloth100, cloth150, clothN, tet12, tet22 or tetN"
-            ))
-        })?],
-        None => Scene::standard(),
-    };
+    let scenes = bench_scenes(scene, Scene::standard())?;
     if !json {
         println!(
             "{:<10} {:>7} {:>8} {:>7} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10}",

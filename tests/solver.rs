@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use softbody::mesh::Vec3;
 use softbody::model::{ClothGrid, Model, Pins, Weights};
 use softbody::solver::newton::{self, NewtonOptions};
-use softbody::solver::{Collider, SimParams, Solver, SolverError, State, StepReport};
+use softbody::solver::{Acceleration, Collider, SimParams, Solver, SolverError, State, StepReport};
 
 fn cloth(n: usize, weights: Weights) -> Model {
     Model::from_cloth_grid(&ClothGrid::new(n, 1.0), 0.3, weights)
@@ -88,8 +88,18 @@ fn non_increasing(values: &[f64]) -> bool {
         .all(|w| w[1] <= w[0] + 1e-12 * w[0].abs().max(1e-12))
 }
 
-/// Steps `state` three frames with tracing on: no local and no global step
-/// may increase g (physics.md §2). Returns the frames' reports.
+/// `params` with `acceleration`.
+fn accelerated(params: &SimParams, acceleration: Acceleration) -> SimParams {
+    SimParams {
+        acceleration,
+        ..params.clone()
+    }
+}
+
+/// Steps `state` three frames with tracing on. With plain PD, no local and
+/// no global step may increase g (physics.md §2); with acceleration, the
+/// safeguard must keep the accepted iterates' g non-increasing. Returns
+/// the frames' reports.
 fn step_with_monotone_trace(
     model: &Model,
     params: &SimParams,
@@ -100,8 +110,11 @@ fn step_with_monotone_trace(
     let mut reports = Vec::new();
     for _ in 0..3 {
         let report = solver.step(&mut state).unwrap();
-        prop_assert_eq!(report.trace.len(), 2 * params.iterations + 1);
-        prop_assert!(non_increasing(&report.trace), "{:?}", report.trace);
+        prop_assert!(non_increasing(&report.objective), "{:?}", report.objective);
+        if params.acceleration == Acceleration::Plain {
+            prop_assert_eq!(report.trace.len(), 2 * params.iterations + 1);
+            prop_assert!(non_increasing(&report.trace), "{:?}", report.trace);
+        }
         reports.push(report);
     }
     Ok(reports)
@@ -111,7 +124,15 @@ fn step_with_monotone_trace(
 /// with a converged Newton solve of the same implicit-Euler step, and two
 /// iterations are visibly worse (so the comparison can fail). Returns the
 /// PD frame's report.
-fn assert_matches_newton(model: &Model, params: &SimParams, mut state: State) -> StepReport {
+fn assert_matches_newton(model: &Model, params: &SimParams, state: State) -> StepReport {
+    let mut report = StepReport::default();
+    for method in Acceleration::ALL {
+        report = assert_method_matches_newton(model, &accelerated(params, method), state.clone());
+    }
+    report
+}
+
+fn assert_method_matches_newton(model: &Model, params: &SimParams, mut state: State) -> StepReport {
     let start = state.clone();
     let reference = newton::step(model, params, &start, &NewtonOptions::default()).unwrap();
     assert!(
@@ -122,7 +143,11 @@ fn assert_matches_newton(model: &Model, params: &SimParams, mut state: State) ->
     let mut solver = Solver::new(model, params).unwrap();
     let report = solver.step(&mut state).unwrap();
     let err = relative_error(&state.positions, &reference.positions, &start.positions);
-    assert!(err < 1e-6, "relative error {err:e}");
+    assert!(
+        err < 1e-6,
+        "{}: relative error {err:e}",
+        params.acceleration
+    );
     // And a few iterations are visibly worse: the comparison can fail.
     let few = SimParams {
         iterations: 2,
@@ -153,32 +178,50 @@ fn assert_momentum_conserved(model: &Model, deform: impl Fn(&Vec3) -> Vec3) {
             .sum()
     };
     let p0 = momentum(&state);
-    let mut solver = Solver::new(model, &no_gravity()).unwrap();
-    for _ in 0..200 {
-        solver.step(&mut state).unwrap();
+    // Every accelerated iterate is an affine combination of PD outputs, so
+    // it conserves momentum as they do.
+    for method in Acceleration::ALL {
+        let mut state = state.clone();
+        let mut solver = Solver::new(model, &accelerated(&no_gravity(), method)).unwrap();
+        for _ in 0..200 {
+            solver.step(&mut state).unwrap();
+        }
+        let p1 = momentum(&state);
+        // Exact in exact arithmetic; in floating point the stiffness-to-mass
+        // ratio of the diagonal amplifies round-off to ~1e-10 after 200
+        // frames. (A 1% damping leak would show as 1e-2.)
+        assert!(
+            (p1 - p0).norm() < 1e-9 * p0.norm(),
+            "{method}: {p0} -> {p1}"
+        );
     }
-    let p1 = momentum(&state);
-    // Exact in exact arithmetic; in floating point the stiffness-to-mass
-    // ratio of the diagonal amplifies round-off to ~1e-10 after 200 frames.
-    // (A 1% damping leak would show as 1e-2.)
-    assert!((p1 - p0).norm() < 1e-9 * p0.norm(), "{p0} -> {p1}");
 }
 
 /// Without gravity, 100 frames from rest leave every vertex where it was.
 fn assert_stays_at_rest(model: &Model) {
-    let mut state = State::at_rest(model);
-    let mut solver = Solver::new(model, &no_gravity()).unwrap();
-    for _ in 0..100 {
-        solver.step(&mut state).unwrap();
+    for method in Acceleration::ALL {
+        let mut state = State::at_rest(model);
+        let mut solver = Solver::new(model, &accelerated(&no_gravity(), method)).unwrap();
+        for _ in 0..100 {
+            solver.step(&mut state).unwrap();
+        }
+        let drift = max_distance(&state.positions, &model.rest);
+        assert!(drift < 1e-10, "{method}: drift {drift:e}");
     }
-    let drift = max_distance(&state.positions, &model.rest);
-    assert!(drift < 1e-10, "drift {drift:e}");
 }
 
 /// 2000 damped frames from rest under `params`: the hard pins never move,
 /// and at the end the net force on every free vertex is below 1e-7 of the
 /// heaviest vertex's weight. Returns the settled state.
 fn assert_settles_to_static_equilibrium(model: &Model, params: &SimParams) -> State {
+    let mut state = State::at_rest(model);
+    for method in Acceleration::ALL {
+        state = assert_method_settles(model, &accelerated(params, method));
+    }
+    state
+}
+
+fn assert_method_settles(model: &Model, params: &SimParams) -> State {
     let mut solver = Solver::new(model, params).unwrap();
     let mut state = State::at_rest(model);
     for _ in 0..2000 {
@@ -194,7 +237,11 @@ fn assert_settles_to_static_equilibrium(model: &Model, params: &SimParams) -> St
     let weight = model.masses.iter().cloned().fold(0.0, f64::max) * 9.8;
     for (v, f) in force.iter().enumerate() {
         if !model.pins.is_hard(v as u32) {
-            assert!(f.norm() < 1e-7 * weight, "vertex {v}: net force {f}");
+            assert!(
+                f.norm() < 1e-7 * weight,
+                "{}: vertex {v}: net force {f}",
+                params.acceleration
+            );
         }
     }
     state
@@ -303,6 +350,7 @@ proptest! {
         pin_mask in 0u32..16,
         seed in 0u64..1000,
         jig in 0.0f64..0.05,
+        method in 0usize..3,
     ) {
         let weights = Weights {
             structural: 10f64.powf(log_w[0]),
@@ -323,13 +371,16 @@ proptest! {
                 model.pins.soft.push(softbody::model::Attachment { vertex: v, target: Vec3::new(0.1, 0.2, 0.3) });
             }
         }
-        let params = SimParams { dt: 10f64.powf(log_dt), iterations: 8, ..SimParams::default() };
+        let params = SimParams {
+            dt: 10f64.powf(log_dt),
+            iterations: 8,
+            acceleration: Acceleration::ALL[method],
+            ..SimParams::default()
+        };
         let mut state = State::at_rest(&model);
         jiggle(&mut state.velocities, 0.5, seed + 1);
         still_pins(&model, &mut state);
-        for report in step_with_monotone_trace(&model, &params, state)? {
-            prop_assert!(non_increasing(&report.objective), "{:?}", report.objective);
-        }
+        step_with_monotone_trace(&model, &params, state)?;
     }
 }
 
@@ -618,6 +669,7 @@ proptest! {
         log_dt in -3.0f64..-1.0,
         squash in proptest::array::uniform3(0.5f64..1.5),
         seed in 0u64..1000,
+        method in 0usize..3,
     ) {
         let on = |k: u32| if active & (1 << k) != 0 { 10f64.powf(log_w[k as usize]) } else { 0.0 };
         let weights = Weights { strain: on(0), strain_limit: on(1), volume: on(2), ..Weights::default() };
@@ -630,7 +682,12 @@ proptest! {
         if soft_pin {
             model.pins.soft.push(Attachment { vertex: last, target: Vec3::new(0.4, 0.1, 0.2) });
         }
-        let params = SimParams { dt: 10f64.powf(log_dt), iterations: 8, ..SimParams::default() };
+        let params = SimParams {
+            dt: 10f64.powf(log_dt),
+            iterations: 8,
+            acceleration: Acceleration::ALL[method],
+            ..SimParams::default()
+        };
         let mut state = State::at_rest(&model);
         for (v, p) in state.positions.iter_mut().enumerate() {
             if !model.pins.is_hard(v as u32) {

@@ -691,6 +691,7 @@ mod validate {
             damping,
             gravity,
             colliders,
+            acceleration: _,
         } = s;
         positive("sim.dt", *dt)?;
         if *iterations == 0 {

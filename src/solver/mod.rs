@@ -6,6 +6,8 @@
 //! the prefactored `A = M/h² + Σ w Gᵀ G`, 3 columns at once). Hard-pinned
 //! vertices are eliminated from the unknowns; see physics.md.
 
+pub mod accelerate;
+pub mod accuracy;
 pub mod collide;
 pub mod energy;
 pub mod newton;
@@ -16,6 +18,7 @@ mod tets;
 
 use std::time::Instant;
 
+pub use accelerate::Acceleration;
 pub use collide::Collider;
 pub use energy::Energies;
 pub use params::SimParams;
@@ -25,6 +28,7 @@ use crate::mesh::Vec3;
 use rayon::prelude::*;
 
 use crate::model::{Model, Spring, SpringKind, TetLimits};
+use accelerate::Accelerator;
 use system::System;
 use tets::{TetProjections, TetProjector};
 
@@ -77,15 +81,21 @@ pub struct StepReport {
     /// Energies at the end of the frame.
     pub energies: Energies,
     /// The PD objective `g` at the start of the last substep and after each
-    /// of its iterations (`iterations + 1` values, non-increasing).
+    /// of its iterations (`iterations + 1` values, non-increasing with every
+    /// [`Acceleration`]: the safeguard rejects an iterate that raised it).
     pub objective: Vec<f64>,
+    /// Accelerated iterates the safeguard rejected in this frame (each
+    /// cost one extra local step).
+    pub rejected: usize,
     /// Time per phase.
     pub timings: Timings,
     /// Vertices pushed out of a collider in the last substep.
     pub contacts: usize,
     /// With [`Solver::set_trace`] on: `g(x, p)` after every half step of the
     /// last substep, `g(x₀, p₀), g(x₁, p₀), g(x₁, p₁), …` (`2·iterations + 1`
-    /// values, non-increasing). Empty otherwise.
+    /// values; non-increasing for [`Acceleration::Plain`], where `x_{k+1}`
+    /// is the global step's output — an accelerated iterate is not).
+    /// Empty otherwise.
     pub trace: Vec<f64>,
 }
 
@@ -128,6 +138,10 @@ pub struct Solver {
     rhs: Vec<Vec3>,
     x: Vec<Vec3>,
     v: Vec<Vec3>,
+    /// The global step's output from the last accepted iterate (the
+    /// safeguard's fallback).
+    fallback: Vec<Vec3>,
+    accel: Accelerator,
     diagonal: f64,
     /// Projections of the last local step, kept only when tracing.
     projections: Option<Stored>,
@@ -233,6 +247,8 @@ impl Solver {
             rhs: vec![Vec3::zeros(); m],
             x: vec![Vec3::zeros(); m],
             v: vec![Vec3::zeros(); m],
+            fallback: vec![Vec3::zeros(); m],
+            accel: Accelerator::new(params.acceleration, m),
             projections: None,
             partials: Vec::new(),
             diagonal: (hi - lo).norm().max(f64::MIN_POSITIVE),
@@ -316,7 +332,7 @@ impl Solver {
         check_params(&model, params)?;
         self.system.refactor(&model, params.substep_dt())?;
         self.model = model;
-        self.params = params.clone();
+        self.adopt(params, true);
         Ok(())
     }
 
@@ -358,7 +374,7 @@ impl Solver {
         check_params(model, params)?;
         self.system.refactor(model, params.substep_dt())?;
         self.model.clone_from(model);
-        self.params.clone_from(params);
+        self.adopt(params, true);
         Ok(())
     }
 
@@ -372,8 +388,30 @@ impl Solver {
             return self.refactor(self.model.weights, None, params);
         }
         check_params(&self.model, params)?;
-        self.params = params.clone();
+        self.adopt(params, false);
         Ok(())
+    }
+
+    /// Takes `params`; a new acceleration method starts afresh, and a new
+    /// matrix needs a new spectral-radius estimate.
+    fn adopt(&mut self, params: &SimParams, refactored: bool) {
+        if params.acceleration != self.accel.method() {
+            self.accel = Accelerator::new(params.acceleration, self.model.vertex_count());
+        } else if refactored {
+            self.accel.invalidate();
+        }
+        self.params.clone_from(params);
+    }
+
+    /// The acceleration in force.
+    pub fn acceleration(&self) -> Acceleration {
+        self.accel.method()
+    }
+
+    /// The spectral radius Chebyshev acceleration uses, once estimated
+    /// (the first frames after a build or refactorisation measure it).
+    pub fn spectral_radius(&self) -> Option<f64> {
+        self.accel.spectral_radius()
     }
 
     /// Changes the ranges of the strain-limiting and volume constraints (no
@@ -412,6 +450,21 @@ impl Solver {
     /// [`SolverError::BlowUp`] when positions become non-finite or run away;
     /// `state` is then left unchanged.
     pub fn step(&mut self, state: &mut State) -> Result<StepReport, SolverError> {
+        self.step_observed(state, &mut |_, _| {})
+    }
+
+    /// [`Solver::step`], calling `observe(k, x)` in every substep with the
+    /// accepted iterate after `k = 0, 1, …, iterations` iterations (before
+    /// collisions): what a substep of `k` iterations would have ended on.
+    /// For accuracy measurements.
+    ///
+    /// # Errors
+    /// As [`Solver::step`].
+    pub fn step_observed(
+        &mut self,
+        state: &mut State,
+        observe: &mut dyn FnMut(usize, &[Vec3]),
+    ) -> Result<StepReport, SolverError> {
         let mut report = StepReport {
             objective: Vec::with_capacity(self.params.iterations + 1),
             ..StepReport::default()
@@ -458,45 +511,9 @@ impl Solver {
                     *x += v * (alpha * h);
                 }
             }
-            report.objective.clear();
-            report.trace.clear();
-            let mut local = 0.0;
-            let mut global = 0.0;
-            for _ in 0..self.params.iterations {
-                let tl = Instant::now();
-                self.rhs.copy_from_slice(&self.constant);
-                elastic = if self.partials.is_empty() || self.projections.is_some() {
-                    local_step(
-                        &self.model,
-                        &self.x,
-                        Some(&mut self.rhs),
-                        self.projections.as_mut(),
-                    )
-                } else {
-                    local_step_parallel(&self.model, &self.x, &mut self.rhs, &mut self.partials)
-                };
-                let objective = self.inertia(inv_h2) + elastic.elastic();
-                report.objective.push(objective);
-                let tg = Instant::now();
-                local += (tg - tl).as_secs_f64();
-                self.system.solve(&self.rhs, &mut self.x);
-                global += tg.elapsed().as_secs_f64();
-                if let Some(p) = &self.projections {
-                    report.trace.push(objective);
-                    report
-                        .trace
-                        .push(self.inertia(inv_h2) + stored_energy(&self.model, &self.x, p));
-                }
-            }
-            let tl = Instant::now();
-            elastic = local_step(&self.model, &self.x, None, None);
-            report
-                .objective
-                .push(self.inertia(inv_h2) + elastic.elastic());
-            if self.projections.is_some() {
-                report.trace.push(self.inertia(inv_h2) + elastic.elastic());
-            }
-            local += tl.elapsed().as_secs_f64();
+            let (e, local, global) = self.iterate(inv_h2, &mut report, observe);
+            elastic = e;
+            let tc = Instant::now();
             report.contacts = self.collide();
             let inv_h = 1.0 / h;
             for ((v, x), q) in velocities.iter_mut().zip(&self.x).zip(&self.start) {
@@ -504,7 +521,8 @@ impl Solver {
             }
             report.timings.local_ms += local * 1e3;
             report.timings.global_ms += global * 1e3;
-            report.timings.other_ms += (t0.elapsed().as_secs_f64() - local - global) * 1e3;
+            report.timings.other_ms +=
+                ((tc - t0).as_secs_f64() - local - global + tc.elapsed().as_secs_f64()) * 1e3;
         }
         let tf = Instant::now();
         if report.contacts > 0 {
@@ -525,10 +543,96 @@ impl Solver {
         Ok(report)
     }
 
-    /// `1/(2h²) ‖x − s‖²_M` at the current iterate.
-    fn inertia(&self, inv_h2: f64) -> f64 {
-        let sum: f64 = self
-            .x
+    /// The local/global iterations of one substep from the initial guess in
+    /// `self.x`, accelerated and safeguarded: fills `report.objective` (and
+    /// the trace) and returns the elastic energies at the result and the
+    /// seconds spent in local and global steps.
+    fn iterate(
+        &mut self,
+        inv_h2: f64,
+        report: &mut StepReport,
+        observe: &mut dyn FnMut(usize, &[Vec3]),
+    ) -> (Energies, f64, f64) {
+        report.objective.clear();
+        report.trace.clear();
+        let (mut local, mut global) = (0.0, 0.0);
+        let iterations = self.params.iterations;
+        let safeguarded = self.accel.is_safeguarded();
+        self.accel.restart();
+        if safeguarded {
+            // The hard-pinned rows, which the solves never write.
+            self.fallback.copy_from_slice(&self.x);
+        }
+        let mut accepted = f64::INFINITY;
+        let rejected_before = report.rejected;
+        let mut elastic = Energies::default();
+        for k in 0..=iterations {
+            let tl = Instant::now();
+            // After the last iteration only the energies are needed.
+            let with_rhs = k < iterations;
+            elastic = self.project(with_rhs);
+            let mut objective = self.inertia_at(&self.x, inv_h2) + elastic.elastic();
+            if safeguarded && objective > accepted {
+                // The accelerated iterate overshot: take the PD output.
+                self.x.copy_from_slice(&self.fallback);
+                self.accel.reject();
+                report.rejected += 1;
+                elastic = self.project(with_rhs);
+                objective = self.inertia_at(&self.x, inv_h2) + elastic.elastic();
+            }
+            accepted = objective;
+            report.objective.push(objective);
+            if self.projections.is_some() {
+                report.trace.push(objective);
+            }
+            observe(k, &self.x);
+            let tg = Instant::now();
+            local += (tg - tl).as_secs_f64();
+            if !with_rhs {
+                break;
+            }
+            if safeguarded {
+                self.system.solve(&self.rhs, &mut self.fallback);
+                self.accel.combine(&mut self.x, &self.fallback);
+            } else {
+                self.system.solve(&self.rhs, &mut self.x);
+            }
+            global += tg.elapsed().as_secs_f64();
+            if let Some(p) = &self.projections {
+                // g(x̂_{k+1}, p_k) at the global step's output.
+                let out = if safeguarded { &self.fallback } else { &self.x };
+                report
+                    .trace
+                    .push(self.inertia_at(out, inv_h2) + stored_energy(&self.model, out, p));
+            }
+        }
+        self.accel
+            .finish_substep(self.diagonal, report.rejected > rejected_before);
+        (elastic, local, global)
+    }
+
+    /// Projects every constraint at the iterate `self.x`, with the
+    /// right-hand side `constant + Σ w Gᵀ p` in `self.rhs` when `with_rhs`.
+    fn project(&mut self, with_rhs: bool) -> Energies {
+        if !with_rhs {
+            return local_step(&self.model, &self.x, None, None);
+        }
+        self.rhs.copy_from_slice(&self.constant);
+        if self.partials.is_empty() || self.projections.is_some() {
+            local_step(
+                &self.model,
+                &self.x,
+                Some(&mut self.rhs),
+                self.projections.as_mut(),
+            )
+        } else {
+            local_step_parallel(&self.model, &self.x, &mut self.rhs, &mut self.partials)
+        }
+    }
+
+    /// `1/(2h²) ‖x − s‖²_M`.
+    fn inertia_at(&self, x: &[Vec3], inv_h2: f64) -> f64 {
+        let sum: f64 = x
             .iter()
             .zip(&self.target)
             .zip(&self.model.masses)

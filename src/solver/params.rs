@@ -1,5 +1,6 @@
 //! [`SimParams`]: time stepping, iterations, damping, gravity and colliders.
 
+use super::accelerate::Acceleration;
 use super::collide::Collider;
 use crate::mesh::Vec3;
 
@@ -26,6 +27,10 @@ pub struct SimParams {
     pub gravity: Vec3,
     /// Ground plane and spheres.
     pub colliders: Vec<Collider>,
+    /// How the iterations are accelerated. Default Anderson: the fastest
+    /// to a given accuracy on the benchmark scenes (`softbody bench
+    /// --accuracy`), never raising the objective.
+    pub acceleration: Acceleration,
 }
 
 impl Default for SimParams {
@@ -37,6 +42,7 @@ impl Default for SimParams {
             damping: 0.01,
             gravity: Vec3::new(0.0, -9.8, 0.0),
             colliders: Vec::new(),
+            acceleration: Acceleration::default(),
         }
     }
 }

@@ -1,0 +1,464 @@
+//! Acceleration of the local/global iterations: Chebyshev semi-iteration
+//! (Wang 2015) and Anderson acceleration (Peng et al. 2018), both behind the
+//! same energy safeguard.
+//!
+//! Plain PD is a fixed-point iteration `x ← G(x)` (a local then a global
+//! step) that never increases the objective `g`. An accelerated iterate is a
+//! combination of the last PD outputs; it may overshoot. The safeguard
+//! (Peng et al. 2018, Algorithm 2) checks `g` at every accelerated iterate —
+//! the local step computes it anyway — and, when it rose above the last
+//! accepted value, falls back to the plain PD output `G(x_k)` and restarts
+//! the acceleration. The accepted objectives therefore stay non-increasing,
+//! like plain PD's; the price of a rejection is one extra local step.
+//!
+//! Chebyshev needs the spectral radius `ρ` of the PD iteration. It is
+//! estimated per scene: a solver's first frames (and the first after a
+//! refactorisation) run plain PD and measure how fast successive updates
+//! shrink. That underestimates `ρ` (the first iterations shrink fastest),
+//! so every substep without a rejection raises the estimate a little and
+//! every rejection lowers it.
+
+use crate::mesh::Vec3;
+
+/// How the local/global iterations are accelerated. Presets store it in
+/// `[sim] acceleration`.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Acceleration {
+    /// Plain local/global iterations (Liu et al. 2013, Bouaziz et al. 2014).
+    Plain,
+    /// Chebyshev semi-iterative acceleration (Wang 2015) with an
+    /// automatic spectral-radius estimate.
+    Chebyshev,
+    /// Anderson acceleration (Peng et al. 2018) over the last
+    /// [`ANDERSON_WINDOW`] iterates.
+    #[default]
+    Anderson,
+}
+
+impl Acceleration {
+    /// Every method, plain first.
+    pub const ALL: [Acceleration; 3] = [Self::Plain, Self::Chebyshev, Self::Anderson];
+
+    /// The name used in presets and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Plain => "plain",
+            Self::Chebyshev => "chebyshev",
+            Self::Anderson => "anderson",
+        }
+    }
+
+    /// Parses [`Acceleration::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
+impl std::fmt::Display for Acceleration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Iterates of Anderson's least-squares problem.
+pub const ANDERSON_WINDOW: usize = 8;
+
+/// Chebyshev starts at this iteration of a substep; the first iterations
+/// move the most and are the least linear.
+const CHEBYSHEV_DELAY: usize = 2;
+
+/// Highest spectral radius Chebyshev will use.
+const RHO_MAX: f64 = 0.9995;
+
+/// Plain frames measured before Chebyshev starts.
+const ESTIMATION_FRAMES: usize = 2;
+
+/// Iterations over which the update ratio is averaged (at most).
+const RATIO_SPAN: usize = 5;
+
+/// After a substep without a rejection, `ρ` moves this fraction of the way
+/// to [`RHO_MAX`]: the early iterations of a short frame shrink faster than
+/// the slowest mode, so the measured ratio starts low.
+const RHO_GROWTH: f64 = 0.02;
+
+/// The per-solver state of the chosen acceleration: history buffers,
+/// allocated once per solver, and the spectral-radius estimate.
+#[derive(Clone)]
+pub(crate) struct Accelerator {
+    method: Acceleration,
+    /// Accelerated iterations since the last (re)start.
+    count: usize,
+    /// Chebyshev: `x_{k−1}` and the last weight `ω_k`.
+    older: Vec<Vec3>,
+    omega: f64,
+    /// Chebyshev: the estimated spectral radius (`None` until measured) and
+    /// the plain frames measured so far with their update norms.
+    rho: Option<f64>,
+    estimate: Estimate,
+    /// Anderson: ring buffers of `ΔG` and `ΔF` columns (`columns` filled,
+    /// the next written at `next`), the last `G(x)` and residual
+    /// `f = G(x) − x` (valid when `has_last`), and the normal matrix
+    /// `ΔFᵀΔF`.
+    columns: usize,
+    next: usize,
+    has_last: bool,
+    dg: Vec<Vec<Vec3>>,
+    df: Vec<Vec<Vec3>>,
+    last_g: Vec<Vec3>,
+    last_f: Vec<Vec3>,
+    normal: [[f64; ANDERSON_WINDOW]; ANDERSON_WINDOW],
+}
+
+/// Update norms of the plain frames that estimate `ρ`.
+#[derive(Clone, Default)]
+struct Estimate {
+    frames: usize,
+    ratios: Vec<f64>,
+    updates: Vec<f64>,
+}
+
+impl Accelerator {
+    /// An accelerator for `m` vertices.
+    pub(crate) fn new(method: Acceleration, m: usize) -> Self {
+        let (older, history) = match method {
+            Acceleration::Plain => (0, 0),
+            Acceleration::Chebyshev => (m, 0),
+            Acceleration::Anderson => (0, m),
+        };
+        let columns = if history > 0 { ANDERSON_WINDOW } else { 0 };
+        Self {
+            method,
+            count: 0,
+            columns: 0,
+            next: 0,
+            has_last: false,
+            older: vec![Vec3::zeros(); older],
+            omega: 1.0,
+            rho: None,
+            estimate: Estimate::default(),
+            dg: vec![vec![Vec3::zeros(); history]; columns],
+            df: vec![vec![Vec3::zeros(); history]; columns],
+            last_g: vec![Vec3::zeros(); history],
+            last_f: vec![Vec3::zeros(); history],
+            normal: [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW],
+        }
+    }
+
+    /// The method.
+    pub(crate) fn method(&self) -> Acceleration {
+        self.method
+    }
+
+    /// The spectral radius Chebyshev uses (`None` while it is measured).
+    pub(crate) fn spectral_radius(&self) -> Option<f64> {
+        self.rho
+    }
+
+    /// Forgets the spectral-radius estimate and Anderson's history (the
+    /// matrix changed).
+    pub(crate) fn invalidate(&mut self) {
+        self.columns = 0;
+        self.next = 0;
+        self.has_last = false;
+        self.rho = None;
+        self.estimate = Estimate::default();
+    }
+
+    /// Whether iterates may be rejected by the safeguard (plain PD's never
+    /// need to be).
+    pub(crate) fn is_safeguarded(&self) -> bool {
+        self.method != Acceleration::Plain
+    }
+
+    /// Starts a substep: the next iteration is a plain PD step. (Keeping
+    /// Anderson's secant pairs from the last substep was measured: the
+    /// first iterations gain, the later lose; the pairs of a converged
+    /// substep are mostly round-off.)
+    pub(crate) fn restart(&mut self) {
+        self.count = 0;
+        self.omega = 1.0;
+        self.columns = 0;
+        self.next = 0;
+        self.has_last = false;
+    }
+
+    /// After a rejection: Chebyshev restarts, more carefully; Anderson
+    /// keeps its history (the fallback `G(x_k)` continues it: the next
+    /// secant pair runs from `x_k` to `G(x_k)`).
+    pub(crate) fn reject(&mut self) {
+        if self.method == Acceleration::Anderson {
+            return;
+        }
+        self.count = 0;
+        self.omega = 1.0;
+        if let Some(rho) = &mut self.rho {
+            // The weights ω grow with ρ²: a rejection means they overshot.
+            *rho = (*rho * *rho * 0.98).sqrt();
+        }
+    }
+
+    /// The end of a substep's iterations (`rejected`: whether the
+    /// safeguard rejected any): a plain Chebyshev frame turns its update
+    /// norms into a spectral-radius estimate; a clean accelerated one
+    /// raises it.
+    pub(crate) fn finish_substep(&mut self, diagonal: f64, rejected: bool) {
+        if self.method != Acceleration::Chebyshev {
+            return;
+        }
+        if let Some(rho) = &mut self.rho {
+            if !rejected {
+                *rho += RHO_GROWTH * (RHO_MAX - *rho);
+            }
+            return;
+        }
+        let u = &self.estimate.updates;
+        // The mean ratio of the last updates, where the slowest mode
+        // dominates; updates near round-off say nothing.
+        let n = u.len();
+        let span = RATIO_SPAN.min(n.saturating_sub(1));
+        if span >= 1 && u[n - 1] > 1e-12 * diagonal {
+            let ratio = (u[n - 1] / u[n - 1 - span]).powf(1.0 / span as f64);
+            if ratio.is_finite() {
+                self.estimate.ratios.push(ratio.min(RHO_MAX));
+                self.estimate.frames += 1;
+            }
+        }
+        self.estimate.updates.clear();
+        if self.estimate.frames >= ESTIMATION_FRAMES {
+            let r = &self.estimate.ratios;
+            self.rho = Some(r.iter().copied().fold(f64::INFINITY, f64::min));
+        }
+    }
+
+    /// Turns `x = x_k` into the next iterate, given the PD output
+    /// `out = G(x_k)`.
+    pub(crate) fn combine(&mut self, x: &mut [Vec3], out: &[Vec3]) {
+        match self.method {
+            Acceleration::Plain => x.copy_from_slice(out),
+            Acceleration::Chebyshev => self.chebyshev(x, out),
+            Acceleration::Anderson => self.anderson(x, out),
+        }
+        self.count += 1;
+    }
+
+    fn chebyshev(&mut self, x: &mut [Vec3], out: &[Vec3]) {
+        let Some(rho) = self.rho else {
+            let update: f64 = x.iter().zip(out).map(|(a, b)| (a - b).norm_squared()).sum();
+            self.estimate.updates.push(update.sqrt());
+            x.copy_from_slice(out);
+            return;
+        };
+        let k = self.count;
+        let rho2 = rho * rho;
+        self.omega = if k < CHEBYSHEV_DELAY {
+            1.0
+        } else if k == CHEBYSHEV_DELAY {
+            2.0 / (2.0 - rho2)
+        } else {
+            4.0 / (4.0 - rho2 * self.omega)
+        };
+        // x_{k+1} = ω (x̂ − x_{k−1}) + x_{k−1} (Wang 2015, eq. 12 with γ = 1);
+        // x_k becomes the next x_{k−1}.
+        let omega = self.omega;
+        for ((xi, old), g) in x.iter_mut().zip(&mut self.older).zip(out) {
+            let current = *xi;
+            *xi = (g - *old) * omega + *old;
+            *old = current;
+        }
+    }
+
+    fn anderson(&mut self, x: &mut [Vec3], out: &[Vec3]) {
+        let w = ANDERSON_WINDOW;
+        // The new column ΔG = G_k − G_{k−1}, ΔF = f_k − f_{k−1}, where
+        // f = G(x) − x; then the last G and f become G_k and f_k.
+        let j = self.next;
+        if self.has_last {
+            let (dg, df) = (&mut self.dg[j], &mut self.df[j]);
+            for i in 0..x.len() {
+                let f = out[i] - x[i];
+                dg[i] = out[i] - self.last_g[i];
+                df[i] = f - self.last_f[i];
+                self.last_f[i] = f;
+            }
+            self.next = (j + 1) % w;
+            self.columns = (self.columns + 1).min(w);
+        } else {
+            for i in 0..x.len() {
+                self.last_f[i] = out[i] - x[i];
+            }
+        }
+        self.last_g.copy_from_slice(out);
+        self.has_last = true;
+        x.copy_from_slice(out);
+        let columns = self.columns;
+        if columns == 0 {
+            return;
+        }
+        // One pass for the new row of ΔFᵀΔF and for ΔFᵀf.
+        let mut b = [0.0; ANDERSON_WINDOW];
+        let mut row = [0.0; ANDERSON_WINDOW];
+        for i in 0..x.len() {
+            let (dj, f) = (self.df[j][i], self.last_f[i]);
+            for c in 0..columns {
+                let dc = self.df[c][i];
+                row[c] += dc.dot(&dj);
+                b[c] += dc.dot(&f);
+            }
+        }
+        for c in 0..columns {
+            self.normal[c][j] = row[c];
+            self.normal[j][c] = row[c];
+        }
+        // θ = argmin ‖f − ΔF θ‖ by the normal equations, with the columns
+        // scaled to unit norm and a small ridge against near-dependence.
+        let mut a = [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW];
+        let mut scale = [0.0; ANDERSON_WINDOW];
+        for c in 0..columns {
+            scale[c] = self.normal[c][c].sqrt();
+            if !(scale[c] > 0.0) {
+                return;
+            }
+        }
+        for r in 0..columns {
+            for c in 0..columns {
+                a[r][c] = self.normal[r][c] / (scale[r] * scale[c]);
+            }
+            a[r][r] += 1e-10;
+            b[r] /= scale[r];
+        }
+        let Some(theta) = solve_spd(&mut a, &mut b, columns) else {
+            return;
+        };
+        let mut t = [0.0; ANDERSON_WINDOW];
+        for c in 0..columns {
+            t[c] = theta[c] / scale[c];
+        }
+        if !t.iter().all(|t| t.is_finite()) {
+            return;
+        }
+        // x_{k+1} = G_k − ΔG θ.
+        for (i, xi) in x.iter_mut().enumerate() {
+            for (c, tc) in t[..columns].iter().enumerate() {
+                *xi -= self.dg[c][i] * *tc;
+            }
+        }
+    }
+}
+
+fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {
+    a.iter().zip(b).map(|(p, q)| p.dot(q)).sum()
+}
+
+/// Solves the leading `n × n` symmetric positive definite block of `a` by
+/// Cholesky, in place; `None` if it is not positive definite.
+fn solve_spd(
+    a: &mut [[f64; ANDERSON_WINDOW]; ANDERSON_WINDOW],
+    b: &mut [f64; ANDERSON_WINDOW],
+    n: usize,
+) -> Option<[f64; ANDERSON_WINDOW]> {
+    for j in 0..n {
+        let mut d = a[j][j];
+        for k in 0..j {
+            d -= a[j][k] * a[j][k];
+        }
+        if !(d > 0.0) {
+            return None;
+        }
+        let d = d.sqrt();
+        a[j][j] = d;
+        for i in j + 1..n {
+            let mut s = a[i][j];
+            for k in 0..j {
+                s -= a[i][k] * a[j][k];
+            }
+            a[i][j] = s / d;
+        }
+    }
+    for i in 0..n {
+        let mut s = b[i];
+        for k in 0..i {
+            s -= a[i][k] * b[k];
+        }
+        b[i] = s / a[i][i];
+    }
+    for i in (0..n).rev() {
+        let mut s = b[i];
+        for k in i + 1..n {
+            s -= a[k][i] * b[k];
+        }
+        b[i] = s / a[i][i];
+    }
+    Some(*b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for a in Acceleration::ALL {
+            assert_eq!(Acceleration::from_name(a.name()), Some(a));
+        }
+        assert_eq!(Acceleration::from_name("newton"), None);
+    }
+
+    #[test]
+    fn cholesky_solves_a_small_spd_system() {
+        let m = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]];
+        let mut a = [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW];
+        for r in 0..3 {
+            a[r][..3].copy_from_slice(&m[r]);
+        }
+        let rhs = [1.0, 2.0, 3.0];
+        let mut b = [0.0; ANDERSON_WINDOW];
+        b[..3].copy_from_slice(&rhs);
+        let x = solve_spd(&mut a, &mut b, 3).unwrap();
+        for r in 0..3 {
+            let ax: f64 = (0..3).map(|c| m[r][c] * x[c]).sum();
+            assert!((ax - rhs[r]).abs() < 1e-12);
+        }
+        let mut bad = [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW];
+        bad[0][0] = -1.0;
+        assert!(solve_spd(&mut bad, &mut [1.0; ANDERSON_WINDOW], 1).is_none());
+    }
+
+    /// On a linear contraction `G(x) = M x + c`, both methods converge
+    /// much faster than the plain iteration.
+    #[test]
+    fn both_methods_beat_the_plain_iteration_on_a_linear_map() {
+        // A diagonal contraction with rates spread over [0.5, 0.98].
+        let m = 40;
+        let rate = |i: usize| 0.5 + 0.48 * i as f64 / (m - 1) as f64;
+        let fixed: Vec<Vec3> = (0..m).map(|i| Vec3::new(i as f64, 1.0, -2.0)).collect();
+        let g = |x: &[Vec3], out: &mut [Vec3]| {
+            for i in 0..m {
+                out[i] = fixed[i] + (x[i] - fixed[i]) * rate(i);
+            }
+        };
+        let error_after = |method: Acceleration, iterations: usize| {
+            let mut acc = Accelerator::new(method, m);
+            acc.rho = Some(0.98);
+            acc.restart();
+            let mut x = vec![Vec3::zeros(); m];
+            let mut next = x.clone();
+            for _ in 0..iterations {
+                g(&x, &mut next);
+                acc.combine(&mut x, &next);
+            }
+            x.iter()
+                .zip(&fixed)
+                .map(|(a, b)| (a - b).norm())
+                .fold(0.0, f64::max)
+        };
+        let plain = error_after(Acceleration::Plain, 30);
+        let chebyshev = error_after(Acceleration::Chebyshev, 30);
+        let anderson = error_after(Acceleration::Anderson, 30);
+        assert!(plain > 1.0, "{plain}");
+        assert!(chebyshev < plain / 20.0, "{chebyshev} vs {plain}");
+        assert!(anderson < plain / 100.0, "{anderson} vs {plain}");
+    }
+}

@@ -1,0 +1,155 @@
+//! The accuracy figure: how far a PD step with a given number of iterations
+//! lands from the exact implicit Euler step (the [`newton`] reference), so
+//! users see what their iteration count buys.
+
+use super::newton::{self, NewtonOptions, relative_error};
+use super::{SimParams, Solver, SolverError, State};
+
+/// The errors of one step measured against the Newton reference.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Accuracy {
+    /// Relative error `‖x − x*‖ / ‖x* − q‖` of the step after `k`
+    /// iterations, `k = 0, 1, …` (index 0: the initial guess).
+    pub errors: Vec<f64>,
+    /// The iterations set in the solver's parameters.
+    pub iterations: usize,
+    /// Newton iterations the reference took.
+    pub newton_iterations: usize,
+    /// Wall time of the reference, in milliseconds.
+    pub newton_ms: f64,
+}
+
+impl Accuracy {
+    /// The error with the solver's own iteration count (or after the last
+    /// measured iteration, if fewer were measured).
+    pub fn error(&self) -> f64 {
+        let k = self.iterations.min(self.errors.len() - 1);
+        self.errors[k]
+    }
+
+    /// The fewest iterations whose step is within `tolerance`, if any
+    /// measured one is.
+    pub fn iterations_to(&self, tolerance: f64) -> Option<usize> {
+        self.errors.iter().position(|&e| e <= tolerance)
+    }
+}
+
+/// Measures one step (the first substep of the next frame) from `state`
+/// with up to `max_iterations` iterations of `solver`'s method, against a
+/// converged Newton solve of the same step. Collisions are left out: the
+/// reference is the unconstrained implicit Euler step. `solver` is not
+/// changed (a clone steps).
+///
+/// # Errors
+/// [`SolverError::Factorization`] if a Newton matrix cannot be factorised,
+/// or [`SolverError::BlowUp`] if the step diverges.
+pub fn measure(
+    solver: &Solver,
+    state: &State,
+    max_iterations: usize,
+) -> Result<Accuracy, SolverError> {
+    let params = SimParams {
+        dt: solver.params().substep_dt(),
+        substeps: 1,
+        iterations: max_iterations.max(1),
+        colliders: Vec::new(),
+        ..solver.params().clone()
+    };
+    let t = std::time::Instant::now();
+    let reference = newton::step(solver.model(), &params, state, &NewtonOptions::default())?;
+    let newton_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut pd = solver.clone();
+    // Same substep: no refactorisation, the Chebyshev estimate is kept.
+    pd.set_params(&params)?;
+    let mut errors = Vec::with_capacity(params.iterations + 1);
+    let mut after = state.clone();
+    pd.step_observed(&mut after, &mut |_, x| {
+        errors.push(relative_error(x, &reference.positions, &state.positions));
+    })?;
+    Ok(Accuracy {
+        errors,
+        iterations: solver.params().iterations,
+        newton_iterations: reference.iterations,
+        newton_ms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ClothGrid, Model, Pins, Weights};
+    use crate::solver::Acceleration;
+
+    fn hanging_cloth(acceleration: Acceleration) -> (Solver, State) {
+        let grid = ClothGrid::new(10, 1.0);
+        let mut model = Model::from_cloth_grid(&grid, 0.3, Weights::default());
+        model.pins = Pins::hard(grid.top_corners());
+        let params = SimParams {
+            acceleration,
+            ..SimParams::default()
+        };
+        let mut solver = Solver::new(&model, &params).unwrap();
+        let mut state = State::at_rest(&model);
+        for _ in 0..5 {
+            solver.step(&mut state).unwrap();
+        }
+        (solver, state)
+    }
+
+    #[test]
+    fn errors_fall_towards_the_reference_and_the_solver_is_unchanged() {
+        for method in Acceleration::ALL {
+            let (solver, state) = hanging_cloth(method);
+            let before = state.clone();
+            let accuracy = measure(&solver, &state, 400).unwrap();
+            assert_eq!(state, before);
+            assert_eq!(solver.params().iterations, 10);
+            assert_eq!(accuracy.errors.len(), 401);
+            assert_eq!(accuracy.errors[10], accuracy.error());
+            // The initial guess is far off; many iterations converge.
+            assert!(
+                accuracy.errors[0] > 1e-3,
+                "{method}: {:e}",
+                accuracy.errors[0]
+            );
+            assert!(
+                accuracy.errors[400] < 1e-5,
+                "{method}: {:e}",
+                accuracy.errors[400]
+            );
+            let k = accuracy.iterations_to(1e-3).unwrap();
+            assert!(accuracy.errors[k] <= 1e-3 && (k == 0 || accuracy.errors[k - 1] > 1e-3));
+        }
+    }
+
+    /// The figure is the real error: a step of `k` iterations lands exactly
+    /// where the measurement says.
+    #[test]
+    fn the_error_after_k_iterations_is_that_of_a_k_iteration_step() {
+        for method in Acceleration::ALL {
+            let (solver, state) = hanging_cloth(method);
+            let accuracy = measure(&solver, &state, 30).unwrap();
+            let params = SimParams {
+                iterations: 7,
+                ..solver.params().clone()
+            };
+            let mut seven = solver.clone();
+            seven.set_params(&params).unwrap();
+            let mut after = state.clone();
+            seven.step(&mut after).unwrap();
+            let reference = newton::step(
+                solver.model(),
+                solver.params(),
+                &state,
+                &NewtonOptions::default(),
+            )
+            .unwrap();
+            let error = relative_error(&after.positions, &reference.positions, &state.positions);
+            assert!(
+                (error - accuracy.errors[7]).abs() <= 1e-9 * error,
+                "{method}: {error:e} vs {:e}",
+                accuracy.errors[7]
+            );
+        }
+    }
+}
