@@ -44,6 +44,8 @@ pub struct Scene {
     pub kind: SceneKind,
     /// Grid nodes per side.
     pub n: usize,
+    /// How the iterations are accelerated (default: the solver's default).
+    pub acceleration: Acceleration,
 }
 
 impl Scene {
@@ -53,6 +55,7 @@ impl Scene {
             name: format!("cloth{n}"),
             kind: SceneKind::Cloth,
             n,
+            acceleration: Acceleration::default(),
         }
     }
 
@@ -62,6 +65,7 @@ impl Scene {
             name: format!("tet{n}"),
             kind: SceneKind::Tet,
             n,
+            acceleration: Acceleration::default(),
         }
     }
 
@@ -107,7 +111,10 @@ impl Scene {
 
     /// The parameters of this scene.
     pub fn params(&self) -> SimParams {
-        SimParams::default()
+        SimParams {
+            acceleration: self.acceleration,
+            ..SimParams::default()
+        }
     }
 }
 
@@ -127,6 +134,8 @@ pub struct BenchResult {
     pub tets: usize,
     /// Local/global iterations per frame.
     pub iterations: usize,
+    /// `plain`, `chebyshev` or `anderson`.
+    pub acceleration: String,
     /// Threads available to the solver.
     pub threads: usize,
     /// Frames measured (after warm-up).
@@ -199,6 +208,7 @@ pub fn run(
         springs: model.springs.len(),
         tets: model.tets.len(),
         iterations: params.iterations,
+        acceleration: params.acceleration.name().into(),
         threads: solver.threads(),
         frames,
         setup_ms,
@@ -268,7 +278,8 @@ pub fn accuracy_start(scene: &Scene, warmup: usize) -> Result<State, SolverError
     Ok(state)
 }
 
-/// Measures `method` on `scene` from `start`: the error after every
+/// Measures `method` on `scene` from `start` (with the local step on
+/// `threads` threads, default the solver's own choice): the error after every
 /// iteration up to `max_iterations` against Newton, then the wall time of
 /// frames with just enough iterations for each of [`TOLERANCES`]. The
 /// solver first runs `warmup` frames of its own (from rest), so Chebyshev
@@ -280,7 +291,7 @@ pub fn accuracy(
     scene: &Scene,
     start: &State,
     method: Acceleration,
-    threads: usize,
+    threads: Option<usize>,
     warmup: usize,
     max_iterations: usize,
 ) -> Result<AccuracyResult, SolverError> {
@@ -290,7 +301,9 @@ pub fn accuracy(
         ..scene.params()
     };
     let mut solver = Solver::new(&model, &params)?;
-    solver.set_threads(threads);
+    if let Some(threads) = threads {
+        solver.set_threads(threads);
+    }
     let mut state = State::at_rest(&model);
     for _ in 0..warmup {
         solver.step(&mut state)?;

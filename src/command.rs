@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::mesh::Vec3;
 use crate::model::{TetLimits, Weights};
 use crate::preset::{Build, Material, PinSpec, Preset};
-use crate::solver::{Collider, SimParams};
+use crate::solver::{Acceleration, Collider, SimParams};
 
 /// One request to a [`Session`](crate::session::Session).
 ///
@@ -158,6 +158,8 @@ pub enum Param {
     Gravity(Vec3),
     /// [`SimParams::colliders`].
     Colliders(Vec<Collider>),
+    /// [`SimParams::acceleration`].
+    Acceleration(Acceleration),
 }
 
 impl Param {
@@ -170,6 +172,7 @@ impl Param {
             Self::Damping(d) => params.damping = d,
             Self::Gravity(g) => params.gravity = g,
             Self::Colliders(c) => params.colliders = c,
+            Self::Acceleration(a) => params.acceleration = a,
         }
     }
 }

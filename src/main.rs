@@ -20,8 +20,17 @@ enum Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(threads) = cli.threads.filter(|&t| t > 0)
+        && let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build_global()
+    {
+        eprintln!("error: cannot start {threads} threads: {e}");
+        return ExitCode::from(1);
+    }
+    let bench_threads = cli.threads;
     let result = match cli.command {
-        Some(command) => run(command),
+        Some(command) => run(command, bench_threads),
         None => match default_front_end() {
             #[cfg(feature = "gui")]
             FrontEnd::Gui => gui(None, None, None, Vec::new()).or_else(|e| match e {
@@ -144,7 +153,7 @@ fn gui(
     })
 }
 
-fn run(command: Command) -> Result<(), Failure> {
+fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
     match command {
         #[cfg(feature = "gui")]
         Command::Gui {
@@ -207,9 +216,9 @@ fn run(command: Command) -> Result<(), Failure> {
         Command::Bench {
             scene,
             frames: _,
+            acceleration: _,
             warmup,
             json,
-            threads,
             accuracy: true,
             max_iterations,
         } => bench_accuracy(scene.as_deref(), warmup, json, threads, max_iterations),
@@ -218,9 +227,16 @@ fn run(command: Command) -> Result<(), Failure> {
             frames,
             warmup,
             json,
-            threads,
+            acceleration,
             ..
-        } => bench(scene.as_deref(), frames, warmup, json, threads),
+        } => bench(
+            scene.as_deref(),
+            acceleration.unwrap_or_default(),
+            frames,
+            warmup,
+            json,
+            threads,
+        ),
     }
 }
 
@@ -426,15 +442,8 @@ fn bench_accuracy(
     for scene in &scenes {
         let start = bench::accuracy_start(scene, warmup).map_err(runtime)?;
         for method in Acceleration::ALL {
-            let r = bench::accuracy(
-                scene,
-                &start,
-                method,
-                threads.unwrap_or(0),
-                warmup,
-                max_iterations,
-            )
-            .map_err(runtime)?;
+            let r = bench::accuracy(scene, &start, method, threads, warmup, max_iterations)
+                .map_err(runtime)?;
             if json {
                 println!(
                     "{}",
@@ -463,20 +472,25 @@ fn bench_accuracy(
 
 fn bench(
     scene: Option<&str>,
+    acceleration: softbody::solver::Acceleration,
     frames: usize,
     warmup: usize,
     json: bool,
     threads: Option<usize>,
 ) -> Result<(), Failure> {
     use softbody::bench::{self, Scene};
-    let scenes = bench_scenes(scene, Scene::standard())?;
+    let mut scenes = bench_scenes(scene, Scene::standard())?;
+    for s in &mut scenes {
+        s.acceleration = acceleration;
+    }
     if !json {
         println!(
-            "{:<10} {:>7} {:>8} {:>7} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10}",
+            "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10}",
             "scene",
             "nodes",
             "springs",
             "tets",
+            "accel",
             "iters",
             "threads",
             "setup ms",
@@ -503,11 +517,12 @@ fn bench(
             );
         } else {
             println!(
-                "{:<10} {:>7} {:>8} {:>7} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10}",
+                "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10}",
                 r.scene,
                 r.nodes,
                 r.springs,
                 r.tets,
+                r.acceleration,
                 r.iterations,
                 r.threads,
                 r.setup_ms,

@@ -359,6 +359,39 @@ fn space_plays_and_pauses_and_step_advances_one_frame() {
 }
 
 #[test]
+fn the_acceleration_is_chosen_and_the_accuracy_measured_from_the_panels() {
+    use softbody::solver::Acceleration;
+    let mut harness = editor("presets/hanging_cloth.toml");
+    for _ in 0..4 {
+        harness.key_press(Key::S);
+        harness.run_steps(2);
+    }
+    harness.get_by_label("not measured");
+    harness.get_by_label("Measure accuracy").click();
+    harness.run_steps(2);
+    let (frame, accuracy) = harness.state().session.accuracy().expect("measured");
+    assert_eq!(frame, 4);
+    let shown = format!("frame 4: {accuracy}");
+    harness.get_by_label(&shown);
+    assert!(accuracy.error() > 0.0 && accuracy.error() < 1.0);
+
+    // The Simulation panel switches the method, undoably.
+    harness.get_by_label("chebyshev").scroll_to_me();
+    harness.run();
+    harness.get_by_label("chebyshev").click();
+    harness.run();
+    let session = &harness.state().session;
+    assert_eq!(session.preset().sim.acceleration, Acceleration::Chebyshev);
+    assert_eq!(session.solver().acceleration(), Acceleration::Chebyshev);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run_steps(2);
+    assert_eq!(
+        harness.state().session.preset().sim.acceleration,
+        Acceleration::Anderson
+    );
+}
+
+#[test]
 fn dragging_the_mesh_while_playing_grabs_and_pulls_a_vertex() {
     let mut harness = editor("presets/hanging_cloth.toml");
     harness.state_mut().apply(Command::Play);

@@ -198,6 +198,7 @@ prop_compose! {
         (iterations, substeps) in (0..1000usize, 0..10usize),
         gravity in vec3(),
         colliders in prop::collection::vec(collider(), 0..3),
+        acceleration in prop::sample::select(softbody::solver::Acceleration::ALL.to_vec()),
         (eye, target, fov_deg) in (vec3(), vec3(), finite()),
     ) -> Preset {
         Preset {
@@ -214,7 +215,7 @@ prop_compose! {
                 },
             },
             pins: PinSpec { hard, soft },
-            sim: SimParams { dt, iterations, substeps, damping, gravity, colliders },
+            sim: SimParams { dt, iterations, substeps, damping, gravity, colliders, acceleration },
             view: View { eye, target, fov_deg },
         }
     }

@@ -195,6 +195,50 @@ fn playback_keys_drive_the_session() {
 }
 
 #[test]
+fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
+    use softbody::solver::Acceleration;
+    let mut app = cloth();
+    assert_eq!(
+        app.session.preset().sim.acceleration,
+        Acceleration::Anderson
+    );
+    assert_shows(
+        &screen(&app, 120, 40),
+        &["accel  anderson", "error  – (a: measure)"],
+    );
+    for expected in [
+        Acceleration::Plain,
+        Acceleration::Chebyshev,
+        Acceleration::Anderson,
+    ] {
+        assert!(app.on_key(ch('m')));
+        assert_eq!(app.session.preset().sim.acceleration, expected);
+        assert_eq!(app.session.solver().acceleration(), expected);
+    }
+    assert!(app.on_key(ch('u')));
+    assert_eq!(
+        app.session.preset().sim.acceleration,
+        Acceleration::Chebyshev
+    );
+
+    // A swinging cloth: the measured error is real, and the screen shows it.
+    assert!(app.on_key(ch('m')));
+    for _ in 0..5 {
+        assert!(app.on_key(ch('n')));
+    }
+    assert_eq!(app.handle_key(ch('a')), Action::None);
+    let (frame, accuracy) = app.session.accuracy().expect("measured");
+    assert_eq!(frame, 5);
+    assert!(accuracy.error() > 0.0 && accuracy.error() < 1.0);
+    assert!(app.status.starts_with("accuracy: error "), "{}", app.status);
+    assert_eq!(app.session.state().frame, 5, "measuring does not step");
+    assert_shows(
+        &screen(&app, 120, 40),
+        &[&format!("error  {:.1e} @5", accuracy.error())],
+    );
+}
+
+#[test]
 fn arrows_select_and_plus_minus_step_on_a_log_scale() {
     let mut app = cloth();
     let params = app.params();

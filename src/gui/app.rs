@@ -272,9 +272,7 @@ impl EditorApp {
         egui::Panel::bottom("graphs")
             .resizable(true)
             .default_size(200.0)
-            .show(ui, |ui| {
-                plots::show(ui, self.session.model(), self.session.history())
-            });
+            .show(ui, |ui| plots::show(ui, &self.session, &mut out));
         egui::Panel::left("panels")
             .resizable(true)
             .default_size(340.0)
@@ -395,6 +393,12 @@ impl EditorApp {
                 }
                 Request::Open(path) => self.ask_then(ctx, Pending::Open(path)),
                 Request::Quit => self.ask_then(ctx, Pending::Quit),
+                Request::MeasureAccuracy => {
+                    self.message = match self.session.measure_accuracy() {
+                        Ok(accuracy) => format!("accuracy: {accuracy}"),
+                        Err(e) => format!("error: accuracy: {e}"),
+                    };
+                }
             }
         }
     }

@@ -17,7 +17,7 @@ use crate::param::{ParamId, format_value};
 use crate::preset::library::{self, LibraryMaterial};
 use crate::preset::{Build, BuildKind, MeshSource, Selector};
 use crate::session::Session;
-use crate::solver::Collider;
+use crate::solver::{Acceleration, Collider};
 
 /// Something the person asked for this frame.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,6 +40,8 @@ pub enum Request {
     Open(PathBuf),
     /// Close the window.
     Quit,
+    /// Measure the next step's error against Newton.
+    MeasureAccuracy,
 }
 
 /// What the panels may change directly: the editor's own state.
@@ -325,6 +327,33 @@ pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) 
     for param in [ParamId::Dt, ParamId::Iterations] {
         param_slider(ui, session, param, out);
     }
+    let now = preset.sim.acceleration;
+    ui.horizontal(|ui| {
+        ui.label("acceleration").on_hover_text(
+            "How the iterations are accelerated; every method keeps the objective non-increasing",
+        );
+        for method in Acceleration::ALL {
+            let tip = match method {
+                Acceleration::Plain => "Plain local/global iterations (Liu 2013)",
+                Acceleration::Chebyshev => {
+                    "Chebyshev semi-iteration (Wang 2015), spectral radius estimated per scene"
+                }
+                Acceleration::Anderson => {
+                    "Anderson acceleration (Peng 2018): the fewest iterations for a given accuracy"
+                }
+            };
+            if ui
+                .selectable_label(method == now, method.name())
+                .on_hover_text(tip)
+                .clicked()
+                && method != now
+            {
+                out.push(Request::Command(Command::SetParam(Param::Acceleration(
+                    method,
+                ))));
+            }
+        }
+    });
     let mut substeps = preset.sim.substeps;
     let response = ui
         .add(egui::Slider::new(&mut substeps, 1..=32).text("substeps"))

@@ -7,8 +7,9 @@
 use eframe::egui;
 use egui_plot::{HoverPosition, Legend, Line, Plot, PlotPoints, Points};
 
+use super::panels::Request;
 use crate::model::Model;
-use crate::session::{Frame, History};
+use crate::session::{Frame, History, Session};
 use crate::solver::Energies;
 
 /// Seconds of simulated time the energy graph shows.
@@ -85,18 +86,42 @@ fn hover_label(
     }
 }
 
-/// Draws the energy graph (left, wide) and the convergence graph (right).
-pub fn show(ui: &mut egui::Ui, model: &Model, history: &History) {
+/// Draws the energy graph (left, wide) and the convergence graph (right)
+/// with the accuracy figure.
+pub fn show(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     let width = ui.available_width();
     let height = ui.available_height();
     ui.horizontal(|ui| {
         ui.allocate_ui(egui::vec2(width * 0.68, height), |ui| {
-            energy(ui, model, history)
+            energy(ui, session.model(), session.history())
         });
         ui.separator();
         ui.allocate_ui(egui::vec2(ui.available_width(), height), |ui| {
-            convergence(ui, history);
+            ui.vertical(|ui| {
+                accuracy(ui, session, out);
+                convergence(ui, session.history());
+            });
         });
+    });
+}
+
+/// The accuracy figure and the button that measures it.
+fn accuracy(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
+    ui.horizontal(|ui| {
+        if ui
+            .button("Measure accuracy")
+            .on_hover_text(
+                "Solve the next step exactly (Newton) and show how far the PD step lands \
+                 from it, and how many iterations 1e-3 and 1e-5 would take",
+            )
+            .clicked()
+        {
+            out.push(Request::MeasureAccuracy);
+        }
+        match session.accuracy() {
+            Some((frame, accuracy)) => ui.label(format!("frame {frame}: {accuracy}")),
+            None => ui.weak("not measured"),
+        };
     });
 }
 

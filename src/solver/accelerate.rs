@@ -20,6 +20,11 @@
 
 use crate::mesh::Vec3;
 
+/// Anderson's history columns are stored in single precision: they only
+/// steer the extrapolation (the safeguard and the fixed point are double),
+/// and half the bytes is most of their cost.
+type Vec3f = nalgebra::Vector3<f32>;
+
 /// How the local/global iterations are accelerated. Presets store it in
 /// `[sim] acceleration`.
 #[derive(
@@ -98,15 +103,16 @@ pub(crate) struct Accelerator {
     /// the plain frames measured so far with their update norms.
     rho: Option<f64>,
     estimate: Estimate,
-    /// Anderson: ring buffers of `ΔG` and `ΔF` columns (`columns` filled,
+    /// Anderson: ring buffers of `ΔG` and `ΔF` columns, interleaved per
+    /// vertex so a pass reads one stream (single precision; `columns` filled,
     /// the next written at `next`), the last `G(x)` and residual
     /// `f = G(x) − x` (valid when `has_last`), and the normal matrix
     /// `ΔFᵀΔF`.
     columns: usize,
     next: usize,
     has_last: bool,
-    dg: Vec<Vec<Vec3>>,
-    df: Vec<Vec<Vec3>>,
+    dg: Vec<[Vec3f; ANDERSON_WINDOW]>,
+    df: Vec<[Vec3f; ANDERSON_WINDOW]>,
     last_g: Vec<Vec3>,
     last_f: Vec<Vec3>,
     normal: [[f64; ANDERSON_WINDOW]; ANDERSON_WINDOW],
@@ -128,7 +134,6 @@ impl Accelerator {
             Acceleration::Chebyshev => (m, 0),
             Acceleration::Anderson => (0, m),
         };
-        let columns = if history > 0 { ANDERSON_WINDOW } else { 0 };
         Self {
             method,
             count: 0,
@@ -139,8 +144,8 @@ impl Accelerator {
             omega: 1.0,
             rho: None,
             estimate: Estimate::default(),
-            dg: vec![vec![Vec3::zeros(); history]; columns],
-            df: vec![vec![Vec3::zeros(); history]; columns],
+            dg: vec![[Vec3f::zeros(); ANDERSON_WINDOW]; history],
+            df: vec![[Vec3f::zeros(); ANDERSON_WINDOW]; history],
             last_g: vec![Vec3::zeros(); history],
             last_f: vec![Vec3::zeros(); history],
             normal: [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW],
@@ -160,9 +165,7 @@ impl Accelerator {
     /// Forgets the spectral-radius estimate and Anderson's history (the
     /// matrix changed).
     pub(crate) fn invalidate(&mut self) {
-        self.columns = 0;
-        self.next = 0;
-        self.has_last = false;
+        self.forget();
         self.rho = None;
         self.estimate = Estimate::default();
     }
@@ -180,6 +183,11 @@ impl Accelerator {
     pub(crate) fn restart(&mut self) {
         self.count = 0;
         self.omega = 1.0;
+        self.forget();
+    }
+
+    /// Empties Anderson's history.
+    fn forget(&mut self) {
         self.columns = 0;
         self.next = 0;
         self.has_last = false;
@@ -271,128 +279,91 @@ impl Accelerator {
     }
 
     fn anderson(&mut self, x: &mut [Vec3], out: &[Vec3]) {
-        let w = ANDERSON_WINDOW;
-        // The new column ΔG = G_k − G_{k−1}, ΔF = f_k − f_{k−1}, where
-        // f = G(x) − x; then the last G and f become G_k and f_k.
-        let j = self.next;
-        if self.has_last {
-            let (dg, df) = (&mut self.dg[j], &mut self.df[j]);
-            for i in 0..x.len() {
-                let f = out[i] - x[i];
-                dg[i] = out[i] - self.last_g[i];
-                df[i] = f - self.last_f[i];
-                self.last_f[i] = f;
-            }
-            self.next = (j + 1) % w;
-            self.columns = (self.columns + 1).min(w);
-        } else {
+        if !self.has_last {
+            // The first iteration of a substep: only remember G and f.
             for i in 0..x.len() {
                 self.last_f[i] = out[i] - x[i];
             }
-        }
-        self.last_g.copy_from_slice(out);
-        self.has_last = true;
-        x.copy_from_slice(out);
-        let columns = self.columns;
-        if columns == 0 {
+            self.last_g.copy_from_slice(out);
+            self.has_last = true;
+            x.copy_from_slice(out);
             return;
         }
-        // One pass for the new row of ΔFᵀΔF and for ΔFᵀf.
-        let mut b = [0.0; ANDERSON_WINDOW];
+        // One pass: the new column ΔG = G_k − G_{k−1}, ΔF = f_k − f_{k−1}
+        // (f = G(x) − x) at `j`; the last G and f become G_k and f_k; and
+        // the new row of ΔFᵀΔF and ΔFᵀf_k are summed as the column appears.
+        let j = self.next;
+        self.next = (j + 1) % ANDERSON_WINDOW;
+        self.columns = (self.columns + 1).min(ANDERSON_WINDOW);
+        let columns = self.columns;
         let mut row = [0.0; ANDERSON_WINDOW];
+        let mut b = [0.0; ANDERSON_WINDOW];
         for i in 0..x.len() {
-            let (dj, f) = (self.df[j][i], self.last_f[i]);
-            for c in 0..columns {
-                let dc = self.df[c][i];
-                row[c] += dc.dot(&dj);
+            let f = out[i] - x[i];
+            let df = (f - self.last_f[i]).cast::<f32>();
+            self.dg[i][j] = (out[i] - self.last_g[i]).cast::<f32>();
+            let history = &mut self.df[i];
+            history[j] = df;
+            self.last_f[i] = f;
+            self.last_g[i] = out[i];
+            let df = df.cast::<f64>();
+            for (c, dc) in history[..columns].iter().enumerate() {
+                let dc = dc.cast::<f64>();
+                row[c] += dc.dot(&df);
                 b[c] += dc.dot(&f);
             }
         }
-        for c in 0..columns {
-            self.normal[c][j] = row[c];
-            self.normal[j][c] = row[c];
+        for (c, &value) in row[..columns].iter().enumerate() {
+            self.normal[c][j] = value;
+            self.normal[j][c] = value;
         }
-        // θ = argmin ‖f − ΔF θ‖ by the normal equations, with the columns
-        // scaled to unit norm and a small ridge against near-dependence.
-        let mut a = [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW];
-        let mut scale = [0.0; ANDERSON_WINDOW];
-        for c in 0..columns {
-            scale[c] = self.normal[c][c].sqrt();
-            if !(scale[c] > 0.0) {
-                return;
+        match self.coefficients(&b) {
+            // x_{k+1} = G_k − ΔG θ.
+            Some(t) => {
+                for ((xi, g), history) in x.iter_mut().zip(out).zip(&self.dg) {
+                    let mut step = Vec3::zeros();
+                    for (dg, tc) in history[..columns].iter().zip(&t) {
+                        step += dg.cast::<f64>() * *tc;
+                    }
+                    *xi = g - step;
+                }
             }
-        }
-        for r in 0..columns {
-            for c in 0..columns {
-                a[r][c] = self.normal[r][c] / (scale[r] * scale[c]);
-            }
-            a[r][r] += 1e-10;
-            b[r] /= scale[r];
-        }
-        let Some(theta) = solve_spd(&mut a, &mut b, columns) else {
-            return;
-        };
-        let mut t = [0.0; ANDERSON_WINDOW];
-        for c in 0..columns {
-            t[c] = theta[c] / scale[c];
-        }
-        if !t.iter().all(|t| t.is_finite()) {
-            return;
-        }
-        // x_{k+1} = G_k − ΔG θ.
-        for (i, xi) in x.iter_mut().enumerate() {
-            for (c, tc) in t[..columns].iter().enumerate() {
-                *xi -= self.dg[c][i] * *tc;
-            }
+            None => x.copy_from_slice(out),
         }
     }
-}
 
-fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {
-    a.iter().zip(b).map(|(p, q)| p.dot(q)).sum()
-}
-
-/// Solves the leading `n × n` symmetric positive definite block of `a` by
-/// Cholesky, in place; `None` if it is not positive definite.
-fn solve_spd(
-    a: &mut [[f64; ANDERSON_WINDOW]; ANDERSON_WINDOW],
-    b: &mut [f64; ANDERSON_WINDOW],
-    n: usize,
-) -> Option<[f64; ANDERSON_WINDOW]> {
-    for j in 0..n {
-        let mut d = a[j][j];
-        for k in 0..j {
-            d -= a[j][k] * a[j][k];
-        }
-        if !(d > 0.0) {
+    /// θ = argmin ‖f − ΔF θ‖ from `b = ΔFᵀf` and the normal matrix, with
+    /// the columns scaled to unit norm and a small ridge against
+    /// near-dependence; `None` if it is singular or not finite. The unused
+    /// slots get an identity block and a zero right-hand side, so θ is 0
+    /// there and one fixed-size (stack) Cholesky serves every window.
+    fn coefficients(&self, b: &[f64; ANDERSON_WINDOW]) -> Option<[f64; ANDERSON_WINDOW]> {
+        let columns = self.columns;
+        let scale: [f64; ANDERSON_WINDOW] =
+            std::array::from_fn(|c| if c < columns { self.normal[c][c].sqrt() } else { 1.0 });
+        if scale.iter().any(|s| s.is_nan() || *s <= 0.0) {
             return None;
         }
-        let d = d.sqrt();
-        a[j][j] = d;
-        for i in j + 1..n {
-            let mut s = a[i][j];
-            for k in 0..j {
-                s -= a[i][k] * a[j][k];
+        let inside = |r: usize, c: usize| r < columns && c < columns;
+        let a = Normal::from_fn(|r, c| {
+            if inside(r, c) {
+                self.normal[r][c] / (scale[r] * scale[c]) + if r == c { 1e-10 } else { 0.0 }
+            } else if r == c {
+                1.0
+            } else {
+                0.0
             }
-            a[i][j] = s / d;
-        }
+        });
+        let rhs = Window::from_fn(|r, _| if r < columns { b[r] / scale[r] } else { 0.0 });
+        let theta = a.cholesky()?.solve(&rhs);
+        let t: [f64; ANDERSON_WINDOW] = std::array::from_fn(|c| theta[c] / scale[c]);
+        t.iter().all(|t| t.is_finite()).then_some(t)
     }
-    for i in 0..n {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= a[i][k] * b[k];
-        }
-        b[i] = s / a[i][i];
-    }
-    for i in (0..n).rev() {
-        let mut s = b[i];
-        for k in i + 1..n {
-            s -= a[k][i] * b[k];
-        }
-        b[i] = s / a[i][i];
-    }
-    Some(*b)
 }
+
+/// Anderson's normal matrix and a vector of its window.
+type Normal = nalgebra::SMatrix<f64, ANDERSON_WINDOW, ANDERSON_WINDOW>;
+type Window = nalgebra::SVector<f64, ANDERSON_WINDOW>;
 
 #[cfg(test)]
 mod tests {
@@ -404,26 +375,6 @@ mod tests {
             assert_eq!(Acceleration::from_name(a.name()), Some(a));
         }
         assert_eq!(Acceleration::from_name("newton"), None);
-    }
-
-    #[test]
-    fn cholesky_solves_a_small_spd_system() {
-        let m = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]];
-        let mut a = [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW];
-        for r in 0..3 {
-            a[r][..3].copy_from_slice(&m[r]);
-        }
-        let rhs = [1.0, 2.0, 3.0];
-        let mut b = [0.0; ANDERSON_WINDOW];
-        b[..3].copy_from_slice(&rhs);
-        let x = solve_spd(&mut a, &mut b, 3).unwrap();
-        for r in 0..3 {
-            let ax: f64 = (0..3).map(|c| m[r][c] * x[c]).sum();
-            assert!((ax - rhs[r]).abs() < 1e-12);
-        }
-        let mut bad = [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW];
-        bad[0][0] = -1.0;
-        assert!(solve_spd(&mut bad, &mut [1.0; ANDERSON_WINDOW], 1).is_none());
     }
 
     /// On a linear contraction `G(x) = M x + c`, both methods converge

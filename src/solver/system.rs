@@ -87,7 +87,8 @@ pub(crate) struct SparseCholesky {
     pattern: LowerPattern,
     /// Shared by clones: the analysis never changes after it is made.
     symbolic: Arc<SymbolicCholesky<usize>>,
-    l_values: Vec<f64>,
+    /// Shared by clones until one refactorises.
+    l_values: Arc<Vec<f64>>,
     buffer: MemBuffer,
     par: Par,
 }
@@ -108,7 +109,7 @@ impl Clone for SparseCholesky {
         Self {
             pattern: self.pattern.clone(),
             symbolic: Arc::clone(&self.symbolic),
-            l_values: self.l_values.clone(),
+            l_values: Arc::clone(&self.l_values),
             buffer: MemBuffer::new(scratch(&self.symbolic, self.par)),
             par: self.par,
         }
@@ -135,7 +136,7 @@ impl SparseCholesky {
         .map_err(|e| SolverError::Factorization(format!("{e:?}")))?;
         let par = Par::Seq;
         let mut this = Self {
-            l_values: vec![0.0; symbolic.len_val()],
+            l_values: Arc::new(vec![0.0; symbolic.len_val()]),
             buffer: MemBuffer::new(scratch(&symbolic, par)),
             symbolic: Arc::new(symbolic),
             pattern: pattern.clone(),
@@ -152,9 +153,14 @@ impl SparseCholesky {
     pub(crate) fn refactor(&mut self, values: &[f64]) -> Result<(), SolverError> {
         let a = SparseColMatRef::new(self.pattern.symbolic(), values);
         let stack = MemStack::new(&mut self.buffer);
+        if Arc::get_mut(&mut self.l_values).is_none() {
+            // A clone still solves with the old factor.
+            self.l_values = Arc::new(vec![0.0; self.symbolic.len_val()]);
+        }
+        let l_values = Arc::get_mut(&mut self.l_values).expect("not shared");
         self.symbolic
             .factorize_numeric_llt(
-                &mut self.l_values,
+                l_values,
                 a,
                 Side::Lower,
                 LltRegularization::default(),
@@ -186,6 +192,19 @@ impl SparseCholesky {
             unreachable!("the factorisation is forced to be supernodal")
         };
         let n = self.pattern.n;
+        if Arc::get_mut(&mut out.l).is_none() {
+            // A clone still solves with the old L.
+            out.l = Arc::default();
+        }
+        let wide = n <= WIDE_ROWS;
+        out.wide = wide;
+        out.work.resize(if wide { 0 } else { n }, [0.0; 3]);
+        out.wide_work.resize(if wide { n } else { 0 }, [0.0; 4]);
+        #[cfg(target_arch = "x86_64")]
+        {
+            out.avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+        }
+        let out = Arc::get_mut(&mut out.l).expect("not shared");
         out.perm.clear();
         match self.symbolic.perm() {
             Some(p) => out.perm.extend(p.arrays().0.iter().map(|&i| i as u32)),
@@ -218,27 +237,16 @@ impl SparseCholesky {
                 out.col_ptr.push(out.row_idx.len() as u32);
             }
         }
-        out.wide = n <= WIDE_ROWS;
-        out.work.resize(if out.wide { 0 } else { n }, [0.0; 3]);
-        out.wide_work.resize(if out.wide { n } else { 0 }, [0.0; 4]);
-        #[cfg(target_arch = "x86_64")]
-        {
-            out.avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
-        }
     }
 }
 
 /// `L` of `P A Pᵀ = L Lᵀ` in compressed columns (strictly lower part, 32-bit
 /// row indices, reciprocal diagonal apart) for solving three right-hand sides
-/// in one pass.
+/// in one pass. Clones share `L` (it can be gigabytes) and have their own
+/// work space; a refactorisation of a shared `L` allocates a new one.
 #[derive(Clone, Default)]
 pub(crate) struct FusedFactor {
-    /// `perm[k]`: the unknown that is row `k` of the permuted system.
-    perm: Vec<u32>,
-    inv_diag: Vec<f64>,
-    col_ptr: Vec<u32>,
-    row_idx: Vec<u32>,
-    values: Vec<f64>,
+    l: Arc<FusedL>,
     /// The permuted right-hand side / solution, 3 lanes per row...
     work: Vec<[f64; 3]>,
     /// ... or 4 (padded) when `wide`.
@@ -248,10 +256,21 @@ pub(crate) struct FusedFactor {
     avx2: bool,
 }
 
+/// The arrays of a [`FusedFactor`]'s `L`.
+#[derive(Default)]
+struct FusedL {
+    /// `perm[k]`: the unknown that is row `k` of the permuted system.
+    perm: Vec<u32>,
+    inv_diag: Vec<f64>,
+    col_ptr: Vec<u32>,
+    row_idx: Vec<u32>,
+    values: Vec<f64>,
+}
+
 impl FusedFactor {
     /// Stored off-diagonal entries plus the diagonal.
     fn nnz(&self) -> usize {
-        self.values.len() + self.inv_diag.len()
+        self.l.values.len() + self.l.inv_diag.len()
     }
 
     /// Solves `A x = rhs` for the unknowns `row_vertex[k]` (row `k` of the
@@ -259,10 +278,10 @@ impl FusedFactor {
     /// and z together, and writes the result into `x`.
     fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], row_vertex: &[u32]) {
         let l = LowerFactor {
-            col_ptr: &self.col_ptr,
-            row_idx: &self.row_idx,
-            values: &self.values,
-            inv_diag: &self.inv_diag,
+            col_ptr: &self.l.col_ptr,
+            row_idx: &self.l.row_idx,
+            values: &self.l.values,
+            inv_diag: &self.l.inv_diag,
         };
         if self.wide {
             for (w, &v) in self.wide_work.iter_mut().zip(row_vertex) {
@@ -511,6 +530,7 @@ impl System {
             factor.extract(&mut this.fused);
             this.row_vertex = this
                 .fused
+                .l
                 .perm
                 .iter()
                 .map(|&k| this.free[k as usize])
@@ -696,10 +716,10 @@ mod tests {
         // Portable and AVX2 kernels, 3 and 4 lanes, agree.
         let fused = &system.fused;
         let l = LowerFactor {
-            col_ptr: &fused.col_ptr,
-            row_idx: &fused.row_idx,
-            values: &fused.values,
-            inv_diag: &fused.inv_diag,
+            col_ptr: &fused.l.col_ptr,
+            row_idx: &fused.l.row_idx,
+            values: &fused.l.values,
+            inv_diag: &fused.l.inv_diag,
         };
         let mut narrow: Vec<[f64; 3]> = (0..nf).map(|k| [k as f64, 1.0, -2.0]).collect();
         let mut wide: Vec<[f64; 4]> = narrow.iter().map(|r| [r[0], r[1], r[2], 0.0]).collect();

@@ -13,13 +13,14 @@ use std::time::Duration;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::autosave::{Autosave, Recovery};
-use crate::command::Command;
+use crate::command::{Command, Param};
 use crate::mesh::Vec3;
 use crate::model::Model;
 use crate::param::Pacer;
 pub use crate::param::{LOG_STEP, ParamId, format_value};
 use crate::preset::{PinSpec, Selector};
 use crate::session::{Applied, Session};
+use crate::solver::Acceleration;
 
 /// Rotation per key press, in radians (15°).
 pub const ROTATE_STEP: f64 = std::f64::consts::PI / 12.0;
@@ -34,6 +35,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("+ -", "raise / lower it (weights ×/÷ 10^¼)"),
     ("Enter", "type a value"),
     ("p", "pin rules: top edge, corners, plane, group"),
+    ("m", "next acceleration: plain, Chebyshev, Anderson"),
+    ("a", "measure the next step's error against Newton"),
     ("u U", "undo / redo"),
     ("s", "save the preset (asks for a path if new)"),
     ("S", "save as: type a path"),
@@ -275,6 +278,19 @@ impl App {
             }
             KeyCode::Char('p') => {
                 self.mode = Mode::Pins;
+                Action::None
+            }
+            KeyCode::Char('m') => {
+                let all = Acceleration::ALL;
+                let now = self.session.preset().sim.acceleration;
+                let next = all[(all.iter().position(|&a| a == now).unwrap_or(0) + 1) % all.len()];
+                Action::Apply(Command::SetParam(Param::Acceleration(next)))
+            }
+            KeyCode::Char('a') => {
+                self.status = match self.session.measure_accuracy() {
+                    Ok(accuracy) => format!("accuracy: {accuracy}"),
+                    Err(e) => format!("accuracy: {e}"),
+                };
                 Action::None
             }
             KeyCode::Char('s') if self.session.path().is_some() => {

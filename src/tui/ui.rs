@@ -244,7 +244,7 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
 fn render_side(frame: &mut Frame, area: Rect, app: &App) {
     let [spark, stats] = area.layout(&Layout::vertical([
         Constraint::Fill(1),
-        Constraint::Length(5),
+        Constraint::Length(7),
     ]));
     let history = app.session.history();
     let objective = history.objective();
@@ -288,6 +288,11 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         Line::from(format!("sim    {:>7.1} FPS", app.pacer.sim_fps)),
         Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
         Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
+        Line::from(format!("accel  {}", app.session.preset().sim.acceleration)),
+        Line::from(app.session.accuracy().map_or_else(
+            || "error  – (a: measure)".to_owned(),
+            |(frame, a)| format!("error  {:.1e} @{frame}", a.error()),
+        )),
     ];
     frame.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(" Stats ")),
