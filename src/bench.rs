@@ -17,7 +17,7 @@ use std::time::Instant;
 use crate::mesh::Vec3;
 use crate::mesh::primitives::tet_box;
 use crate::model::{ClothGrid, Model, Pins, Weights};
-use crate::solver::accuracy::{self, Accuracy};
+use crate::solver::accuracy;
 use crate::solver::{Acceleration, SimParams, Solver, SolverError, State};
 
 /// The cloth sizes of the standard scenes.
@@ -230,7 +230,8 @@ pub fn accuracy_scenes() -> Vec<Scene> {
 /// The tolerances `softbody bench --accuracy` times.
 pub const TOLERANCES: [f64; 2] = [1e-3, 1e-5];
 
-/// What one acceleration method costs to reach the tolerances on a scene.
+/// What one acceleration method costs to reach the tolerances on a scene:
+/// medians over the steps from the [`AccuracyStarts`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct AccuracyResult {
     /// Scene name.
@@ -239,60 +240,78 @@ pub struct AccuracyResult {
     pub method: String,
     /// Threads of the local step.
     pub threads: usize,
+    /// Steps measured (one per start state).
+    pub steps: usize,
     /// Median wall time of a frame with just enough iterations to reach a
-    /// relative error of 1e-3 against Newton (`None`: not within
-    /// `max_iterations`).
+    /// relative error of 1e-3 against Newton (a step that does not within
+    /// `max_iterations` counts as infinite; `None`: the median is).
     pub ms_to_1e3: Option<f64>,
     /// The same for 1e-5.
     pub ms_to_1e5: Option<f64>,
-    /// Those iteration counts.
+    /// Median of those iteration counts.
     pub iterations_to_1e3: Option<usize>,
-    /// Those iteration counts.
+    /// Median of those iteration counts.
     pub iterations_to_1e5: Option<usize>,
-    /// The relative error at the scene's own 10 iterations.
+    /// Median relative error at the scene's own 10 iterations.
     pub error_at_default: f64,
     /// The iteration cap of the measurement.
     pub max_iterations: usize,
     /// The spectral radius Chebyshev estimated (other methods: `None`).
     pub spectral_radius: Option<f64>,
-    /// Wall time of the Newton reference.
+    /// Median wall time of a Newton reference step.
     pub newton_ms: f64,
 }
 
-/// The state `softbody bench --accuracy` measures from: `warmup` frames of
-/// plain PD after the scene's start, so the step is one in full motion.
-///
-/// # Errors
-/// Any [`SolverError`] (none are expected for the standard scenes).
-pub fn accuracy_start(scene: &Scene, warmup: usize) -> Result<State, SolverError> {
-    let model = scene.model();
-    let params = SimParams {
-        acceleration: Acceleration::Plain,
-        ..scene.params()
-    };
-    let mut solver = Solver::new(&model, &params)?;
-    let mut state = State::at_rest(&model);
-    for _ in 0..warmup {
-        solver.step(&mut state)?;
-    }
-    Ok(state)
+/// The steps `softbody bench --accuracy` measures: states sampled along the
+/// scene's reference motion (Anderson at 100 iterations, converged far
+/// below 1e-5), so every method is measured from the same states and none
+/// from its own trajectory, with the Newton solution of each next step.
+pub struct AccuracyStarts {
+    states: Vec<State>,
+    references: Vec<accuracy::Reference>,
 }
 
-/// Measures `method` on `scene` from `start` (with the local step on
-/// `threads` threads, default the solver's own choice): the error after every
-/// iteration up to `max_iterations` against Newton, then the wall time of
-/// frames with just enough iterations for each of [`TOLERANCES`]. The
-/// solver first runs `warmup` frames of its own (from rest), so Chebyshev
-/// has estimated its spectral radius as it would have in use.
+impl AccuracyStarts {
+    /// `count` states, one every `every` frames of the reference motion.
+    ///
+    /// # Errors
+    /// Any [`SolverError`] (none are expected for the standard scenes).
+    pub fn new(scene: &Scene, count: usize, every: usize) -> Result<Self, SolverError> {
+        let model = scene.model();
+        let params = SimParams {
+            acceleration: Acceleration::Anderson,
+            iterations: 100,
+            ..scene.params()
+        };
+        let mut solver = Solver::new(&model, &params)?;
+        let mut state = State::at_rest(&model);
+        let mut states = Vec::with_capacity(count);
+        let mut references = Vec::with_capacity(count);
+        for _ in 0..count {
+            for _ in 0..every.max(1) {
+                solver.step(&mut state)?;
+            }
+            references.push(accuracy::Reference::new(&solver, &state)?);
+            states.push(state.clone());
+        }
+        Ok(Self { states, references })
+    }
+}
+
+/// Measures `method` on `scene` from each of `starts` (with the local step
+/// on `threads` threads, default the solver's own choice): the error after
+/// every iteration up to `max_iterations` against Newton, then the wall
+/// time of frames with just enough iterations for each of [`TOLERANCES`].
+/// The solver first runs 10 frames from rest, so Chebyshev has estimated
+/// its spectral radius as it would have in use.
 ///
 /// # Errors
 /// Any [`SolverError`].
 pub fn accuracy(
     scene: &Scene,
-    start: &State,
+    starts: &AccuracyStarts,
     method: Acceleration,
     threads: Option<usize>,
-    warmup: usize,
     max_iterations: usize,
 ) -> Result<AccuracyResult, SolverError> {
     let model = scene.model();
@@ -305,35 +324,52 @@ pub fn accuracy(
         solver.set_threads(threads);
     }
     let mut state = State::at_rest(&model);
-    for _ in 0..warmup {
+    for _ in 0..10 {
         solver.step(&mut state)?;
     }
-    let measured: Accuracy = accuracy::measure(&solver, start, max_iterations)?;
-    let mut ms = [None; 2];
-    let mut iterations = [None; 2];
-    for (k, &tolerance) in TOLERANCES.iter().enumerate() {
-        if let Some(n) = measured.iterations_to(tolerance) {
-            iterations[k] = Some(n);
-            ms[k] = Some(time_frame(&solver, start, n.max(1))?);
+    // A step that does not reach a tolerance counts as infinitely slow: the
+    // median is still finite while most steps reach it.
+    let mut ms = [Vec::new(), Vec::new()];
+    let mut iterations = [Vec::new(), Vec::new()];
+    let (mut errors, mut newton) = (Vec::new(), Vec::new());
+    for (start, reference) in starts.states.iter().zip(&starts.references) {
+        let measured = accuracy::measure_against(&solver, start, reference, max_iterations)?;
+        errors.push(measured.error());
+        newton.push(measured.newton_ms);
+        for (k, &tolerance) in TOLERANCES.iter().enumerate() {
+            match measured.iterations_to(tolerance) {
+                Some(n) => {
+                    iterations[k].push(n as f64);
+                    ms[k].push(time_frame(&solver, start, n.max(1))?);
+                }
+                None => {
+                    iterations[k].push(f64::INFINITY);
+                    ms[k].push(f64::INFINITY);
+                }
+            }
         }
     }
+    let summary = |values: &mut Vec<f64>| Some(median(values)).filter(|m| m.is_finite());
+    let [ms3, ms5] = &mut ms;
+    let [its3, its5] = &mut iterations;
     Ok(AccuracyResult {
         scene: scene.name.clone(),
         method: method.name().into(),
         threads: solver.threads(),
-        ms_to_1e3: ms[0],
-        ms_to_1e5: ms[1],
-        iterations_to_1e3: iterations[0],
-        iterations_to_1e5: iterations[1],
-        error_at_default: measured.error(),
+        steps: starts.states.len(),
+        ms_to_1e3: summary(ms3),
+        ms_to_1e5: summary(ms5),
+        iterations_to_1e3: summary(its3).map(|n| n.round() as usize),
+        iterations_to_1e5: summary(its5).map(|n| n.round() as usize),
+        error_at_default: median(&mut errors),
         max_iterations,
         spectral_radius: solver.spectral_radius(),
-        newton_ms: measured.newton_ms,
+        newton_ms: median(&mut newton),
     })
 }
 
 /// Median wall time of one frame of `iterations` iterations from `start`
-/// (each run on a fresh clone of `solver`; up to 7 runs, fewer once they
+/// (each run on a fresh clone of `solver`; 3 to 7 runs, fewer once they
 /// add up to 2 s).
 fn time_frame(solver: &Solver, start: &State, iterations: usize) -> Result<f64, SolverError> {
     let params = SimParams {

@@ -119,6 +119,13 @@ pub enum Command {
         /// anderson (default; --accuracy runs all three).
         #[arg(long, value_parser = parse_acceleration)]
         acceleration: Option<softbody::solver::Acceleration>,
+        /// With --accuracy: the steps measured (medians are reported).
+        #[arg(long, default_value_t = 5)]
+        steps: usize,
+        /// With --accuracy: frames of the reference motion between the
+        /// measured steps.
+        #[arg(long, default_value_t = 10)]
+        every: usize,
         /// With --accuracy: the most iterations tried per method.
         #[arg(long, default_value_t = 500)]
         max_iterations: usize,

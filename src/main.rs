@@ -217,11 +217,19 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
             scene,
             frames: _,
             acceleration: _,
-            warmup,
+            warmup: _,
             json,
             accuracy: true,
+            steps,
+            every,
             max_iterations,
-        } => bench_accuracy(scene.as_deref(), warmup, json, threads, max_iterations),
+        } => bench_accuracy(
+            scene.as_deref(),
+            [steps, every],
+            json,
+            threads,
+            max_iterations,
+        ),
         Command::Bench {
             scene,
             frames,
@@ -412,7 +420,7 @@ fn bench_scenes(
 /// `bench --accuracy`: time to 1e-3 and 1e-5 against Newton per method.
 fn bench_accuracy(
     scene: Option<&str>,
-    warmup: usize,
+    [steps, every]: [usize; 2],
     json: bool,
     threads: Option<usize>,
     max_iterations: usize,
@@ -440,9 +448,9 @@ fn bench_accuracy(
         |v: Option<f64>| v.map_or_else(|| format!(">{max_iterations}its"), |v| format!("{v:.2}"));
     let count = |v: Option<usize>| v.map_or_else(|| "–".into(), |v| v.to_string());
     for scene in &scenes {
-        let start = bench::accuracy_start(scene, warmup).map_err(runtime)?;
+        let starts = bench::AccuracyStarts::new(scene, steps.max(1), every).map_err(runtime)?;
         for method in Acceleration::ALL {
-            let r = bench::accuracy(scene, &start, method, threads, warmup, max_iterations)
+            let r = bench::accuracy(scene, &starts, method, threads, max_iterations)
                 .map_err(runtime)?;
             if json {
                 println!(

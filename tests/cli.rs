@@ -191,6 +191,47 @@ fn bench_runs_a_tet_scene() {
 }
 
 #[test]
+fn bench_accuracy_reports_every_method_against_newton() {
+    let out = softbody(&[
+        "bench",
+        "--accuracy",
+        "--scene",
+        "cloth12",
+        "--steps",
+        "3",
+        "--every",
+        "4",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let methods: Vec<_> = lines
+        .iter()
+        .map(|v| v["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(methods, ["plain", "chebyshev", "anderson"]);
+    let its = |v: &serde_json::Value| v["iterations_to_1e3"].as_u64().unwrap();
+    for v in &lines {
+        assert_eq!(v["scene"], "cloth12");
+        assert_eq!(v["steps"], 3);
+        for key in ["ms_to_1e3", "ms_to_1e5", "error_at_default", "newton_ms"] {
+            assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key} in {v}");
+        }
+        assert!(its(v) >= 1);
+    }
+    // Anderson needs fewer iterations than plain PD for the same accuracy.
+    assert!(its(&lines[2]) < its(&lines[0]), "{lines:?}");
+}
+
+#[test]
 fn inspect_reports_a_preset() {
     let out = softbody(&["inspect", "presets/hanging_cloth.toml"]);
     assert!(

@@ -339,8 +339,13 @@ impl Accelerator {
     /// there and one fixed-size (stack) Cholesky serves every window.
     fn coefficients(&self, b: &[f64; ANDERSON_WINDOW]) -> Option<[f64; ANDERSON_WINDOW]> {
         let columns = self.columns;
-        let scale: [f64; ANDERSON_WINDOW] =
-            std::array::from_fn(|c| if c < columns { self.normal[c][c].sqrt() } else { 1.0 });
+        let scale: [f64; ANDERSON_WINDOW] = std::array::from_fn(|c| {
+            if c < columns {
+                self.normal[c][c].sqrt()
+            } else {
+                1.0
+            }
+        });
         if scale.iter().any(|s| s.is_nan() || *s <= 0.0) {
             return None;
         }

@@ -48,16 +48,63 @@ pub fn measure(
     state: &State,
     max_iterations: usize,
 ) -> Result<Accuracy, SolverError> {
-    let params = SimParams {
+    let reference = Reference::new(solver, state)?;
+    measure_against(solver, state, &reference, max_iterations)
+}
+
+/// The Newton solution of the next step from a state, to measure several
+/// solvers (methods) against.
+pub struct Reference {
+    positions: Vec<crate::mesh::Vec3>,
+    iterations: usize,
+    ms: f64,
+}
+
+impl Reference {
+    /// Solves the first substep of the next frame of `solver`'s model and
+    /// parameters from `state` exactly (without collisions).
+    ///
+    /// # Errors
+    /// [`SolverError::Factorization`] if a Newton matrix cannot be factorised.
+    pub fn new(solver: &Solver, state: &State) -> Result<Self, SolverError> {
+        let t = std::time::Instant::now();
+        let step = newton::step(
+            solver.model(),
+            &substep_params(solver, 1),
+            state,
+            &NewtonOptions::default(),
+        )?;
+        Ok(Self {
+            positions: step.positions,
+            iterations: step.iterations,
+            ms: t.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+}
+
+/// The solver's parameters for one substep of `iterations`, no colliders.
+fn substep_params(solver: &Solver, iterations: usize) -> SimParams {
+    SimParams {
         dt: solver.params().substep_dt(),
         substeps: 1,
-        iterations: max_iterations.max(1),
+        iterations: iterations.max(1),
         colliders: Vec::new(),
         ..solver.params().clone()
-    };
-    let t = std::time::Instant::now();
-    let reference = newton::step(solver.model(), &params, state, &NewtonOptions::default())?;
-    let newton_ms = t.elapsed().as_secs_f64() * 1e3;
+    }
+}
+
+/// [`measure`] against a reference already solved from `state` (for the
+/// same model and parameters).
+///
+/// # Errors
+/// [`SolverError::BlowUp`] if the step diverges.
+pub fn measure_against(
+    solver: &Solver,
+    state: &State,
+    reference: &Reference,
+    max_iterations: usize,
+) -> Result<Accuracy, SolverError> {
+    let params = substep_params(solver, max_iterations);
     let mut pd = solver.clone();
     if pd.acceleration() == super::Acceleration::Chebyshev && pd.spectral_radius().is_none() {
         // Let it estimate its spectral radius as it would in use (the
@@ -78,7 +125,7 @@ pub fn measure(
         errors,
         iterations: solver.params().iterations,
         newton_iterations: reference.iterations,
-        newton_ms,
+        newton_ms: reference.ms,
     })
 }
 
