@@ -1,6 +1,6 @@
 //! Solver benchmarks on the seed cloth scenes and the tet cube (see
-//! `softbody::bench`): one frame (10 local/global iterations), a numeric
-//! refactorisation, and
+//! `softbody::bench`): one frame (10 local/global iterations, the default
+//! acceleration; and cloth60 with each method), a numeric refactorisation, and
 //! the sparse Cholesky choice: faer (AMD ordering, supernodal) against
 //! nalgebra-sparse's `CscCholesky` (no fill-reducing ordering).
 
@@ -10,7 +10,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use nalgebra_sparse::factorization::CscCholesky;
 use softbody::bench::Scene;
-use softbody::solver::{Solver, State};
+use softbody::solver::{Acceleration, Solver, State};
 
 fn frames(c: &mut Criterion) {
     let mut group = c.benchmark_group("frame");
@@ -22,6 +22,18 @@ fn frames(c: &mut Criterion) {
     let mut group = c.benchmark_group("tet_frame");
     group.sample_size(10);
     bench_frame(&mut group, &Scene::tet(22));
+    group.finish();
+    // What one frame of each acceleration method costs at the same
+    // iteration count (`softbody bench --accuracy` gives what each buys).
+    let mut group = c.benchmark_group("acceleration");
+    for acceleration in Acceleration::ALL {
+        let scene = Scene {
+            name: format!("cloth60_{acceleration}"),
+            acceleration,
+            ..Scene::cloth(60)
+        };
+        bench_frame(&mut group, &scene);
+    }
     group.finish();
 }
 
