@@ -507,3 +507,22 @@ fn failed_saves_keep_the_old_file() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The scale presets (too large to build in a test) load and validate, with
+/// the sizes the README reports: a 250 × 250 grid and tet resolution 36.
+#[test]
+fn the_scale_presets_load() {
+    let dir = presets_dir().join("scale");
+    let cloth = Preset::load(&dir.join("cloth250.toml")).unwrap();
+    assert!(matches!(
+        cloth.mesh,
+        MeshSource::Grid(GridSpec { n: 250, .. })
+    ));
+    let tets = Preset::load(&dir.join("tet100k.toml")).unwrap();
+    assert_eq!(tets.build.kind, BuildKind::Tets);
+    assert_eq!(tets.build.resolution, Some(36));
+    let MeshSource::Obj(obj) = &tets.mesh else {
+        panic!("an OBJ mesh")
+    };
+    assert!(dir.join(obj).is_file(), "{}", obj.display());
+}
