@@ -9,13 +9,7 @@ use softbody::preset::Preset;
 
 mod common;
 
-use common::softbody;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("softbody-bake-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+use common::{scratch_path, softbody};
 
 /// An OBJ file read by tobj (as Blender's importer would read the
 /// sequence: one object of triangles): its positions (in tobj's order of
@@ -53,7 +47,7 @@ fn every_shipped_preset_bakes_and_reads_back() {
             .unwrap()
             .to_string_lossy()
             .to_string();
-        let out = temp_dir(&stem);
+        let out = scratch_path(&format!("bake-{stem}"));
         let o = softbody(&[
             "bake",
             preset_path.to_str().unwrap(),
@@ -131,7 +125,7 @@ fn every_shipped_preset_bakes_and_reads_back() {
 
 #[test]
 fn bad_presets_exit_2_and_name_the_file() {
-    let out = temp_dir("bad");
+    let out = scratch_path("bake-bad");
     let o = softbody(&[
         "bake",
         "no/such/preset.toml",
@@ -146,7 +140,7 @@ fn bad_presets_exit_2_and_name_the_file() {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
-    let out = temp_dir("interrupt");
+    let out = scratch_path("bake-interrupt");
     let mut child = Command::new(env!("CARGO_BIN_EXE_softbody"))
         .args([
             "bake",

@@ -4,10 +4,13 @@
 //! `tests/presets.rs`; the editor's unsaved-changes question and crash
 //! recovery: `tests/gui.rs` and `src/autosave.rs`.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use softbody::preset::{Preset, Selector};
+
+mod common;
+use common::scratch_dir;
 
 const CHILD: &str = "SOFTBODY_TEST_FULL_DISK_DIR";
 
@@ -20,14 +23,6 @@ fn big_preset() -> Preset {
         pins,
         ..Preset::default()
     }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("softbody-lost-work-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// Runs in a child process (it changes process-wide limits): files may
@@ -55,7 +50,7 @@ fn a_save_on_a_full_disk_keeps_the_previous_file() {
         save_with_a_full_disk(Path::new(&dir));
         return;
     }
-    let dir = temp_dir("full");
+    let dir = scratch_dir("lost-work-full");
     let file = dir.join("preset.toml");
     Preset::default().save(&file).unwrap();
     let before = std::fs::read(&file).unwrap();

@@ -12,6 +12,9 @@ use softbody::preset::{
 };
 use softbody::solver::{Collider, SimParams, Solver, State};
 
+mod common;
+use common::scratch_dir;
+
 fn presets_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("presets")
 }
@@ -24,12 +27,6 @@ fn shipped() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("softbody-presets-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]
@@ -340,7 +337,7 @@ fn each_invalid_preset_names_its_field_and_line() {
 
 #[test]
 fn an_unknown_group_lists_the_mesh_groups() {
-    let dir = temp_dir("groups");
+    let dir = scratch_dir("presets-groups");
     let file = dir.join("box.toml");
     let text = format!(
         "version = 1\n[mesh]\nobj = {:?}\n[material]\ndensity = 0.2\n[pins]\nhard = [{{ group = \"lef\" }}]\n",
@@ -435,7 +432,7 @@ fn version_0_is_migrated() {
 
 #[test]
 fn save_writes_a_file_that_loads_back_equal() {
-    let dir = temp_dir("save");
+    let dir = scratch_dir("presets-save");
     let file = dir.join("scene.toml");
     let mut preset = Preset::default();
     preset.sim.dt = 0.1 + 0.2; // not a short decimal
@@ -451,7 +448,7 @@ fn save_writes_a_file_that_loads_back_equal() {
 
 #[test]
 fn failed_saves_keep_the_old_file() {
-    let dir = temp_dir("fail");
+    let dir = scratch_dir("presets-fail");
     let file = dir.join("scene.toml");
     let old = Preset::default();
     old.save(&file).unwrap();

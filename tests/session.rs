@@ -10,6 +10,9 @@ use softbody::mesh::Vec3;
 use softbody::preset::{GridSpec, MeshSource, Preset, Selector};
 use softbody::session::{Applied, Session, SessionError};
 
+mod common;
+use common::scratch_dir;
+
 /// Side of the test grid.
 const N: u32 = 10;
 
@@ -44,12 +47,6 @@ fn max_jump(a: &[Vec3], b: &[Vec3]) -> f64 {
         .zip(b)
         .map(|(x, y)| (x - y).norm())
         .fold(0.0, f64::max)
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("softbody-session-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// Weights, density and `dt` refactorise on the same analysis; iterations
@@ -339,7 +336,7 @@ fn load_and_save_through_the_session() {
     apply(&mut s, Command::SetWeight(WeightKind::Bending, 7.5));
     apply(&mut s, Command::Unpin(vec![0]));
     assert!(s.is_dirty());
-    let file = temp_dir("save").join("saved.toml");
+    let file = scratch_dir("session-save").join("saved.toml");
     assert_eq!(
         apply(&mut s, Command::Save(Some(file.clone()))),
         Applied::Saved(file.clone())
@@ -446,7 +443,7 @@ fn bad_commands_leave_the_session_unchanged() {
 /// loads and builds the same model.
 #[test]
 fn save_as_elsewhere_keeps_the_mesh_reachable() {
-    let dir = temp_dir("save-as-mesh");
+    let dir = scratch_dir("session-save-as-mesh");
     let sessions = [
         // `../meshes/sphere.obj`, relative to `presets/`.
         Session::open(Path::new("presets/jelly.toml")).unwrap(),

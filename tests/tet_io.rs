@@ -11,13 +11,8 @@ use softbody::mesh::{
     MshVersion, TetIoErrorKind, TetMesh, Vec3, read_tet_mesh, tetgen_paths, write_tet_mesh,
 };
 
-/// A fresh, empty directory for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("tet_io-{test}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::scratch_dir;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -87,7 +82,7 @@ fn assert_identical(read: &TetMesh, written: &TetMesh) {
 
 #[test]
 fn tetgen_round_trip_is_exact() {
-    let dir = scratch("tetgen-round-trip");
+    let dir = scratch_dir("tet_io-tetgen-round-trip");
     let mesh = jittered_block();
     assert_eq!(mesh.tets().len(), 162);
     let path = dir.join("block.1.node");
@@ -102,7 +97,7 @@ fn tetgen_round_trip_is_exact() {
 
 #[test]
 fn msh_v2_round_trip_is_exact() {
-    let dir = scratch("msh2-round-trip");
+    let dir = scratch_dir("tet_io-msh2-round-trip");
     let mesh = jittered_block();
     let path = dir.join("block.msh");
     write_tet_mesh(&path, &mesh, MshVersion::V2_2).unwrap();
@@ -113,7 +108,7 @@ fn msh_v2_round_trip_is_exact() {
 
 #[test]
 fn msh_v4_round_trip_is_exact() {
-    let dir = scratch("msh4-round-trip");
+    let dir = scratch_dir("tet_io-msh4-round-trip");
     let mesh = jittered_block();
     let path = dir.join("block.msh");
     // 4.1 is the default.
@@ -125,7 +120,7 @@ fn msh_v4_round_trip_is_exact() {
 
 #[test]
 fn vtk_lists_points_and_tetra_cells() {
-    let dir = scratch("vtk");
+    let dir = scratch_dir("tet_io-vtk");
     let mesh = jittered_block();
     let path = dir.join("block.vtk");
     write_tet_mesh(&path, &mesh, MshVersion::default()).unwrap();
@@ -214,7 +209,7 @@ fn gmsh_second_order_and_binary_files_are_refused_with_a_hint() {
 
 #[test]
 fn unsupported_extensions_are_refused_listing_the_supported_ones() {
-    let dir = scratch("extensions");
+    let dir = scratch_dir("tet_io-extensions");
     let read = read_tet_mesh(&dir.join("bunny.obj")).unwrap_err();
     assert_eq!(
         read.to_string(),
@@ -235,7 +230,7 @@ fn unsupported_extensions_are_refused_listing_the_supported_ones() {
 
 #[test]
 fn writes_replace_atomically_and_leave_no_temporary_files() {
-    let dir = scratch("atomic");
+    let dir = scratch_dir("tet_io-atomic");
     let mesh = jittered_block();
     let path = dir.join("block.msh");
     std::fs::write(&path, "old contents").unwrap();
@@ -260,7 +255,7 @@ fn writes_replace_atomically_and_leave_no_temporary_files() {
 
 #[test]
 fn read_errors_name_the_file() {
-    let dir = scratch("read-errors");
+    let dir = scratch_dir("tet_io-read-errors");
     let err = read_tet_mesh(&dir.join("absent.msh")).unwrap_err();
     assert!(matches!(err.kind, TetIoErrorKind::Read(_)));
     assert_eq!(err.line, None);
@@ -293,7 +288,7 @@ fn meshio_reads_what_we_write() {
         eprintln!("note: meshio_reads_what_we_write skipped: python3 cannot import meshio");
         return;
     };
-    let dir = scratch("meshio");
+    let dir = scratch_dir("tet_io-meshio");
     let mesh = jittered_block();
     let files = [
         ("block_v2.msh", MshVersion::V2_2),

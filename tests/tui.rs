@@ -14,6 +14,9 @@ use softbody::session::Session;
 use softbody::tui::app::{Action, App, KEYS, LOG_STEP, Mode, PIN_KEYS, ParamId};
 use softbody::tui::ui;
 
+mod common;
+use common::scratch_dir;
+
 const CLOTH: &str = "presets/hanging_cloth.toml";
 
 fn cloth() -> App {
@@ -61,12 +64,6 @@ fn assert_shows(screen: &str, texts: &[&str]) {
     for text in texts {
         assert!(screen.contains(text), "{text:?} not on screen:\n{screen}");
     }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("softbody-tui-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]
@@ -367,7 +364,7 @@ fn save_and_save_as() {
             text: String::new()
         }
     );
-    let file = temp_dir("save").join("saved.toml");
+    let file = scratch_dir("tui-save").join("saved.toml");
     type_text(&mut app, &file.display().to_string());
     assert!(app.on_key(key(KeyCode::Enter)));
     assert!(app.status.starts_with("saved"), "{}", app.status);
@@ -521,14 +518,6 @@ fn a_tet_model_lists_the_tet_weights() {
     assert!(!app.session.model().pins.hard_vertices().is_empty());
 }
 
-/// A temporary directory of this test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("softbody-tui-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn quitting_with_unsaved_changes_asks_first() {
     // Nothing unsaved: q quits at once.
@@ -544,7 +533,7 @@ fn quitting_with_unsaved_changes_asks_first() {
     app.handle_key(ch('q'));
     assert_eq!(app.handle_key(ch('d')), Action::Quit);
     // s saves and quits when the preset has a file...
-    let dir = scratch("quit");
+    let dir = scratch_dir("tui-quit");
     let file = dir.join("cloth.toml");
     let mut app = cloth();
     app.apply(Command::Save(Some(file.clone())));
@@ -564,7 +553,7 @@ fn quitting_with_unsaved_changes_asks_first() {
 #[test]
 fn an_autosave_left_by_a_crash_is_offered_at_start() {
     use softbody::autosave::{Autosave, INTERVAL};
-    let dir = scratch("recover");
+    let dir = scratch_dir("tui-recover");
     // A run that changed the bending weight, autosaved, and died.
     let mut crashed = cloth();
     crashed.apply(Command::SetWeight(WeightKind::Bending, 7.0));

@@ -1,5 +1,9 @@
-//! Helpers shared by the integration tests that run the `softbody` binary.
+//! Helpers shared by the integration tests: running the `softbody` binary
+//! and scratch directories. (Each test file compiles this module on its own
+//! and uses part of it.)
+#![allow(dead_code)]
 
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 /// Runs the binary with `args` from the package root.
@@ -9,4 +13,20 @@ pub fn softbody(args: &[&str]) -> Output {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap()
+}
+
+/// The path of a scratch directory for one test, `softbody-{test}-{pid}`
+/// under the system's temporary directory (the process id keeps parallel
+/// runs apart), removed if a previous run left it, and not created.
+pub fn scratch_path(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("softbody-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// [`scratch_path`], created empty.
+pub fn scratch_dir(test: &str) -> PathBuf {
+    let dir = scratch_path(test);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
