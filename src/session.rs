@@ -456,24 +456,26 @@ impl Session {
         &self.state
     }
 
-    /// Measures how far the next step, at the preset's iteration count,
-    /// lands from the exact implicit Euler step (see
-    /// [`accuracy::measure`]), trying up to
-    /// `max(4 × iterations, 100)` iterations so the figure also says what
-    /// 1e-3 and 1e-5 would take. Keeps the result for [`Session::accuracy`].
-    /// The state does not change. Costs a Newton solve: from milliseconds
-    /// for a cloth to seconds for a large tet body.
-    ///
-    /// # Errors
-    /// [`SessionError::Solver`] if the reference fails (a Newton matrix
-    /// that does not factorise) or the step blows up.
-    pub fn measure_accuracy(&mut self) -> Result<&Accuracy, SessionError> {
+    /// A measurement of how far the next step, at the preset's iteration
+    /// count, lands from the exact implicit Euler step (see
+    /// [`accuracy::measure`]), trying up to `max(4 × iterations, 100)`
+    /// iterations so the figure also says what 1e-3 and 1e-5 would take.
+    /// It works on copies (the session does not change) and costs a Newton
+    /// solve — from milliseconds for a cloth to seconds for a large tet body
+    /// — so front ends run it on another thread ([`accuracy::Running`]) and
+    /// hand the result to [`Session::set_accuracy`].
+    pub fn accuracy_task(&self) -> accuracy::Task {
         let iterations = (4 * self.preset.sim.iterations).max(100);
-        let measured = accuracy::measure(&self.solver, &self.state, iterations)?;
-        Ok(&self.accuracy.insert((self.state.frame, measured)).1)
+        accuracy::Task::new(&self.solver, &self.state, iterations)
     }
 
-    /// The last [`Session::measure_accuracy`] and the frame it measured from.
+    /// Keeps a measurement taken from `frame` for [`Session::accuracy`].
+    pub fn set_accuracy(&mut self, frame: u64, measured: Accuracy) -> &Accuracy {
+        &self.accuracy.insert((frame, measured)).1
+    }
+
+    /// The last measurement kept by [`Session::set_accuracy`] and the frame
+    /// it measured from.
     pub fn accuracy(&self) -> Option<(u64, &Accuracy)> {
         self.accuracy.as_ref().map(|(f, a)| (*f, a))
     }

@@ -369,6 +369,17 @@ fn the_acceleration_is_chosen_and_the_accuracy_measured_from_the_panels() {
     harness.get_by_label("not measured");
     harness.get_by_label("Measure accuracy").click();
     harness.run_steps(2);
+    // It runs on its own thread: the editor keeps drawing and says so.
+    let start = std::time::Instant::now();
+    while harness.state().session.accuracy().is_none() {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the measurement never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        harness.run_steps(1);
+    }
+    harness.run_steps(2);
     let (frame, accuracy) = harness.state().session.accuracy().expect("measured");
     assert_eq!(frame, 4);
     let shown = format!("frame 4: {accuracy}");

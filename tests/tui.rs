@@ -224,6 +224,18 @@ fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
         assert!(app.on_key(ch('n')));
     }
     assert_eq!(app.handle_key(ch('a')), Action::None);
+    // It runs on its own thread; the UI keeps going meanwhile.
+    assert!(app.is_measuring());
+    assert_shows(&screen(&app, 120, 40), &["error  measuring…"]);
+    let start = std::time::Instant::now();
+    while app.is_measuring() {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the measurement never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        app.advance(std::time::Duration::ZERO);
+    }
     let (frame, accuracy) = app.session.accuracy().expect("measured");
     assert_eq!(frame, 5);
     assert!(accuracy.error() > 0.0 && accuracy.error() < 1.0);

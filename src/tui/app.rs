@@ -21,6 +21,7 @@ pub use crate::param::{LOG_STEP, ParamId, format_value};
 use crate::preset::{PinSpec, Selector};
 use crate::session::{Applied, Session};
 use crate::solver::Acceleration;
+use crate::solver::accuracy::Running;
 
 /// Rotation per key press, in radians (15°).
 pub const ROTATE_STEP: f64 = std::f64::consts::PI / 12.0;
@@ -130,6 +131,8 @@ pub struct App {
     pub pacer: Pacer,
     /// Writes unsaved changes for crash recovery (none in tests).
     autosave: Option<Autosave>,
+    /// The accuracy measurement in progress (`a`).
+    accuracy: Option<Running>,
 }
 
 impl App {
@@ -142,6 +145,7 @@ impl App {
             yaw: 0.0,
             pitch: 0.0,
             status: String::new(),
+            accuracy: None,
             preset_dir,
             pacer: Pacer::default(),
             autosave: None,
@@ -287,10 +291,10 @@ impl App {
                 Action::Apply(Command::SetParam(Param::Acceleration(next)))
             }
             KeyCode::Char('a') => {
-                self.status = match self.session.measure_accuracy() {
-                    Ok(accuracy) => format!("accuracy: {accuracy}"),
-                    Err(e) => format!("accuracy: {e}"),
-                };
+                if self.accuracy.is_none() {
+                    self.accuracy = Some(Running::spawn(self.session.accuracy_task()));
+                    self.status = "measuring the accuracy (a Newton solve)…".to_owned();
+                }
                 Action::None
             }
             KeyCode::Char('s') if self.session.path().is_some() => {
@@ -470,6 +474,21 @@ impl App {
         if let Err(e) = self.pacer.advance(&mut self.session, budget) {
             self.status = format!("error: {e}");
         }
+        if self.accuracy.as_ref().is_some_and(Running::is_finished)
+            && let Some(running) = self.accuracy.take()
+        {
+            self.status = match running.join() {
+                (frame, Ok(measured)) => {
+                    format!("accuracy: {}", self.session.set_accuracy(frame, measured))
+                }
+                (_, Err(e)) => format!("accuracy: {e}"),
+            };
+        }
+    }
+
+    /// Whether an accuracy measurement is running.
+    pub fn is_measuring(&self) -> bool {
+        self.accuracy.is_some()
     }
 }
 

@@ -289,10 +289,14 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
         Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
         Line::from(format!("accel  {}", app.session.preset().sim.acceleration)),
-        Line::from(app.session.accuracy().map_or_else(
-            || "error  – (a: measure)".to_owned(),
-            |(frame, a)| format!("error  {:.1e} @{frame}", a.error()),
-        )),
+        Line::from(if app.is_measuring() {
+            "error  measuring…".to_owned()
+        } else {
+            app.session.accuracy().map_or_else(
+                || "error  – (a: measure)".to_owned(),
+                |(frame, a)| format!("error  {:.1e} @{frame}", a.error()),
+            )
+        }),
     ];
     frame.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(" Stats ")),
