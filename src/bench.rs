@@ -368,9 +368,9 @@ pub fn accuracy(
     })
 }
 
-/// Median wall time of one frame of `iterations` iterations from `start`
-/// (each run on a fresh clone of `solver`; 3 to 7 runs, fewer once they
-/// add up to 2 s).
+/// Median wall time of one frame of `iterations` iterations from `start`,
+/// each run on a fresh clone of `solver`: up to 7 runs, stopping after 3
+/// once they add up to 2 s, or after any run once they pass 20 s.
 fn time_frame(solver: &Solver, start: &State, iterations: usize) -> Result<f64, SolverError> {
     let params = SimParams {
         iterations,

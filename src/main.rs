@@ -28,9 +28,8 @@ fn main() -> ExitCode {
         eprintln!("error: cannot start {threads} threads: {e}");
         return ExitCode::from(1);
     }
-    let bench_threads = cli.threads;
     let result = match cli.command {
-        Some(command) => run(command, bench_threads),
+        Some(command) => run(command, cli.threads),
         None => match default_front_end() {
             #[cfg(feature = "gui")]
             FrontEnd::Gui => gui(None, None, None, Vec::new()).or_else(|e| match e {
@@ -391,10 +390,7 @@ fn tetrahedralize(
         })?;
     }
     if json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).map_err(|e| Failure::Runtime(e.into()))?
-        );
+        print_json(&report)?;
     } else {
         println!("{}", file.display());
         print!("{report}");
@@ -453,10 +449,7 @@ fn bench_accuracy(
             let r = bench::accuracy(scene, &starts, method, threads, max_iterations)
                 .map_err(runtime)?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string(&r).map_err(|e| Failure::Runtime(e.into()))?
-                );
+                print_json(&r)?;
             } else {
                 println!(
                     "{:<8} {:<10} {:>7} {:>10} {:>9} {:>10} {:>9} {:>12.3e} {:>8} {:>10.1}",
@@ -475,6 +468,15 @@ fn bench_accuracy(
             }
         }
     }
+    Ok(())
+}
+
+/// Prints `value` as one line of JSON.
+fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
+    println!(
+        "{}",
+        serde_json::to_string(value).map_err(|e| Failure::Runtime(e.into()))?
+    );
     Ok(())
 }
 
@@ -519,10 +521,7 @@ fn bench(
     {
         let r = bench::run(s, frames, warmup, t).map_err(|e| Failure::Runtime(e.into()))?;
         if json {
-            println!(
-                "{}",
-                serde_json::to_string(&r).map_err(|e| Failure::Runtime(e.into()))?
-            );
+            print_json(&r)?;
         } else {
             println!(
                 "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10}",

@@ -342,8 +342,10 @@ pub struct Session {
     undo_limit: usize,
     /// An open gesture, and whether it already pushed its undo step.
     gesture: Option<bool>,
-    /// The last accuracy measurement and the frame it was taken at.
+    /// The last accuracy measurement and the frame it was taken at, and
+    /// the one running.
     accuracy: Option<(u64, Accuracy)>,
+    measuring: Option<accuracy::Running>,
 }
 
 impl Session {
@@ -375,6 +377,7 @@ impl Session {
             undo_limit: DEFAULT_UNDO_LIMIT,
             gesture: None,
             accuracy: None,
+            measuring: None,
         })
     }
 
@@ -456,26 +459,48 @@ impl Session {
         &self.state
     }
 
-    /// A measurement of how far the next step, at the preset's iteration
+    /// Starts measuring how far the next step, at the preset's iteration
     /// count, lands from the exact implicit Euler step (see
     /// [`accuracy::measure`]), trying up to `max(4 × iterations, 100)`
     /// iterations so the figure also says what 1e-3 and 1e-5 would take.
-    /// It works on copies (the session does not change) and costs a Newton
-    /// solve — from milliseconds for a cloth to seconds for a large tet body
-    /// — so front ends run it on another thread ([`accuracy::Running`]) and
-    /// hand the result to [`Session::set_accuracy`].
-    pub fn accuracy_task(&self) -> accuracy::Task {
-        let iterations = (4 * self.preset.sim.iterations).max(100);
-        accuracy::Task::new(&self.solver, &self.state, iterations)
+    /// It costs a Newton solve — from milliseconds for a cloth to seconds
+    /// for a large tet body — so it runs on its own thread, on copies;
+    /// [`Session::collect_accuracy`] takes the result in. Nothing happens if
+    /// a measurement is already running. A change of the preset abandons a
+    /// running measurement and forgets the last one (they no longer
+    /// describe this scene).
+    pub fn measure_accuracy(&mut self) {
+        if self.measuring.is_none() {
+            let iterations = (4 * self.preset.sim.iterations).max(100);
+            let task = accuracy::Task::new(&self.solver, &self.state, iterations);
+            self.measuring = Some(accuracy::Running::spawn(task));
+        }
     }
 
-    /// Keeps a measurement taken from `frame` for [`Session::accuracy`].
-    pub fn set_accuracy(&mut self, frame: u64, measured: Accuracy) -> &Accuracy {
-        &self.accuracy.insert((frame, measured)).1
+    /// Whether a measurement is running.
+    pub fn is_measuring(&self) -> bool {
+        self.measuring.is_some()
     }
 
-    /// The last measurement kept by [`Session::set_accuracy`] and the frame
-    /// it measured from.
+    /// Takes in a finished measurement (see [`Session::accuracy`]): the
+    /// new figure, or what went wrong. `None` while it runs or when none
+    /// was started.
+    pub fn collect_accuracy(&mut self) -> Option<Result<&Accuracy, String>> {
+        if !self.measuring.as_ref()?.is_finished() {
+            return None;
+        }
+        let (frame, result) = self.measuring.take()?.join();
+        Some(result.map(|measured| &self.accuracy.insert((frame, measured)).1))
+    }
+
+    /// Drops a running measurement and the last one.
+    fn forget_accuracy(&mut self) {
+        self.measuring = None;
+        self.accuracy = None;
+    }
+
+    /// The last measurement [`Session::collect_accuracy`] took in, and the
+    /// frame it measured from.
     pub fn accuracy(&self) -> Option<(u64, &Accuracy)> {
         self.accuracy.as_ref().map(|(f, a)| (*f, a))
     }
@@ -633,6 +658,7 @@ impl Session {
                 self.gesture = None;
                 self.playing = false;
                 self.start_over();
+                self.forget_accuracy();
                 Ok(Applied::Reloaded)
             }
             Command::Save(path) => {
@@ -825,6 +851,7 @@ impl Session {
             }
         };
         self.built.params.clone_from(&next.sim);
+        self.forget_accuracy();
         Ok((std::mem::replace(&mut self.preset, next.clone()), applied))
     }
 

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::softbody;
+use common::{softbody, softbody_ok};
 
 #[test]
 fn inspect_prints_the_report() {
@@ -48,14 +48,9 @@ fn bad_input_exits_2_with_file_and_line() {
 
 #[test]
 fn bench_json_has_the_documented_fields() {
-    let out = softbody(&[
+    let out = softbody_ok(&[
         "bench", "--scene", "cloth30", "--frames", "5", "--warmup", "1", "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
@@ -89,7 +84,7 @@ fn tetrahedralize_writes_a_mesh_that_reads_back_and_reports_json() {
     let dir = std::env::temp_dir().join(format!("softbody-tet-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out_file = dir.join("sphere.msh");
-    let out = softbody(&[
+    let out = softbody_ok(&[
         "tetrahedralize",
         "meshes/sphere.obj",
         "--resolution",
@@ -98,11 +93,6 @@ fn tetrahedralize_writes_a_mesh_that_reads_back_and_reports_json() {
         "-o",
         out_file.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for key in [
         "tets",
@@ -165,7 +155,7 @@ fn tetrahedralize_rejects_flat_input_and_unknown_formats_with_exit_2() {
 
 #[test]
 fn bench_runs_a_tet_scene() {
-    let out = softbody(&[
+    let out = softbody_ok(&[
         "bench",
         "--scene",
         "tet4",
@@ -177,11 +167,6 @@ fn bench_runs_a_tet_scene() {
         "--threads",
         "1",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["scene"], "tet4");
     assert_eq!(v["nodes"], 64);
@@ -192,7 +177,7 @@ fn bench_runs_a_tet_scene() {
 
 #[test]
 fn bench_accuracy_reports_every_method_against_newton() {
-    let out = softbody(&[
+    let out = softbody_ok(&[
         "bench",
         "--accuracy",
         "--scene",
@@ -203,11 +188,6 @@ fn bench_accuracy_reports_every_method_against_newton() {
         "4",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -233,12 +213,7 @@ fn bench_accuracy_reports_every_method_against_newton() {
 
 #[test]
 fn inspect_reports_a_preset() {
-    let out = softbody(&["inspect", "presets/hanging_cloth.toml"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = softbody_ok(&["inspect", "presets/hanging_cloth.toml"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("vertices:    900"), "{text}");
     assert!(

@@ -470,3 +470,44 @@ fn save_as_elsewhere_keeps_the_mesh_reachable() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The accuracy figure runs in the background and describes the scene it
+/// measured: a preset change abandons a running measurement and forgets
+/// the last one.
+#[test]
+fn accuracy_measurements_belong_to_the_scene_they_measured() {
+    let mut session = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
+    session.apply(Command::Step(3)).unwrap();
+    let wait = |session: &mut Session| {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(result) = session.collect_accuracy() {
+                return result.map(|a| a.error());
+            }
+            assert!(
+                start.elapsed().as_secs() < 60,
+                "the measurement never ended"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    };
+    assert!(session.collect_accuracy().is_none(), "nothing started");
+    session.measure_accuracy();
+    assert!(session.is_measuring());
+    let error = wait(&mut session).unwrap();
+    assert!(!session.is_measuring());
+    assert_eq!(
+        session.accuracy().map(|(f, a)| (f, a.error())),
+        Some((3, error))
+    );
+    assert_eq!(session.state().frame, 3, "measuring does not step");
+
+    session
+        .apply(Command::SetWeight(WeightKind::Shear, 250.0))
+        .unwrap();
+    assert!(session.accuracy().is_none(), "the old figure is forgotten");
+    session.measure_accuracy();
+    session.apply(Command::Undo).unwrap();
+    assert!(!session.is_measuring(), "the running one is abandoned");
+    assert!(session.collect_accuracy().is_none());
+}

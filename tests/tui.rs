@@ -225,10 +225,10 @@ fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
     }
     assert_eq!(app.handle_key(ch('a')), Action::None);
     // It runs on its own thread; the UI keeps going meanwhile.
-    assert!(app.is_measuring());
+    assert!(app.session.is_measuring());
     assert_shows(&screen(&app, 120, 40), &["error  measuring…"]);
     let start = std::time::Instant::now();
-    while app.is_measuring() {
+    while app.session.is_measuring() {
         assert!(
             start.elapsed().as_secs() < 60,
             "the measurement never ended"

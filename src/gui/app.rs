@@ -22,7 +22,6 @@ use crate::autosave::{Autosave, Recovery};
 use crate::command::Command;
 use crate::param::Pacer;
 use crate::session::{Applied, Session};
-use crate::solver::accuracy::Running;
 
 /// Wall time per UI frame the simulation may take.
 pub const SIM_BUDGET: Duration = Duration::from_millis(12);
@@ -82,8 +81,6 @@ pub struct EditorApp {
     worker: Option<SimWorker>,
     /// The session changed since the worker last got it.
     unsynced: bool,
-    /// The accuracy measurement in progress.
-    accuracy: Option<Running>,
     /// The window title last set.
     title: String,
     last_frame: Option<Instant>,
@@ -135,7 +132,6 @@ impl EditorApp {
             autosave: None,
             recovery: None,
             worker: None,
-            accuracy: None,
             unsynced: false,
             title: String::new(),
             last_frame: None,
@@ -276,9 +272,7 @@ impl EditorApp {
         egui::Panel::bottom("graphs")
             .resizable(true)
             .default_size(200.0)
-            .show(ui, |ui| {
-                plots::show(ui, &self.session, self.accuracy.is_some(), &mut out)
-            });
+            .show(ui, |ui| plots::show(ui, &self.session, &mut out));
         egui::Panel::left("panels")
             .resizable(true)
             .default_size(340.0)
@@ -381,21 +375,13 @@ impl EditorApp {
     /// Takes in a finished accuracy measurement; while one runs, looks
     /// again soon.
     fn collect_accuracy(&mut self, ctx: &egui::Context) {
-        match self.accuracy.take() {
-            Some(running) if running.is_finished() => {
-                self.message = match running.join() {
-                    (frame, Ok(measured)) => {
-                        format!("accuracy: {}", self.session.set_accuracy(frame, measured))
-                    }
-                    (_, Err(e)) => format!("error: accuracy: {e}"),
-                };
-            }
-            running => {
-                if running.is_some() {
-                    ctx.request_repaint_after(std::time::Duration::from_millis(100));
-                }
-                self.accuracy = running;
-            }
+        match self.session.collect_accuracy() {
+            Some(Ok(measured)) => self.message = format!("accuracy: {measured}"),
+            Some(Err(e)) => self.message = format!("error: accuracy: {e}"),
+            None => {}
+        }
+        if self.session.is_measuring() {
+            ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }
     }
 
@@ -421,10 +407,8 @@ impl EditorApp {
                 Request::Open(path) => self.ask_then(ctx, Pending::Open(path)),
                 Request::Quit => self.ask_then(ctx, Pending::Quit),
                 Request::MeasureAccuracy => {
-                    if self.accuracy.is_none() {
-                        self.accuracy = Some(Running::spawn(self.session.accuracy_task()));
-                        self.message = "measuring the accuracy (a Newton solve)…".to_owned();
-                    }
+                    self.session.measure_accuracy();
+                    self.message = "measuring the accuracy (a Newton solve)…".to_owned();
                 }
             }
         }

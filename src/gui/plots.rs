@@ -87,8 +87,8 @@ fn hover_label(
 }
 
 /// Draws the energy graph (left, wide) and the convergence graph (right)
-/// with the accuracy figure (`measuring`: a measurement is running).
-pub fn show(ui: &mut egui::Ui, session: &Session, measuring: bool, out: &mut Vec<Request>) {
+/// with the accuracy figure.
+pub fn show(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     let width = ui.available_width();
     let height = ui.available_height();
     ui.horizontal(|ui| {
@@ -98,7 +98,7 @@ pub fn show(ui: &mut egui::Ui, session: &Session, measuring: bool, out: &mut Vec
         ui.separator();
         ui.allocate_ui(egui::vec2(ui.available_width(), height), |ui| {
             ui.vertical(|ui| {
-                accuracy(ui, session, measuring, out);
+                accuracy(ui, session, out);
                 convergence(ui, session.history());
             });
         });
@@ -106,9 +106,9 @@ pub fn show(ui: &mut egui::Ui, session: &Session, measuring: bool, out: &mut Vec
 }
 
 /// The accuracy figure and the button that measures it.
-fn accuracy(ui: &mut egui::Ui, session: &Session, measuring: bool, out: &mut Vec<Request>) {
+fn accuracy(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     ui.horizontal(|ui| {
-        if measuring {
+        if session.is_measuring() {
             ui.add(egui::Spinner::new());
             ui.label("measuring (a Newton solve)…");
             return;

@@ -228,18 +228,17 @@ impl std::fmt::Display for Accuracy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ClothGrid, Model, Pins, Weights};
+    use crate::bench::Scene;
     use crate::solver::Acceleration;
 
+    /// The 10 × 10 benchmark cloth after 5 frames.
     fn hanging_cloth(acceleration: Acceleration) -> (Solver, State) {
-        let grid = ClothGrid::new(10, 1.0);
-        let mut model = Model::from_cloth_grid(&grid, 0.3, Weights::default());
-        model.pins = Pins::hard(grid.top_corners());
-        let params = SimParams {
+        let scene = Scene {
             acceleration,
-            ..SimParams::default()
+            ..Scene::cloth(10)
         };
-        let mut solver = Solver::new(&model, &params).unwrap();
+        let model = scene.model();
+        let mut solver = Solver::new(&model, &scene.params()).unwrap();
         let mut state = State::at_rest(&model);
         for _ in 0..5 {
             solver.step(&mut state).unwrap();

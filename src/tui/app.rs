@@ -21,7 +21,6 @@ pub use crate::param::{LOG_STEP, ParamId, format_value};
 use crate::preset::{PinSpec, Selector};
 use crate::session::{Applied, Session};
 use crate::solver::Acceleration;
-use crate::solver::accuracy::Running;
 
 /// Rotation per key press, in radians (15°).
 pub const ROTATE_STEP: f64 = std::f64::consts::PI / 12.0;
@@ -131,8 +130,6 @@ pub struct App {
     pub pacer: Pacer,
     /// Writes unsaved changes for crash recovery (none in tests).
     autosave: Option<Autosave>,
-    /// The accuracy measurement in progress (`a`).
-    accuracy: Option<Running>,
 }
 
 impl App {
@@ -145,7 +142,6 @@ impl App {
             yaw: 0.0,
             pitch: 0.0,
             status: String::new(),
-            accuracy: None,
             preset_dir,
             pacer: Pacer::default(),
             autosave: None,
@@ -291,10 +287,8 @@ impl App {
                 Action::Apply(Command::SetParam(Param::Acceleration(next)))
             }
             KeyCode::Char('a') => {
-                if self.accuracy.is_none() {
-                    self.accuracy = Some(Running::spawn(self.session.accuracy_task()));
-                    self.status = "measuring the accuracy (a Newton solve)…".to_owned();
-                }
+                self.session.measure_accuracy();
+                self.status = "measuring the accuracy (a Newton solve)…".to_owned();
                 Action::None
             }
             KeyCode::Char('s') if self.session.path().is_some() => {
@@ -474,21 +468,11 @@ impl App {
         if let Err(e) = self.pacer.advance(&mut self.session, budget) {
             self.status = format!("error: {e}");
         }
-        if self.accuracy.as_ref().is_some_and(Running::is_finished)
-            && let Some(running) = self.accuracy.take()
-        {
-            self.status = match running.join() {
-                (frame, Ok(measured)) => {
-                    format!("accuracy: {}", self.session.set_accuracy(frame, measured))
-                }
-                (_, Err(e)) => format!("accuracy: {e}"),
-            };
+        match self.session.collect_accuracy() {
+            Some(Ok(measured)) => self.status = format!("accuracy: {measured}"),
+            Some(Err(e)) => self.status = format!("accuracy: {e}"),
+            None => {}
         }
-    }
-
-    /// Whether an accuracy measurement is running.
-    pub fn is_measuring(&self) -> bool {
-        self.accuracy.is_some()
     }
 }
 

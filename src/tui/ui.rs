@@ -289,7 +289,7 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
         Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
         Line::from(format!("accel  {}", app.session.preset().sim.acceleration)),
-        Line::from(if app.is_measuring() {
+        Line::from(if app.session.is_measuring() {
             "error  measuring…".to_owned()
         } else {
             app.session.accuracy().map_or_else(

@@ -15,6 +15,18 @@ pub fn softbody(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// [`softbody`], which must succeed (else its stderr is the failure).
+pub fn softbody_ok(args: &[&str]) -> Output {
+    let out = softbody(args);
+    assert!(
+        out.status.success(),
+        "softbody {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// The path of a scratch directory for one test, `softbody-{test}-{pid}`
 /// under the system's temporary directory (the process id keeps parallel
 /// runs apart), removed if a previous run left it, and not created.
