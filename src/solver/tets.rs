@@ -99,6 +99,53 @@ impl TetProjector {
         }
         q
     }
+
+    /// `ψ = ∂Ψ/∂σ` and `∂²Ψ/∂σ²` of `Ψ(σ) = Σ_k w_k/2 ‖σ − s_k(σ)‖²`, the
+    /// tet energy per unit rest volume as a function of the signed singular
+    /// values (`s_k`: the singular values of `P_k`). `ψ = Σ w_k (σ − s_k)`
+    /// (the offset to a closest point), and `∂²Ψ/∂σ² = Σ w_k (I − ∂s_k/∂σ)`:
+    /// `∂s/∂σ` is 0 for the rotation, 1 inside the strain range and 0
+    /// outside it, and for a volume bound `v` (`y = s`, `Π yᵢ = v`,
+    /// `yᵢ − σᵢ = μ/yᵢ`) differentiating the optimality conditions gives
+    /// `∂y/∂σ = diag(1/aᵢ) − c cᵀ / Σ cᵢ/yᵢ` with `aᵢ = 1 + μ/yᵢ²` and
+    /// `cᵢ = 1/(aᵢ yᵢ)`.
+    pub(crate) fn singular_value_derivatives(&self, sigma: &Vec3) -> (Vec3, Matrix3<f64>) {
+        let [strain, limit, volume] = self.weights;
+        let l = &self.limits;
+        let mut psi = Vec3::zeros();
+        let mut hessian = Matrix3::zeros();
+        if strain != 0.0 {
+            psi += (sigma - Vec3::repeat(1.0)) * strain;
+            hessian += Matrix3::identity() * strain;
+        }
+        if limit != 0.0 {
+            for i in 0..3 {
+                let clamped = sigma[i].clamp(l.strain_min, l.strain_max);
+                psi[i] += (sigma[i] - clamped) * limit;
+                if clamped != sigma[i] {
+                    hessian[(i, i)] += limit;
+                }
+            }
+        }
+        let det = sigma.product();
+        let bound = det.clamp(l.volume_min, l.volume_max);
+        if volume != 0.0 && bound != det {
+            let y = project::closest_with_product(sigma, bound);
+            psi += (sigma - y) * volume;
+            let mu = y
+                .iter()
+                .zip(sigma.iter())
+                .map(|(y, s)| y * (y - s))
+                .sum::<f64>()
+                / 3.0;
+            let a = y.map(|y| 1.0 + mu / (y * y));
+            let c = a.component_mul(&y).map(|ay| 1.0 / ay);
+            let norm: f64 = c.component_div(&y).sum();
+            let dy = Matrix3::from_diagonal(&a.map(|a| 1.0 / a)) - c * c.transpose() / norm;
+            hessian += (Matrix3::identity() - dy) * volume;
+        }
+        (psi, hessian)
+    }
 }
 
 /// Energy sums per type over some tets: `Σ |V₀| ‖F − P_k‖²`.
@@ -168,37 +215,66 @@ pub(crate) fn energy_gradient(
     (f * (w[0] + w[1] + w[2]) - projector.combine(&p)) * tet.rest_volume
 }
 
-/// A PSD approximation of the Hessian of the tet energy with respect to
-/// `F` (entries in row-major `F` order, `3a + b` for `F_ab`): central
-/// differences of the exact [`energy_gradient`], symmetrised, with negative
-/// eigenvalues clamped to 0 so every Newton matrix stays positive definite.
-/// (Only the Newton direction depends on it; the converged step is set by
-/// the exact gradient.)
+/// The Hessian of the tet energy with respect to `F` (entries in row-major
+/// `F` order, `3a + b` for `F_ab`); with `projected`, negative eigenvalues
+/// are clamped to 0 (positive semi-definite, so a Newton matrix built from
+/// it is positive definite).
+///
+/// Every type's energy is isotropic: `‖F − P_k(F)‖² = ‖σ − s_k(σ)‖²` for
+/// `P_k = U diag(s_k) Vᵀ`, so the sum is a function `Ψ(σ)` of the signed
+/// singular values, and its Hessian has a closed-form eigensystem (Smith et
+/// al. 2019, "Analytic Eigensystems for Isotropic Distortion Energies"):
+/// three *scaling* modes `U diag(e) Vᵀ` from the eigenvectors `e` of the
+/// 3 × 3 Hessian `∂²Ψ/∂σ²`, and for each pair `i < j` a *twist*
+/// `U (Eᵢⱼ − Eⱼᵢ) Vᵀ/√2` with eigenvalue `(ψᵢ + ψⱼ)/(σᵢ + σⱼ)` and a *flip*
+/// `U (Eᵢⱼ + Eⱼᵢ) Vᵀ/√2` with `(ψᵢ − ψⱼ)/(σᵢ − σⱼ)`, `ψ = ∂Ψ/∂σ`. Exact on
+/// each smooth piece of the energy (the strain limit and the volume range
+/// have kinks at their bounds).
 pub(crate) fn energy_hessian(
     projector: &TetProjector,
     tet: &Tet,
     f: &Matrix3<f64>,
+    projected: bool,
 ) -> SMatrix<f64, 9, 9> {
-    // Balances truncation (step²) against round-off (ε/step) for O(1) F.
-    let step = 1e-5 * f.norm().max(1.0);
+    let svd = SignedSvd::new(f);
+    let sigma = svd.sigma;
+    let (psi, hessian) = projector.singular_value_derivatives(&sigma);
+    // Denominators below this are treated as this (a mode whose eigenvalue
+    // then is only large, not infinite).
+    let tiny = 1e-12 * sigma.amax().max(1.0);
     let mut h = SMatrix::<f64, 9, 9>::zeros();
-    for k in 0..9 {
-        let mut plus = *f;
-        plus[(k / 3, k % 3)] += step;
-        let mut minus = *f;
-        minus[(k / 3, k % 3)] -= step;
-        let column = (energy_gradient(projector, tet, &plus)
-            - energy_gradient(projector, tet, &minus))
-            / (2.0 * step);
-        for r in 0..9 {
-            h[(r, k)] = column[(r / 3, r % 3)];
+    let mut add = |lambda: f64, mode: Matrix3<f64>| {
+        if lambda > 0.0 || (!projected && lambda != 0.0) {
+            let q = svd.u * mode * svd.v.transpose();
+            // Row-major flattening: entry `3a + b` is `Q_ab`.
+            let q = SMatrix::<f64, 9, 1>::from_fn(|k, _| q[(k / 3, k % 3)]);
+            h += q * q.transpose() * lambda;
         }
+    };
+    let scaling = hessian.symmetric_eigen();
+    for (k, &lambda) in scaling.eigenvalues.iter().enumerate() {
+        add(
+            lambda,
+            Matrix3::from_diagonal(&scaling.eigenvectors.column(k).into_owned()),
+        );
     }
-    let eigen = ((h + h.transpose()) * 0.5).symmetric_eigen();
-    let clamped = eigen.eigenvalues.map(|l| l.max(0.0));
-    eigen.eigenvectors
-        * SMatrix::<f64, 9, 9>::from_diagonal(&clamped)
-        * eigen.eigenvectors.transpose()
+    let safe = |d: f64| if d.abs() < tiny { tiny.copysign(d) } else { d };
+    for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+        let mut twist = Matrix3::zeros();
+        twist[(i, j)] = std::f64::consts::FRAC_1_SQRT_2;
+        twist[(j, i)] = -std::f64::consts::FRAC_1_SQRT_2;
+        add((psi[i] + psi[j]) / safe(sigma[i] + sigma[j]), twist);
+        let flip = twist.abs();
+        let difference = sigma[i] - sigma[j];
+        let lambda = if difference.abs() < tiny {
+            // The limit for a symmetric Ψ: ∂ψᵢ/∂σᵢ − ∂ψᵢ/∂σⱼ.
+            hessian[(i, i)] - hessian[(i, j)]
+        } else {
+            (psi[i] - psi[j]) / difference
+        };
+        add(lambda, flip);
+    }
+    h * tet.rest_volume
 }
 
 #[cfg(test)]
@@ -244,10 +320,83 @@ mod tests {
                 "entry {k}"
             );
         }
-        // The Hessian is symmetric and positive semi-definite.
-        let h = energy_hessian(&projector, tet, &f);
-        assert!((h - h.transpose()).norm() < 1e-9);
-        assert!(h.symmetric_eigenvalues().min() > -1e-9);
+    }
+
+    /// Central differences of the exact gradient in `F`, symmetrised; with
+    /// `projected`, negative eigenvalues clamped to 0.
+    fn numeric_hessian(
+        projector: &TetProjector,
+        tet: &Tet,
+        f: &Matrix3<f64>,
+        projected: bool,
+    ) -> SMatrix<f64, 9, 9> {
+        let step = 1e-6;
+        let mut h = SMatrix::<f64, 9, 9>::zeros();
+        for k in 0..9 {
+            let mut e = Matrix3::zeros();
+            e[(k / 3, k % 3)] = step;
+            let column = (energy_gradient(projector, tet, &(f + e))
+                - energy_gradient(projector, tet, &(f - e)))
+                / (2.0 * step);
+            for r in 0..9 {
+                h[(r, k)] = column[(r / 3, r % 3)];
+            }
+        }
+        let h = (h + h.transpose()) * 0.5;
+        if !projected {
+            return h;
+        }
+        let eigen = h.symmetric_eigen();
+        let clamped = eigen.eigenvalues.map(|l| l.max(0.0));
+        eigen.eigenvectors
+            * SMatrix::<f64, 9, 9>::from_diagonal(&clamped)
+            * eigen.eigenvectors.transpose()
+    }
+
+    #[test]
+    fn energy_hessian_is_the_projected_derivative_of_the_gradient() {
+        let rotation = nalgebra::Rotation3::from_euler_angles(0.3, -0.7, 1.1).into_inner();
+        let deformations = [
+            // Stretched and sheared past the strain and volume ranges.
+            deformed(&Matrix3::identity()),
+            // Inside every range: only the rotation's curvature.
+            rotation * Matrix3::from_diagonal(&Vec3::new(1.05, 0.97, 1.02)),
+            // Two equal stretches (the flip's limit) and a squeezed volume.
+            rotation * Matrix3::from_diagonal(&Vec3::new(1.2, 1.2, 0.5)),
+            // Inverted: a negative signed singular value.
+            rotation * Matrix3::from_diagonal(&Vec3::new(1.3, 0.8, -0.4)),
+            // Squeezed: every σᵢ + σⱼ < 2, so the rotation's twist modes are
+            // indefinite and clamped.
+            rotation * Matrix3::from_diagonal(&Vec3::new(0.85, 0.3, 0.2)),
+        ];
+        for weights in [
+            [3.0, 0.0, 0.0],
+            [0.0, 5.0, 0.0],
+            [0.0, 0.0, 7.0],
+            [3.0, 5.0, 7.0],
+        ] {
+            let mut model = model();
+            [
+                model.weights.strain,
+                model.weights.strain_limit,
+                model.weights.volume,
+            ] = weights;
+            let projector = TetProjector::new(&model);
+            let tet = &model.tets[0];
+            for f in &deformations {
+                for projected in [false, true] {
+                    let analytic = energy_hessian(&projector, tet, f, projected);
+                    let numeric = numeric_hessian(&projector, tet, f, projected);
+                    let scale = numeric.norm().max(1e-3);
+                    assert!(
+                        (analytic - numeric).norm() < 1e-6 * scale,
+                        "weights {weights:?}, projected {projected}, F = {f:?}: difference {} of {scale}",
+                        (analytic - numeric).norm()
+                    );
+                    assert!((analytic - analytic.transpose()).norm() < 1e-12 * scale);
+                }
+            }
+        }
     }
 
     #[test]
