@@ -19,6 +19,7 @@
 //! with each tet's Hessian projected to positive semi-definite, which always
 //! is (with the mass term). At the minimiser the gradient is zero either
 //! way.
+
 use super::system::{LowerPattern, SparseCholesky};
 use super::tets::{self, TetProjector};
 use super::{SimParams, SolverError, State};
@@ -376,10 +377,16 @@ pub fn step(
         iterations += 1;
         // The exact Hessian converges quadratically where it is positive
         // definite (the mass term usually sees to that); where it is not,
-        // the one with every tet's term made semi-definite.
+        // the one with every tet's term made semi-definite. Without tet
+        // constraints the two are the same matrix.
         problem.gradient(&x, &mut grad);
+        let attempts: &[bool] = if problem.projector.is_active() {
+            &[false, true]
+        } else {
+            &[true]
+        };
         let mut slope = 0.0;
-        for projected in [false, true] {
+        for &projected in attempts {
             problem.assemble_hessian(&pattern, &x, projected, &mut values, &mut tet_blocks);
             let factorised = match factor.as_mut() {
                 Some(f) => f.refactor(&values),

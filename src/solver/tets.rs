@@ -366,7 +366,7 @@ mod tests {
             // Inverted: a negative signed singular value.
             rotation * Matrix3::from_diagonal(&Vec3::new(1.3, 0.8, -0.4)),
             // Squeezed: every σᵢ + σⱼ < 2, so the rotation's twist modes are
-            // indefinite and clamped.
+            // indefinite (clamped when projected).
             rotation * Matrix3::from_diagonal(&Vec3::new(0.85, 0.3, 0.2)),
         ];
         for weights in [
@@ -394,6 +394,9 @@ mod tests {
                         (analytic - numeric).norm()
                     );
                     assert!((analytic - analytic.transpose()).norm() < 1e-12 * scale);
+                    if projected {
+                        assert!(analytic.symmetric_eigenvalues().min() > -1e-9 * scale);
+                    }
                 }
             }
         }
