@@ -18,7 +18,7 @@ use crate::mesh::Vec3;
 use crate::mesh::primitives::tet_box;
 use crate::model::{ClothGrid, Model, Pins, Weights};
 use crate::solver::accuracy;
-use crate::solver::{Acceleration, SimParams, Solver, SolverError, State};
+use crate::solver::{Acceleration, Precision, SimParams, Solver, SolverError, State};
 
 /// The cloth sizes of the standard scenes.
 pub const CLOTH_SIZES: [usize; 4] = [30, 60, 100, 150];
@@ -46,6 +46,8 @@ pub struct Scene {
     pub n: usize,
     /// How the iterations are accelerated (default: the solver's default).
     pub acceleration: Acceleration,
+    /// The precision of the global solve (default: automatic by size).
+    pub precision: Precision,
 }
 
 impl Scene {
@@ -56,6 +58,7 @@ impl Scene {
             kind: SceneKind::Cloth,
             n,
             acceleration: Acceleration::default(),
+            precision: Precision::Auto,
         }
     }
 
@@ -66,6 +69,7 @@ impl Scene {
             kind: SceneKind::Tet,
             n,
             acceleration: Acceleration::default(),
+            precision: Precision::Auto,
         }
     }
 
@@ -154,6 +158,8 @@ pub struct BenchResult {
     pub matrix_nnz: usize,
     /// Stored entries of the Cholesky factor.
     pub factor_nnz: usize,
+    /// The precision `L` is solved in: `double` or `mixed`.
+    pub precision: String,
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -184,6 +190,7 @@ pub fn run(
     let params = scene.params();
     let mut solver = Solver::new(&model, &params)?;
     solver.set_threads(threads);
+    solver.set_precision(scene.precision);
     let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
     let t1 = Instant::now();
     solver.refactor(model.weights, None, &params)?;
@@ -218,6 +225,13 @@ pub fn run(
         global_ms_median: median(&mut global),
         matrix_nnz: stats.matrix_nnz,
         factor_nnz: stats.factor_nnz,
+        precision: if stats.mixed_precision {
+            Precision::Mixed
+        } else {
+            Precision::Double
+        }
+        .name()
+        .into(),
     })
 }
 

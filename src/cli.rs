@@ -119,6 +119,10 @@ pub enum Command {
         /// anderson (default; --accuracy runs all three).
         #[arg(long, value_parser = parse_acceleration)]
         acceleration: Option<softbody::solver::Acceleration>,
+        /// The precision of the global solve: auto (default: mixed when the
+        /// factor has 500,000 entries or more), double or mixed.
+        #[arg(long, value_parser = parse_precision, default_value = "auto")]
+        precision: softbody::solver::Precision,
         /// With --accuracy: the steps measured (medians are reported).
         #[arg(long, default_value_t = 5)]
         steps: usize,
@@ -130,6 +134,15 @@ pub enum Command {
         #[arg(long, default_value_t = 500)]
         max_iterations: usize,
     },
+}
+
+/// Parses a global-solve precision by name.
+fn parse_precision(name: &str) -> Result<softbody::solver::Precision, String> {
+    use softbody::solver::Precision;
+    [Precision::Auto, Precision::Double, Precision::Mixed]
+        .into_iter()
+        .find(|p| p.name() == name)
+        .ok_or_else(|| format!("'{name}' is not one of auto, double, mixed"))
 }
 
 /// Parses an acceleration method by name.

@@ -216,6 +216,7 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
             scene,
             frames: _,
             acceleration: _,
+            precision: _,
             warmup: _,
             json,
             accuracy: true,
@@ -235,10 +236,11 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
             warmup,
             json,
             acceleration,
+            precision,
             ..
         } => bench(
             scene.as_deref(),
-            acceleration.unwrap_or_default(),
+            (acceleration.unwrap_or_default(), precision),
             frames,
             warmup,
             json,
@@ -264,6 +266,7 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
         value["name"] = serde_json::json!(loaded.preset.name);
         value["migrated_from"] = serde_json::json!(loaded.migrated_from);
         value["factor_nnz"] = serde_json::json!(factor.factor_nnz);
+        value["mixed_precision"] = serde_json::json!(factor.mixed_precision);
         println!("{value}");
     } else {
         println!("{} ({})", file.display(), loaded.preset.name);
@@ -272,8 +275,14 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
         }
         print!("{summary}");
         println!(
-            "  factor:      {} unknowns, {} non-zeros in L",
-            factor.unknowns, factor.factor_nnz
+            "  factor:      {} unknowns, {} non-zeros in L ({} precision)",
+            factor.unknowns,
+            factor.factor_nnz,
+            if factor.mixed_precision {
+                "single"
+            } else {
+                "double"
+            }
         );
     }
     Ok(())
@@ -482,7 +491,7 @@ fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
 
 fn bench(
     scene: Option<&str>,
-    acceleration: softbody::solver::Acceleration,
+    (acceleration, precision): (softbody::solver::Acceleration, softbody::solver::Precision),
     frames: usize,
     warmup: usize,
     json: bool,
@@ -492,10 +501,11 @@ fn bench(
     let mut scenes = bench_scenes(scene, Scene::standard())?;
     for s in &mut scenes {
         s.acceleration = acceleration;
+        s.precision = precision;
     }
     if !json {
         println!(
-            "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10}",
+            "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10} {:>6}",
             "scene",
             "nodes",
             "springs",
@@ -508,7 +518,8 @@ fn bench(
             "frame ms",
             "local ms",
             "global ms",
-            "L nnz"
+            "L nnz",
+            "L"
         );
     }
     let thread_counts = match threads {
@@ -524,7 +535,7 @@ fn bench(
             print_json(&r)?;
         } else {
             println!(
-                "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10}",
+                "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10} {:>6}",
                 r.scene,
                 r.nodes,
                 r.springs,
@@ -537,7 +548,8 @@ fn bench(
                 r.frame_ms_median,
                 r.local_ms_median,
                 r.global_ms_median,
-                r.factor_nnz
+                r.factor_nnz,
+                r.precision
             );
         }
     }

@@ -6,7 +6,9 @@ use proptest::prelude::*;
 use softbody::mesh::Vec3;
 use softbody::model::{ClothGrid, Model, Pins, Weights};
 use softbody::solver::newton::{self, NewtonOptions};
-use softbody::solver::{Acceleration, Collider, SimParams, Solver, SolverError, State, StepReport};
+use softbody::solver::{
+    Acceleration, Collider, Precision, SimParams, Solver, SolverError, State, StepReport,
+};
 
 fn cloth(n: usize, weights: Weights) -> Model {
     Model::from_cloth_grid(&ClothGrid::new(n, 1.0), 0.3, weights)
@@ -88,6 +90,15 @@ fn non_increasing(values: &[f64]) -> bool {
         .all(|w| w[1] <= w[0] + 1e-12 * w[0].abs().max(1e-12))
 }
 
+/// Mixed or double precision in the global solve.
+fn precision(mixed: bool) -> Precision {
+    if mixed {
+        Precision::Mixed
+    } else {
+        Precision::Double
+    }
+}
+
 /// `params` with `acceleration`.
 fn accelerated(params: &SimParams, acceleration: Acceleration) -> SimParams {
     SimParams {
@@ -96,16 +107,18 @@ fn accelerated(params: &SimParams, acceleration: Acceleration) -> SimParams {
     }
 }
 
-/// Steps `state` three frames with tracing on. With plain PD, no local and
-/// no global step may increase g (physics.md §2); with acceleration, the
-/// safeguard must keep the accepted iterates' g non-increasing. Returns
-/// the frames' reports.
+/// Steps `state` three frames with tracing on, the global step solved in
+/// `precision`. With plain PD, no local and no global step may increase g
+/// (physics.md §2); with acceleration, the safeguard must keep the accepted
+/// iterates' g non-increasing. Returns the frames' reports.
 fn step_with_monotone_trace(
     model: &Model,
     params: &SimParams,
+    precision: Precision,
     mut state: State,
 ) -> Result<Vec<StepReport>, TestCaseError> {
     let mut solver = Solver::new(model, params).unwrap();
+    solver.set_precision(precision);
     solver.set_trace(true);
     let mut reports = Vec::new();
     for _ in 0..3 {
@@ -121,18 +134,30 @@ fn step_with_monotone_trace(
 }
 
 /// One frame of `params.iterations` (many) PD iterations from `state` agrees
-/// with a converged Newton solve of the same implicit-Euler step, and two
-/// iterations are visibly worse (so the comparison can fail). Returns the
-/// PD frame's report.
+/// with a converged Newton solve of the same implicit-Euler step, with every
+/// method and both precisions of the global solve, and two iterations are
+/// visibly worse (so the comparison can fail). Returns the PD frame's report.
 fn assert_matches_newton(model: &Model, params: &SimParams, state: State) -> StepReport {
     let mut report = StepReport::default();
     for method in Acceleration::ALL {
-        report = assert_method_matches_newton(model, &accelerated(params, method), state.clone());
+        for precision in [Precision::Double, Precision::Mixed] {
+            report = assert_method_matches_newton(
+                model,
+                &accelerated(params, method),
+                precision,
+                state.clone(),
+            );
+        }
     }
     report
 }
 
-fn assert_method_matches_newton(model: &Model, params: &SimParams, mut state: State) -> StepReport {
+fn assert_method_matches_newton(
+    model: &Model,
+    params: &SimParams,
+    precision: Precision,
+    mut state: State,
+) -> StepReport {
     let start = state.clone();
     let reference = newton::step(model, params, &start, &NewtonOptions::default()).unwrap();
     assert!(
@@ -141,11 +166,12 @@ fn assert_method_matches_newton(model: &Model, params: &SimParams, mut state: St
         reference.gradient_norm
     );
     let mut solver = Solver::new(model, params).unwrap();
+    solver.set_precision(precision);
     let report = solver.step(&mut state).unwrap();
     let err = relative_error(&state.positions, &reference.positions, &start.positions);
     assert!(
         err < 1e-6,
-        "{}: relative error {err:e}",
+        "{} {precision:?}: relative error {err:e}",
         params.acceleration
     );
     // And a few iterations are visibly worse: the comparison can fail.
@@ -351,6 +377,7 @@ proptest! {
         seed in 0u64..1000,
         jig in 0.0f64..0.05,
         method in 0usize..3,
+        mixed: bool,
     ) {
         let weights = Weights {
             structural: 10f64.powf(log_w[0]),
@@ -380,7 +407,7 @@ proptest! {
         let mut state = State::at_rest(&model);
         jiggle(&mut state.velocities, 0.5, seed + 1);
         still_pins(&model, &mut state);
-        step_with_monotone_trace(&model, &params, state)?;
+        step_with_monotone_trace(&model, &params, precision(mixed), state)?;
     }
 }
 
@@ -670,6 +697,7 @@ proptest! {
         squash in proptest::array::uniform3(0.5f64..1.5),
         seed in 0u64..1000,
         method in 0usize..3,
+        mixed: bool,
     ) {
         let on = |k: u32| if active & (1 << k) != 0 { 10f64.powf(log_w[k as usize]) } else { 0.0 };
         let weights = Weights { strain: on(0), strain_limit: on(1), volume: on(2), ..Weights::default() };
@@ -700,7 +728,7 @@ proptest! {
             state.positions[pin as usize] = model.rest[pin as usize];
         }
         still_pins(&model, &mut state);
-        step_with_monotone_trace(&model, &params, state)?;
+        step_with_monotone_trace(&model, &params, precision(mixed), state)?;
     }
 }
 

@@ -230,7 +230,18 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
                     ),
                 ),
                 ("matrix non-zeros", stats.matrix_nnz.to_string()),
-                ("factor non-zeros", stats.factor_nnz.to_string()),
+                (
+                    "factor non-zeros",
+                    format!(
+                        "{}{}",
+                        stats.factor_nnz,
+                        if stats.mixed_precision {
+                            " (single precision)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ),
                 (
                     "analyse / factor",
                     format!("{:.1} / {:.1} ms", stats.analyse_ms, stats.factor_ms),

@@ -10,6 +10,7 @@ pub mod accelerate;
 pub mod accuracy;
 pub mod collide;
 pub mod energy;
+mod mixed;
 pub mod newton;
 pub mod params;
 pub mod project;
@@ -21,6 +22,7 @@ use std::time::Instant;
 pub use accelerate::Acceleration;
 pub use collide::Collider;
 pub use energy::Energies;
+pub use mixed::{MIXED_FROM_ENTRIES, Precision};
 pub use params::SimParams;
 pub use system::FactorStats;
 
@@ -306,6 +308,11 @@ impl Solver {
     /// Threads of the local step.
     pub fn threads(&self) -> usize {
         self.partials.len().max(1)
+    }
+
+    /// Solves the global step in `precision` (a new solver: [`Precision::Auto`]).
+    pub fn set_precision(&mut self, precision: Precision) {
+        self.system.set_precision(precision);
     }
 
     /// Size and cost of the current factorisation.
