@@ -80,7 +80,7 @@ impl ScriptRun {
         let [ui_fps, sim_fps] = rates;
         match &result {
             Ok(n) => eprintln!(
-                "screenshot {}: {n} pixels drawn in the 3D view (UI {ui_fps:.0} fps, simulation {sim_fps:.0} fps)",
+                "screenshot {}: {n} pixels drawn in the 3D view (UI {ui_fps:.0} fps, simulation {sim_fps:.1} fps)",
                 path.display()
             ),
             Err(e) => eprintln!("screenshot {}: {e}", path.display()),

@@ -10,6 +10,7 @@
 //! soft-pin targets, which [`SimWorker::targets`] forwards without a
 //! restart.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -53,9 +54,32 @@ pub struct SimWorker {
     outcomes: Option<Receiver<Outcome>>,
     epoch: u64,
     thread: Option<JoinHandle<()>>,
-    /// Simulated frames per second taken in, averaged.
+    /// Simulated frames per second taken in, over the last few seconds.
     pub sim_fps: f64,
-    last_collect: Option<Instant>,
+    /// When the recent frames arrived (at most [`RATE_FRAMES`], none older
+    /// than [`RATE_WINDOW`]).
+    arrivals: VecDeque<Instant>,
+}
+
+/// Frames the simulation rate is measured over...
+const RATE_FRAMES: usize = 16;
+/// ... within this window, so a rate of one frame every few seconds still
+/// reads right and a rate from before a pause is forgotten.
+const RATE_WINDOW: Duration = Duration::from_secs(10);
+
+/// Frames per second over `arrivals` (oldest first) at `now`: falls towards
+/// zero once no frame has come for twice the interval so far.
+fn rate(arrivals: &VecDeque<Instant>, now: Instant) -> f64 {
+    let (Some(&first), Some(&last)) = (arrivals.front(), arrivals.back()) else {
+        return 0.0;
+    };
+    let span = (last - first).as_secs_f64();
+    if arrivals.len() < 2 || span <= 0.0 {
+        return 0.0;
+    }
+    let rate = (arrivals.len() - 1) as f64 / span;
+    let idle = (now - last).as_secs_f64();
+    if idle * rate > 2.0 { 1.0 / idle } else { rate }
 }
 
 impl SimWorker {
@@ -73,7 +97,7 @@ impl SimWorker {
             epoch: 0,
             thread,
             sim_fps: 0.0,
-            last_collect: None,
+            arrivals: VecDeque::with_capacity(RATE_FRAMES + 1),
         }
     }
 
@@ -125,12 +149,18 @@ impl SimWorker {
             }
         }
         let now = Instant::now();
-        if let Some(since) = self.last_collect.replace(now).map(|t| now - t) {
-            if !since.is_zero() {
-                let fps = frames as f64 / since.as_secs_f64();
-                self.sim_fps = 0.9 * self.sim_fps + 0.1 * fps;
-            }
+        for _ in 0..frames {
+            self.arrivals.push_back(now);
         }
+        while self.arrivals.len() > RATE_FRAMES
+            || self
+                .arrivals
+                .front()
+                .is_some_and(|&t| now - t > RATE_WINDOW)
+        {
+            self.arrivals.pop_front();
+        }
+        self.sim_fps = rate(&self.arrivals, now);
         frames
     }
 }
@@ -236,6 +266,27 @@ mod tests {
             worker.collect(session);
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// The rate reads one frame every 1.5 s as 0.67 fps (an average per UI
+    /// frame read it as 0), batches of frames at UI frames as their rate,
+    /// and falls once frames stop coming.
+    #[test]
+    fn simulation_rate_is_measured_over_frame_arrivals() {
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        let slow: VecDeque<Instant> = [0.0, 1.5, 3.0, 4.5].map(at).into();
+        assert!((rate(&slow, at(4.5)) - 1.0 / 1.5).abs() < 1e-9);
+        assert!((rate(&slow, at(6.0)) - 1.0 / 1.5).abs() < 1e-9);
+        assert!((rate(&slow, at(14.5)) - 0.1).abs() < 1e-9);
+        // 3 frames at each UI frame of 50 ms: 60 fps.
+        let batched: VecDeque<Instant> = (0..4)
+            .flat_map(|k| [k as f64 * 0.05; 3])
+            .skip(2)
+            .map(at)
+            .collect();
+        assert!((rate(&batched, at(0.15)) - 9.0 / 0.15).abs() < 1e-6);
+        assert_eq!(rate(&VecDeque::from([at(1.0)]), at(2.0)), 0.0);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Cholesky factorisation, numeric refactorisation, and the 3-column solve.
 //!
 //! The factorisation is faer's supernodal sparse Cholesky with an
-//! approximate minimum degree ordering. It was chosen over nalgebra-sparse's
+//! approximate minimum degree ordering (or, for large systems, METIS nested
+//! dissection when it gives the smaller factor). It was chosen over nalgebra-sparse's
 //! `CscCholesky` by measurement (see `benches/factor.rs` and the README):
 //! nalgebra-sparse has no ordering, and even fed faer's AMD permutation its
 //! left-looking kernel is slower. faer's own solve handles right-hand-side
@@ -19,6 +20,7 @@ use std::time::Instant;
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::LltRegularization;
+use faer::perm::PermRef;
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::linalg::cholesky::supernodal::SupernodalLltRef;
 use faer::sparse::linalg::cholesky::{
@@ -91,6 +93,88 @@ impl LowerPattern {
     }
 }
 
+/// Unknowns from which [`SparseCholesky::new`] also orders by nested
+/// dissection and keeps whichever of it and AMD gives the smaller `L`. On
+/// the tet cantilever of 103,823 nodes nested dissection halves `L` (82 M →
+/// 44 M stored entries) and the factorisation time (6.1 → 2.1 s); on 2D cloth
+/// they are even, and below this size ordering twice costs more than it
+/// saves.
+const NESTED_DISSECTION_FROM: usize = 20_000;
+
+/// The symbolic analysis of `pattern` with `ordering`, for the supernodal
+/// factorisation.
+fn analyse(
+    pattern: &LowerPattern,
+    ordering: SymmetricOrdering<'_, usize>,
+) -> Result<SymbolicCholesky<usize>, SolverError> {
+    factorize_symbolic_cholesky(
+        pattern.symbolic(),
+        Side::Lower,
+        ordering,
+        CholeskySymbolicParams {
+            // The fused solve reads the supernodal layout; supernodal is
+            // also the faster numeric factorisation at every size measured.
+            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| SolverError::Factorization(format!("{e:?}")))
+}
+
+/// METIS nested dissection (`METIS_NodeND`) of the graph of `pattern`:
+/// `(perm, inverse)` with `perm[k]` the unknown of row `k`, or `None` if
+/// METIS fails.
+fn nested_dissection(pattern: &LowerPattern) -> Option<(Vec<usize>, Vec<usize>)> {
+    let n = pattern.n;
+    if n < 2 {
+        return None;
+    }
+    let mut degree = vec![0i32; n + 1];
+    for (r, c, _) in pattern.entries() {
+        if r != c {
+            degree[r + 1] += 1;
+            degree[c + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        degree[i + 1] += degree[i];
+    }
+    let mut xadj = degree.clone();
+    let mut adjncy = vec![0i32; xadj[n] as usize];
+    for (r, c, _) in pattern.entries() {
+        if r != c {
+            adjncy[degree[r] as usize] = c as i32;
+            degree[r] += 1;
+            adjncy[degree[c] as usize] = r as i32;
+            degree[c] += 1;
+        }
+    }
+    let mut nvtxs = n as i32;
+    let mut perm = vec![0i32; n];
+    let mut iperm = vec![0i32; n];
+    let mut options = [0i32; metis_sys::METIS_NOPTIONS as usize];
+    // SAFETY: the arrays are a valid CSR graph of n vertices, options has
+    // METIS_NOPTIONS entries, perm and iperm have n.
+    let status = unsafe {
+        metis_sys::METIS_SetDefaultOptions(options.as_mut_ptr());
+        metis_sys::METIS_NodeND(
+            &mut nvtxs,
+            xadj.as_mut_ptr(),
+            adjncy.as_mut_ptr(),
+            std::ptr::null_mut(),
+            options.as_mut_ptr(),
+            perm.as_mut_ptr(),
+            iperm.as_mut_ptr(),
+        )
+    };
+    (status == metis_sys::rstatus_et_METIS_OK).then(|| {
+        (
+            perm.iter().map(|&p| p as usize).collect(),
+            iperm.iter().map(|&p| p as usize).collect(),
+        )
+    })
+}
+
 /// A sparse Cholesky factorisation `A = L Lᵀ` (with a fill-reducing
 /// permutation) that can be refactorised with new values on the same pattern
 /// and solves in place without allocating.
@@ -133,18 +217,16 @@ impl SparseCholesky {
     /// # Errors
     /// [`SolverError::Factorization`] if the matrix is not positive definite.
     pub(crate) fn new(pattern: &LowerPattern, values: &[f64]) -> Result<Self, SolverError> {
-        let symbolic = factorize_symbolic_cholesky(
-            pattern.symbolic(),
-            Side::Lower,
-            SymmetricOrdering::Amd,
-            CholeskySymbolicParams {
-                // The fused solve reads the supernodal layout; supernodal is
-                // also the faster numeric factorisation at every size measured.
-                supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
-                ..Default::default()
-            },
-        )
-        .map_err(|e| SolverError::Factorization(format!("{e:?}")))?;
+        let mut symbolic = analyse(pattern, SymmetricOrdering::Amd)?;
+        if pattern.n >= NESTED_DISSECTION_FROM
+            && let Some((perm, inverse)) = nested_dissection(pattern)
+        {
+            let order = PermRef::new_checked(&perm, &inverse, pattern.n);
+            let dissected = analyse(pattern, SymmetricOrdering::Custom(order))?;
+            if dissected.len_val() < symbolic.len_val() {
+                symbolic = dissected;
+            }
+        }
         let par = Par::Seq;
         let mut this = Self {
             l_values: Arc::new(vec![0.0; symbolic.len_val()]),
