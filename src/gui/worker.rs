@@ -77,7 +77,9 @@ fn rate(arrivals: &VecDeque<Instant>, now: Instant) -> f64 {
     if arrivals.len() < 2 || span <= 0.0 {
         return 0.0;
     }
-    let rate = (arrivals.len() - 1) as f64 / span;
+    // The frames of the first arrival came before the span began.
+    let within = arrivals.iter().filter(|&&t| t > first).count();
+    let rate = within as f64 / span;
     let idle = (now - last).as_secs_f64();
     if idle * rate > 2.0 { 1.0 / idle } else { rate }
 }
@@ -279,13 +281,19 @@ mod tests {
         assert!((rate(&slow, at(4.5)) - 1.0 / 1.5).abs() < 1e-9);
         assert!((rate(&slow, at(6.0)) - 1.0 / 1.5).abs() < 1e-9);
         assert!((rate(&slow, at(14.5)) - 0.1).abs() < 1e-9);
-        // 3 frames at each UI frame of 50 ms: 60 fps.
-        let batched: VecDeque<Instant> = (0..4)
-            .flat_map(|k| [k as f64 * 0.05; 3])
-            .skip(2)
-            .map(at)
-            .collect();
-        assert!((rate(&batched, at(0.15)) - 9.0 / 0.15).abs() < 1e-6);
+        // 2, 3 or 4 frames at each UI frame of 50 ms: 40, 60 or 80 fps,
+        // whether the oldest batch is whole or cut by the frame limit.
+        for per_frame in [2, 3, 4] {
+            for skip in [0, 1] {
+                let batched: VecDeque<Instant> = (0..5)
+                    .flat_map(|k| vec![k as f64 * 0.05; per_frame])
+                    .skip(skip)
+                    .map(at)
+                    .collect();
+                let expected = per_frame as f64 / 0.05;
+                assert!((rate(&batched, at(0.2)) - expected).abs() < 1e-6);
+            }
+        }
         assert_eq!(rate(&VecDeque::from([at(1.0)]), at(2.0)), 0.0);
     }
 

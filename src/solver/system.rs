@@ -226,8 +226,10 @@ impl SparseCholesky {
             && let Some((perm, inverse)) = nested_dissection(pattern)
         {
             let order = PermRef::new_checked(&perm, &inverse, pattern.n);
-            let dissected = analyse(pattern, SymmetricOrdering::Custom(order))?;
-            if dissected.len_val() < symbolic.len_val() {
+            // AMD's analysis stands if this one fails.
+            if let Ok(dissected) = analyse(pattern, SymmetricOrdering::Custom(order))
+                && dissected.len_val() < symbolic.len_val()
+            {
                 symbolic = dissected;
             }
         }
@@ -922,8 +924,9 @@ mod tests {
 
     /// The mixed-precision solve lands within round-off of single precision
     /// of the double-precision solve from no guess, and corrects a guess to
-    /// within a far smaller fraction of its error, on a cloth and on a tet
-    /// body (large supernodes).
+    /// within a far smaller fraction of its error, on a cloth, on a tet body
+    /// (large supernodes) and on a cloth with absurdly stiff springs (an
+    /// ill-conditioned `A`: the errors measured are ~1e-7 in all three).
     #[test]
     fn mixed_solve_corrects_a_guess() {
         let grid = ClothGrid::new(40, 1.0);
@@ -933,7 +936,11 @@ mod tests {
         let box_mesh = crate::mesh::primitives::tet_box(Vec3::repeat(1.0), [n - 1; 3]);
         let mut body = Model::from_tet_mesh(&box_mesh, 1000.0, Weights::default(), false);
         body.pins = Pins::hard((0..n * n).map(|jk| (jk * n) as u32));
-        for model in [cloth, body] {
+        let mut stiff = cloth.clone();
+        stiff.weights.structural = 1e10;
+        stiff.weights.shear = 1e10;
+        stiff.weights.bending = 1e8;
+        for model in [cloth, body, stiff] {
             let mut system = System::new(&model, 1.0 / 60.0).unwrap();
             system.set_precision(Precision::Double);
             let m = model.vertex_count();
