@@ -252,9 +252,10 @@ impl SparseCholesky {
     pub(crate) fn refactor(&mut self, values: &[f64]) -> Result<(), SolverError> {
         let a = SparseColMatRef::new(self.pattern.symbolic(), values);
         let stack = MemStack::new(&mut self.buffer);
-        if Arc::get_mut(&mut self.l_values).is_none() {
-            // A clone still solves with the old factor.
-            self.l_values = Arc::new(vec![0.0; self.symbolic.len_val()]);
+        let len = self.symbolic.len_val();
+        // A clone still solves with the old factor, or it was released.
+        if Arc::get_mut(&mut self.l_values).is_none_or(|l| l.len() != len) {
+            self.l_values = Arc::new(vec![0.0; len]);
         }
         let l_values = Arc::get_mut(&mut self.l_values).expect("not shared");
         self.symbolic
@@ -269,6 +270,19 @@ impl SparseCholesky {
             )
             .map(|_| ())
             .map_err(|e| SolverError::Factorization(format!("{e:?}")))
+    }
+
+    /// Frees `L` once a kernel holds its own copy (the next refactorisation
+    /// allocates it again): for a single-precision kernel that copy is a
+    /// third of this one's size, so keeping both would cost four times the
+    /// memory the solve needs.
+    fn release(&mut self) {
+        self.l_values = Arc::default();
+    }
+
+    /// Whether `L` is held (not released).
+    fn holds_values(&self) -> bool {
+        self.l_values.len() == self.symbolic.len_val()
     }
 
     /// Solves `A X = B` in place; `b` holds `ncols ≤ 3` columns of length
@@ -727,10 +741,17 @@ impl System {
 
     /// Copies the factor into the kernel of the precision asked for.
     fn extract(&mut self) {
-        let Some(factor) = &self.factor else {
+        let Some(factor) = &mut self.factor else {
             return;
         };
         let mixed = self.precision.is_mixed(factor.len_val());
+        if !factor.holds_values() {
+            // Released after a single-precision copy; these values were
+            // factorised then, so they factorise again.
+            factor
+                .refactor(&self.values)
+                .expect("the same values factorised before");
+        }
         match (&mut self.kernel, mixed) {
             (Kernel::Double(f), false) => factor.extract(f),
             (Kernel::Mixed(f), true) => factor.extract_mixed(f, &self.values),
@@ -744,6 +765,9 @@ impl System {
                 factor.extract_mixed(&mut f, &self.values);
                 *kernel = Kernel::Mixed(f);
             }
+        }
+        if mixed {
+            factor.release();
         }
         self.row_vertex.clear();
         let free = &self.free;
@@ -974,6 +998,13 @@ mod tests {
             system.solve(&rhs, &mut x);
             let warm = error(&x) / 4e-3;
             assert!(warm < 1e-5, "error left of the guess's: {warm:e}");
+
+            // The double-precision factor was released for the single copy;
+            // going back factorises it again.
+            system.set_precision(Precision::Double);
+            let mut again = vec![Vec3::zeros(); m];
+            system.solve(&rhs, &mut again);
+            assert!(error(&again) <= 1e-12 * scale);
         }
     }
 
