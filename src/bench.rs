@@ -225,13 +225,7 @@ pub fn run(
         global_ms_median: median(&mut global),
         matrix_nnz: stats.matrix_nnz,
         factor_nnz: stats.factor_nnz,
-        precision: if stats.mixed_precision {
-            Precision::Mixed
-        } else {
-            Precision::Double
-        }
-        .name()
-        .into(),
+        precision: stats.precision().name().into(),
     })
 }
 

@@ -138,10 +138,7 @@ pub enum Command {
 
 /// Parses a global-solve precision by name.
 fn parse_precision(name: &str) -> Result<softbody::solver::Precision, String> {
-    use softbody::solver::Precision;
-    [Precision::Auto, Precision::Double, Precision::Mixed]
-        .into_iter()
-        .find(|p| p.name() == name)
+    softbody::solver::Precision::from_name(name)
         .ok_or_else(|| format!("'{name}' is not one of auto, double, mixed"))
 }
 

@@ -278,11 +278,7 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
             "  factor:      {} unknowns, {} non-zeros in L ({} precision)",
             factor.unknowns,
             factor.factor_nnz,
-            if factor.mixed_precision {
-                "single"
-            } else {
-                "double"
-            }
+            factor.precision().name()
         );
     }
     Ok(())

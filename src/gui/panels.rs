@@ -232,15 +232,7 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
                 ("matrix non-zeros", stats.matrix_nnz.to_string()),
                 (
                     "factor non-zeros",
-                    format!(
-                        "{}{}",
-                        stats.factor_nnz,
-                        if stats.mixed_precision {
-                            " (single precision)"
-                        } else {
-                            ""
-                        }
-                    ),
+                    format!("{} ({})", stats.factor_nnz, stats.precision().name()),
                 ),
                 (
                     "analyse / factor",

@@ -18,9 +18,10 @@
 //! change of one iteration, not of the positions, and the fixed points of the
 //! iteration are those of the exact solve. That fraction is bounded by about
 //! `κ(A)` times single precision's round-off in theory; measured, it is
-//! ~1e-7 even with spring weights of 1e10 (`mixed_solve_corrects_a_guess`). The step still lowers the PD objective (a
-//! slightly inexact minimisation of a convex quadratic from a point it
-//! improves on), which the monotone-objective tests check with it forced on.
+//! ~1e-7 even with spring weights of 1e10 (`mixed_solve_corrects_a_guess`).
+//! The step still lowers the PD objective (a slightly inexact minimisation
+//! of a convex quadratic from a point it improves on), which the
+//! monotone-objective tests check with it forced on.
 
 use std::sync::Arc;
 
@@ -48,6 +49,9 @@ pub enum Precision {
 pub const MIXED_FROM_ENTRIES: usize = 500_000;
 
 impl Precision {
+    /// Every precision, in the order the command line lists them.
+    pub const ALL: [Precision; 3] = [Self::Auto, Self::Double, Self::Mixed];
+
     /// Whether a factor with `entries` stored entries is solved in mixed
     /// precision.
     pub fn is_mixed(self, entries: usize) -> bool {
@@ -65,6 +69,11 @@ impl Precision {
             Self::Double => "double",
             Self::Mixed => "mixed",
         }
+    }
+
+    /// The precision called `name` (see [`Precision::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
     }
 }
 

@@ -126,9 +126,6 @@ fn analyse(
 /// METIS fails.
 fn nested_dissection(pattern: &LowerPattern) -> Option<(Vec<usize>, Vec<usize>)> {
     let n = pattern.n;
-    if n < 2 {
-        return None;
-    }
     let mut degree = vec![0i32; n + 1];
     for (r, c, _) in pattern.entries() {
         if r != c {
@@ -530,6 +527,18 @@ pub struct FactorStats {
     pub mixed_precision: bool,
 }
 
+impl FactorStats {
+    /// The precision the solve runs in: [`Precision::Mixed`] or
+    /// [`Precision::Double`].
+    pub fn precision(&self) -> Precision {
+        if self.mixed_precision {
+            Precision::Mixed
+        } else {
+            Precision::Double
+        }
+    }
+}
+
 const PINNED: u32 = u32::MAX;
 const SPRING_KINDS: [SpringKind; 3] = [
     SpringKind::Structural,
@@ -690,19 +699,14 @@ impl System {
             this.extract();
         }
         let total = t0.elapsed().as_secs_f64() * 1e3;
-        let factor = this.factor.as_ref();
+        // `extract` filled in the factor's size and precision.
         this.stats = FactorStats {
             unknowns: nf,
             matrix_nnz: this.pattern.nnz(),
-            factor_nnz: if factor.is_some() {
-                this.kernel.nnz()
-            } else {
-                0
-            },
-            mixed_precision: matches!(this.kernel, Kernel::Mixed(_)),
             analyse_ms: (t1 - t0).as_secs_f64() * 1e3,
             factor_ms: total - (t1 - t0).as_secs_f64() * 1e3,
             refactors: 0,
+            ..this.stats
         };
         // Time one numeric factorisation alone (what a weight change costs).
         this.refactor(model, h)?;
@@ -877,7 +881,15 @@ impl System {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ClothGrid, Pins, Weights};
+    use crate::bench::Scene;
+
+    /// A right-hand side with every kind of component: growing, periodic and
+    /// decaying.
+    fn sample_rhs(m: usize) -> Vec<Vec3> {
+        (0..m)
+            .map(|i| Vec3::new(i as f64, (i * i % 7) as f64, 1.0 / (1.0 + i as f64)))
+            .collect()
+    }
 
     /// The fused solve (both kernels, with the permutation and the copy of
     /// `L`) must agree with faer's own solve of the same factorisation.
@@ -890,9 +902,7 @@ mod tests {
     }
 
     fn check_fused_solve(n: usize) {
-        let grid = ClothGrid::new(n, 1.0);
-        let mut model = Model::from_cloth_grid(&grid, 0.3, Weights::default());
-        model.pins = Pins::hard(grid.top_corners());
+        let model = Scene::cloth(n).model();
         let mut system = System::new(&model, 1.0 / 60.0).unwrap();
         system.set_precision(Precision::Double);
         let Kernel::Double(fused) = &system.kernel else {
@@ -900,9 +910,7 @@ mod tests {
         };
         assert_eq!(fused.wide, n * n - 2 <= WIDE_ROWS);
         let m = model.vertex_count();
-        let rhs: Vec<Vec3> = (0..m)
-            .map(|i| Vec3::new(i as f64, (i * i % 7) as f64, 1.0 / (1.0 + i as f64)))
-            .collect();
+        let rhs = sample_rhs(m);
         let mut x = vec![Vec3::zeros(); m];
         system.solve(&rhs, &mut x);
 
@@ -953,13 +961,8 @@ mod tests {
     /// ill-conditioned `A`: the errors measured are ~1e-7 in all three).
     #[test]
     fn mixed_solve_corrects_a_guess() {
-        let grid = ClothGrid::new(40, 1.0);
-        let mut cloth = Model::from_cloth_grid(&grid, 0.3, Weights::default());
-        cloth.pins = Pins::hard(grid.top_corners());
-        let n = 9;
-        let box_mesh = crate::mesh::primitives::tet_box(Vec3::repeat(1.0), [n - 1; 3]);
-        let mut body = Model::from_tet_mesh(&box_mesh, 1000.0, Weights::default(), false);
-        body.pins = Pins::hard((0..n * n).map(|jk| (jk * n) as u32));
+        let cloth = Scene::cloth(40).model();
+        let body = Scene::tet(9).model();
         let mut stiff = cloth.clone();
         stiff.weights.structural = 1e10;
         stiff.weights.shear = 1e10;
@@ -968,9 +971,7 @@ mod tests {
             let mut system = System::new(&model, 1.0 / 60.0).unwrap();
             system.set_precision(Precision::Double);
             let m = model.vertex_count();
-            let rhs: Vec<Vec3> = (0..m)
-                .map(|i| Vec3::new(i as f64, (i * i % 7) as f64, 1.0 / (1.0 + i as f64)))
-                .collect();
+            let rhs = sample_rhs(m);
             let mut exact = vec![Vec3::zeros(); m];
             system.solve(&rhs, &mut exact);
             system.set_precision(Precision::Mixed);
@@ -1013,10 +1014,7 @@ mod tests {
     /// (mixed precision, automatic at this size) satisfies `A x = b`.
     #[test]
     fn large_bodies_are_ordered_by_nested_dissection() {
-        let n = 28;
-        let mesh = crate::mesh::primitives::tet_box(Vec3::repeat(1.0), [n - 1; 3]);
-        let mut model = Model::from_tet_mesh(&mesh, 1000.0, Weights::default(), false);
-        model.pins = Pins::hard((0..n * n).map(|jk| (jk * n) as u32));
+        let model = Scene::tet(28).model();
         let mut system = System::new(&model, 1.0 / 60.0).unwrap();
         assert!(system.free.len() >= NESTED_DISSECTION_FROM);
         let amd = analyse(&system.pattern, SymmetricOrdering::Amd).unwrap();
