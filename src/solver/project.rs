@@ -189,12 +189,7 @@ pub fn arap(svd: &SignedSvd) -> Matrix3<f64> {
 pub fn closest_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
     let k = horn_matrix(f);
     let norm2 = f.norm_squared();
-    // det K by cofactors along the first row (nalgebra's 4 × 4 determinant
-    // goes through an LU decomposition).
-    let det_k = (0..4)
-        .map(|j| if j % 2 == 0 { 1.0 } else { -1.0 } * k[(0, j)] * minor(&k, 0, j))
-        .sum::<f64>();
-    let (c2, c1, c0) = (-2.0 * norm2, -8.0 * f.determinant(), det_k);
+    let (c2, c1, c0) = (-2.0 * norm2, -8.0 * f.determinant(), Pairs::of(&k).det());
     let mut lambda = (3.0 * norm2).sqrt();
     for _ in 0..64 {
         let l2 = lambda * lambda;
@@ -208,18 +203,14 @@ pub fn closest_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
         }
         lambda -= step;
     }
-    let a = k - Matrix4::identity() * lambda;
-    // adj(A) = c v vᵀ: the column through the largest diagonal cofactor.
-    let diagonal = Vector4::from_fn(|i, _| minor(&a, i, i));
-    let i = diagonal.iamax();
+    // adj(K − λI) = c v vᵀ: the column through the largest diagonal entry.
+    let adjugate = Pairs::of(&(k - Matrix4::identity() * lambda)).adjugate();
+    let i = adjugate.diagonal().iamax();
     let scale = norm2 * norm2.sqrt();
-    if diagonal[i].abs() <= 1e-4 * scale || diagonal[i].is_nan() {
+    if adjugate[(i, i)].abs() <= 1e-4 * scale || adjugate[(i, i)].is_nan() {
         return arap(&SignedSvd::new(f));
     }
-    let column = Vector4::from_fn(|j, _| {
-        let sign = if (i + j) % 2 == 0 { 1.0 } else { -1.0 };
-        sign * minor(&a, j, i)
-    });
+    let column = adjugate.column(i).into_owned();
     rotation_of_quaternion(&column)
 }
 
@@ -268,25 +259,71 @@ fn horn_matrix(f: &Matrix3<f64>) -> Matrix4<f64> {
     )
 }
 
-/// The determinant of `a` without row `row` and column `col`.
-#[inline]
-fn minor(a: &Matrix4<f64>, row: usize, col: usize) -> f64 {
-    let rows = skip(row);
-    let cols = skip(col);
-    let m = |r: usize, c: usize| a[(rows[r], cols[c])];
-    m(0, 0) * (m(1, 1) * m(2, 2) - m(1, 2) * m(2, 1))
-        - m(0, 1) * (m(1, 0) * m(2, 2) - m(1, 2) * m(2, 0))
-        + m(0, 2) * (m(1, 0) * m(2, 1) - m(1, 1) * m(2, 0))
+/// The 2 × 2 minors of a 4 × 4 matrix from its first two rows (`s`) and
+/// its last two (`c`), over the column pairs of [`Pairs::COLUMNS`]: its
+/// determinant and adjugate by Laplace expansion along those row pairs,
+/// without the twelve 3 × 3 minors.
+struct Pairs<'a> {
+    a: &'a Matrix4<f64>,
+    s: [f64; 6],
+    c: [f64; 6],
 }
 
-/// The three indices of `0..4` other than `i`.
-#[inline]
-fn skip(i: usize) -> [usize; 3] {
-    [
-        (i == 0) as usize,
-        1 + (i <= 1) as usize,
-        2 + (i <= 2) as usize,
-    ]
+impl<'a> Pairs<'a> {
+    /// The column pairs, in the order of the minors.
+    const COLUMNS: [(usize, usize); 6] = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
+
+    #[inline]
+    fn of(a: &'a Matrix4<f64>) -> Self {
+        let minors = |r: usize| {
+            Self::COLUMNS.map(|(i, j)| a[(r, i)] * a[(r + 1, j)] - a[(r, j)] * a[(r + 1, i)])
+        };
+        Self {
+            a,
+            s: minors(0),
+            c: minors(2),
+        }
+    }
+
+    /// Where the minor of columns `i < j` is stored.
+    #[inline]
+    fn slot(i: usize, j: usize) -> usize {
+        i + j - 1 + (i > 0) as usize
+    }
+
+    #[inline]
+    fn det(&self) -> f64 {
+        let (s, c) = (&self.s, &self.c);
+        s[0] * c[5] - s[1] * c[4] + s[2] * c[3] + s[3] * c[2] - s[4] * c[1] + s[5] * c[0]
+    }
+
+    /// The adjugate: entry `(i, j)` is the cofactor of `a(j, i)`, expanded
+    /// along the other row of `j`'s pair (so the pair's own minors are the
+    /// other pair's).
+    #[inline]
+    fn adjugate(&self) -> Matrix4<f64> {
+        Matrix4::from_fn(|i, j| {
+            let (row, minors) = if j < 2 {
+                (1 - j, &self.c)
+            } else {
+                (5 - j, &self.s)
+            };
+            // The columns other than `i`.
+            let [p, q, t] = [
+                (i == 0) as usize,
+                1 + (i <= 1) as usize,
+                2 + (i <= 2) as usize,
+            ];
+            let a = |col: usize| self.a[(row, col)];
+            let cofactor = a(p) * minors[Self::slot(q, t)] - a(q) * minors[Self::slot(p, t)]
+                + a(t) * minors[Self::slot(p, q)];
+            if (i + j) % 2 == 0 {
+                cofactor
+            } else {
+                -cofactor
+            }
+        })
+    }
 }
 
 /// Strain limiting (Bouaziz et al. 2014, §5.1; Wang et al. 2010): the
@@ -619,6 +656,19 @@ mod tests {
         let f = Matrix3::from_diagonal(&Vec3::new(2.0, 1.5, -0.5));
         assert!((arap(&SignedSvd::new(&f)) - Matrix3::identity()).norm() < 1e-15);
         assert!((closest_rotation(&f) - Matrix3::identity()).norm() < 1e-15);
+    }
+
+    #[test]
+    fn pairs_give_the_determinant_and_adjugate() {
+        let mut rng = Rng(11);
+        for _ in 0..100 {
+            let a = Matrix4::from_fn(|_, _| rng.next());
+            let pairs = Pairs::of(&a);
+            let det = a.determinant();
+            assert!((pairs.det() - det).abs() < 1e-14, "{a}");
+            let product = pairs.adjugate() * a;
+            assert!((product - Matrix4::identity() * det).norm() < 1e-14, "{a}");
+        }
     }
 
     #[test]
