@@ -14,6 +14,7 @@ mod mixed;
 pub mod newton;
 pub mod params;
 pub mod project;
+mod rotations;
 mod system;
 mod tets;
 

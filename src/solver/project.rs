@@ -129,8 +129,9 @@ impl SignedSvd {
             any_orthogonal(&u1)
         };
         let u3 = u1.cross(&u2);
-        // |a₃ · u₃| ≤ ‖a₃‖ ≤ σ₂ up to the last bit of ‖u₃‖.
-        let s3 = a.column(2).dot(&u3).clamp(-norms[1], norms[1]);
+        // |a₃ · u₃| ≤ ‖a₃‖ ≤ σ₂ up to the last bit of ‖u₃‖. (max and min,
+        // unlike clamp, let a NaN through: the step then reports a blow-up.)
+        let s3 = a.column(2).dot(&u3).max(-norms[1]).min(norms[1]);
         Self {
             u: Matrix3::from_columns(&[u1, u2, u3]),
             sigma: Vec3::new(norms[0], norms[1], s3),
@@ -203,15 +204,28 @@ pub fn closest_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
         }
         lambda -= step;
     }
-    // adj(K − λI) = c v vᵀ: the column through the largest diagonal entry.
     let adjugate = Pairs::of(&(k - Matrix4::identity() * lambda)).adjugate();
-    let i = adjugate.diagonal().iamax();
+    rotation_from_adjugate(f, norm2, &adjugate.diagonal(), |i| {
+        adjugate.column(i).into_owned()
+    })
+}
+
+/// The end of [`closest_rotation`] from `adj(K − λI)` (its diagonal, and
+/// its columns on demand) for `F = f` with `‖F‖² = norm2`: `adj = c v vᵀ`,
+/// so the column through the largest diagonal entry is the quaternion, or
+/// the SVD decides when the eigenvalue is nearly double.
+pub(crate) fn rotation_from_adjugate(
+    f: &Matrix3<f64>,
+    norm2: f64,
+    diagonal: &Vector4<f64>,
+    column: impl Fn(usize) -> Vector4<f64>,
+) -> Matrix3<f64> {
+    let i = diagonal.iamax();
     let scale = norm2 * norm2.sqrt();
-    if adjugate[(i, i)].abs() <= 1e-4 * scale || adjugate[(i, i)].is_nan() {
+    if diagonal[i].abs() <= 1e-4 * scale || diagonal[i].is_nan() {
         return arap(&SignedSvd::new(f));
     }
-    let column = adjugate.column(i).into_owned();
-    rotation_of_quaternion(&column)
+    rotation_of_quaternion(&column(i))
 }
 
 /// The rotation of the (not necessarily unit) quaternion `(w, x, y, z)`.
@@ -259,10 +273,48 @@ fn horn_matrix(f: &Matrix3<f64>) -> Matrix4<f64> {
     )
 }
 
+/// The column pairs of the 2 × 2 minors [`Pairs`] keeps, in its order.
+pub(crate) const MINOR_COLUMNS: [(usize, usize); 6] =
+    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
+
+/// How entry `(i, j)` of a 4 × 4 adjugate, the cofactor of `a(j, i)`,
+/// expands along the other row of `j`'s row pair: `± (a(row, c₀) m₀ −
+/// a(row, c₁) m₁ + a(row, c₂) m₂)` with the minors `m` of the other pair.
+pub(crate) struct Cofactor {
+    /// The row expanded along.
+    pub row: usize,
+    /// Whether the minors are those of rows 0–1 (else 2–3).
+    pub first_rows: bool,
+    /// Per term, the column of `a` and the index of the minor.
+    pub terms: [(usize, usize); 3],
+    /// Whether the sum is negated.
+    pub negative: bool,
+}
+
+impl Cofactor {
+    #[inline(always)]
+    pub(crate) fn of(i: usize, j: usize) -> Self {
+        // Where the minor of columns `p < q` is stored.
+        let slot = |p: usize, q: usize| p + q - 1 + (p > 0) as usize;
+        // The columns other than `i`.
+        let [p, q, t] = [
+            (i == 0) as usize,
+            1 + (i <= 1) as usize,
+            2 + (i <= 2) as usize,
+        ];
+        Self {
+            row: if j < 2 { 1 - j } else { 5 - j },
+            first_rows: j >= 2,
+            terms: [(p, slot(q, t)), (q, slot(p, t)), (t, slot(p, q))],
+            negative: (i + j) % 2 == 1,
+        }
+    }
+}
+
 /// The 2 × 2 minors of a 4 × 4 matrix from its first two rows (`s`) and
-/// its last two (`c`), over the column pairs of [`Pairs::COLUMNS`]: its
-/// determinant and adjugate by Laplace expansion along those row pairs,
-/// without the twelve 3 × 3 minors.
+/// its last two (`c`), over [`MINOR_COLUMNS`]: its determinant and
+/// adjugate by Laplace expansion along those row pairs, without the twelve
+/// 3 × 3 minors.
 struct Pairs<'a> {
     a: &'a Matrix4<f64>,
     s: [f64; 6],
@@ -270,13 +322,10 @@ struct Pairs<'a> {
 }
 
 impl<'a> Pairs<'a> {
-    /// The column pairs, in the order of the minors.
-    const COLUMNS: [(usize, usize); 6] = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
-
     #[inline]
     fn of(a: &'a Matrix4<f64>) -> Self {
         let minors = |r: usize| {
-            Self::COLUMNS.map(|(i, j)| a[(r, i)] * a[(r + 1, j)] - a[(r, j)] * a[(r + 1, i)])
+            MINOR_COLUMNS.map(|(i, j)| a[(r, i)] * a[(r + 1, j)] - a[(r, j)] * a[(r + 1, i)])
         };
         Self {
             a,
@@ -285,43 +334,28 @@ impl<'a> Pairs<'a> {
         }
     }
 
-    /// Where the minor of columns `i < j` is stored.
-    #[inline]
-    fn slot(i: usize, j: usize) -> usize {
-        i + j - 1 + (i > 0) as usize
-    }
-
     #[inline]
     fn det(&self) -> f64 {
         let (s, c) = (&self.s, &self.c);
         s[0] * c[5] - s[1] * c[4] + s[2] * c[3] + s[3] * c[2] - s[4] * c[1] + s[5] * c[0]
     }
 
-    /// The adjugate: entry `(i, j)` is the cofactor of `a(j, i)`, expanded
-    /// along the other row of `j`'s pair (so the pair's own minors are the
-    /// other pair's).
+    /// The adjugate (see [`Cofactor`]).
     #[inline]
     fn adjugate(&self) -> Matrix4<f64> {
         Matrix4::from_fn(|i, j| {
-            let (row, minors) = if j < 2 {
-                (1 - j, &self.c)
+            let cofactor = Cofactor::of(i, j);
+            let minors = if cofactor.first_rows {
+                &self.s
             } else {
-                (5 - j, &self.s)
+                &self.c
             };
-            // The columns other than `i`.
-            let [p, q, t] = [
-                (i == 0) as usize,
-                1 + (i <= 1) as usize,
-                2 + (i <= 2) as usize,
-            ];
-            let a = |col: usize| self.a[(row, col)];
-            let cofactor = a(p) * minors[Self::slot(q, t)] - a(q) * minors[Self::slot(p, t)]
-                + a(t) * minors[Self::slot(p, q)];
-            if (i + j) % 2 == 0 {
-                cofactor
-            } else {
-                -cofactor
-            }
+            let term = |k: usize| {
+                let (column, slot) = cofactor.terms[k];
+                self.a[(cofactor.row, column)] * minors[slot]
+            };
+            let sum = term(0) - term(1) + term(2);
+            if cofactor.negative { -sum } else { sum }
         })
     }
 }
@@ -343,7 +377,8 @@ pub fn strain_limit(svd: &SignedSvd, min: f64, max: f64) -> Matrix3<f64> {
 pub fn volume(svd: &SignedSvd, min: f64, max: f64) -> Matrix3<f64> {
     let det = svd.sigma.product();
     let target = det.clamp(min, max);
-    if target == det {
+    // A non-finite F (a blow-up, reported after the step) stays as it is.
+    if target == det || !det.is_finite() {
         return svd.compose(&svd.sigma);
     }
     svd.compose(&closest_with_product(&svd.sigma, target))

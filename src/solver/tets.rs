@@ -9,6 +9,7 @@
 use nalgebra::{Matrix3, SMatrix};
 
 use super::project::{self, SignedSvd};
+use super::rotations;
 use crate::mesh::Vec3;
 use crate::model::{Model, Tet, TetLimits};
 
@@ -36,6 +37,13 @@ impl TetProjector {
         self.weights.iter().any(|&w| w != 0.0)
     }
 
+    /// Whether the strain (ARAP) constraint is the only one on: its
+    /// projection is then just the closest rotation.
+    pub(crate) fn is_rotation_only(&self) -> bool {
+        let [strain, limit, volume] = self.weights;
+        strain != 0.0 && limit == 0.0 && volume == 0.0
+    }
+
     /// `[strain, strain_limit, volume]` weights.
     pub(crate) fn weights(&self) -> [f64; 3] {
         self.weights
@@ -45,14 +53,9 @@ impl TetProjector {
     #[inline]
     pub(crate) fn project(&self, f: &Matrix3<f64>) -> TetProjections {
         let [strain, limit, volume] = self.weights;
-        if limit == 0.0 && volume == 0.0 {
+        if self.is_rotation_only() {
             // Only the rotation is needed: skip the SVD.
-            let rotation = if strain != 0.0 {
-                project::closest_rotation(f)
-            } else {
-                *f
-            };
-            return [rotation, *f, *f];
+            return [project::closest_rotation(f), *f, *f];
         }
         let svd = SignedSvd::new(f);
         let l = &self.limits;
@@ -165,21 +168,36 @@ pub(crate) fn tet_block(
     if !projector.is_active() {
         return sums;
     }
-    for tet in tets {
-        let f = tet.deformation_gradient(x);
-        let p = projector.project(&f);
-        for (sum, d) in sums.iter_mut().zip(projector.distances(&f, &p)) {
+    let mut finish = |tet: &Tet, f: &Matrix3<f64>, p: &TetProjections| {
+        for (sum, d) in sums.iter_mut().zip(projector.distances(f, p)) {
             *sum += tet.rest_volume * d;
         }
         if let Some(rhs) = rhs.as_deref_mut() {
-            let q = projector.combine(&p) * tet.rest_volume;
+            let q = projector.combine(p) * tet.rest_volume;
             for (&v, g) in tet.vertices.iter().zip(tet.stencil()) {
                 rhs[v as usize] += q * g;
             }
         }
         if let Some(store) = store.as_deref_mut() {
-            store.push(p);
+            store.push(*p);
         }
+    };
+    let mut rest = tets;
+    if projector.is_rotation_only() {
+        // Four closest rotations at a time.
+        let chunks = tets.chunks_exact(4);
+        rest = chunks.remainder();
+        for chunk in chunks {
+            let f: [Matrix3<f64>; 4] = std::array::from_fn(|k| chunk[k].deformation_gradient(x));
+            let rotations = rotations::closest_rotations(&f);
+            for k in 0..4 {
+                finish(&chunk[k], &f[k], &[rotations[k], f[k], f[k]]);
+            }
+        }
+    }
+    for tet in rest {
+        let f = tet.deformation_gradient(x);
+        finish(tet, &f, &projector.project(&f));
     }
     sums
 }

@@ -1,0 +1,277 @@
+//! [`closest_rotation`] of four matrices at once: the same method (Horn's
+//! quaternion matrix, Newton on its characteristic polynomial, a column of
+//! the adjugate) with each scalar a vector of four lanes, on CPUs with AVX2
+//! and FMA. The Newton iterations are a chain of dependent divisions, so one
+//! matrix at a time leaves the CPU mostly waiting; four lanes wait together.
+//! The per-lane tail (which adjugate column, the SVD fallback for a nearly
+//! double eigenvalue, the quaternion's rotation) is the scalar code's.
+
+use nalgebra::Matrix3;
+
+use super::project::closest_rotation;
+
+/// The closest rotations to `f`, each as [`closest_rotation`] computes it
+/// (up to round-off: the fused multiply-adds round differently).
+pub(crate) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has the features the kernel is compiled for.
+        return unsafe { avx2::closest_rotations(f) };
+    }
+    f.map(|f| closest_rotation(&f))
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use nalgebra::{Matrix3, Vector4};
+
+    use crate::solver::project::{Cofactor, MINOR_COLUMNS, rotation_from_adjugate};
+
+    /// Four lanes of `f64`.
+    type V = __m256d;
+
+    /// Newton iterations at most (as the scalar code).
+    const ITERATIONS: usize = 64;
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
+        // Entry (r, c) of the four matrices.
+        let e = |r: usize, c: usize| {
+            _mm256_setr_pd(f[0][(r, c)], f[1][(r, c)], f[2][(r, c)], f[3][(r, c)])
+        };
+        let [f00, f01, f02] = [e(0, 0), e(0, 1), e(0, 2)];
+        let [f10, f11, f12] = [e(1, 0), e(1, 1), e(1, 2)];
+        let [f20, f21, f22] = [e(2, 0), e(2, 1), e(2, 2)];
+        let add = |a: V, b: V| _mm256_add_pd(a, b);
+        let sub = |a: V, b: V| _mm256_sub_pd(a, b);
+        let mul = |a: V, b: V| _mm256_mul_pd(a, b);
+        // a·b − c·d.
+        let det2 = |a: V, b: V, c: V, d: V| _mm256_fmsub_pd(a, b, mul(c, d));
+        // Horn's K(F), row-major (symmetric).
+        let k01 = sub(f21, f12);
+        let k02 = sub(f02, f20);
+        let k03 = sub(f10, f01);
+        let k12 = add(f01, f10);
+        let k13 = add(f02, f20);
+        let k23 = add(f12, f21);
+        let k = [
+            [add(add(f00, f11), f22), k01, k02, k03],
+            [k01, sub(sub(f00, f11), f22), k12, k13],
+            [k02, k12, sub(sub(f11, f00), f22), k23],
+            [k03, k13, k23, sub(sub(f22, f00), f11)],
+        ];
+        let entries = [f00, f01, f02, f10, f11, f12, f20, f21, f22];
+        let norm2 = entries
+            .iter()
+            .fold(_mm256_setzero_pd(), |s, &x| _mm256_fmadd_pd(x, x, s));
+        let det_f = add(
+            sub(
+                mul(f00, det2(f11, f22, f12, f21)),
+                mul(f01, det2(f10, f22, f12, f20)),
+            ),
+            mul(f02, det2(f10, f21, f11, f20)),
+        );
+        let splat = |x: f64| _mm256_set1_pd(x);
+        let c2 = mul(splat(-2.0), norm2);
+        let c1 = mul(splat(-8.0), det_f);
+        let c0 = Pairs::of(&k).det();
+        let mut lambda = _mm256_sqrt_pd(mul(splat(3.0), norm2));
+        let tolerance = splat(4.0 * f64::EPSILON);
+        let zero = _mm256_setzero_pd();
+        // All bits set in the lanes that have stopped.
+        let mut done = zero;
+        for _ in 0..ITERATIONS {
+            let l2 = mul(lambda, lambda);
+            let p = _mm256_fmadd_pd(add(l2, c2), l2, _mm256_fmadd_pd(c1, lambda, c0));
+            let slope = _mm256_fmadd_pd(_mm256_fmadd_pd(splat(4.0), l2, add(c2, c2)), lambda, c1);
+            let step = _mm256_div_pd(p, slope);
+            // NaN, or positive steps down to round-off: stop (as the scalar
+            // code, with the last step clamped at 0; max_pd gives the
+            // second operand for a NaN).
+            let stop = _mm256_or_pd(
+                _mm256_cmp_pd::<_CMP_UNORD_Q>(step, step),
+                _mm256_cmp_pd::<_CMP_LE_OQ>(step, mul(tolerance, lambda)),
+            );
+            let applied = _mm256_blendv_pd(step, _mm256_max_pd(step, zero), stop);
+            lambda = sub(lambda, _mm256_andnot_pd(done, applied));
+            done = _mm256_or_pd(done, stop);
+            if _mm256_movemask_pd(done) == 0b1111 {
+                break;
+            }
+        }
+        let mut a = k;
+        for (d, row) in a.iter_mut().enumerate() {
+            row[d] = sub(row[d], lambda);
+        }
+        let adjugate = Pairs::of(&a).adjugate();
+        let lanes = |x: V| {
+            let mut out = [0.0; 4];
+            // SAFETY: `out` holds four f64.
+            unsafe { _mm256_storeu_pd(out.as_mut_ptr(), x) };
+            out
+        };
+        let adjugate = adjugate.map(|row| row.map(lanes));
+        let norm2 = lanes(norm2);
+        std::array::from_fn(|l| {
+            let entry = |i: usize, j: usize| adjugate[i][j][l];
+            rotation_from_adjugate(
+                &f[l],
+                norm2[l],
+                &Vector4::from_fn(|i, _| entry(i, i)),
+                |i| Vector4::from_fn(|j, _| entry(j, i)),
+            )
+        })
+    }
+
+    /// The scalar code's `Pairs` over four lanes: the 2 × 2 minors of rows
+    /// 0–1 (`s`) and 2–3 (`c`) of a 4 × 4 matrix.
+    struct Pairs<'a> {
+        a: &'a [[V; 4]; 4],
+        s: [V; 6],
+        c: [V; 6],
+    }
+
+    impl<'a> Pairs<'a> {
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        fn of(a: &'a [[V; 4]; 4]) -> Self {
+            let minors = |r: usize| {
+                MINOR_COLUMNS.map(|(i, j)| {
+                    _mm256_fmsub_pd(a[r][i], a[r + 1][j], _mm256_mul_pd(a[r][j], a[r + 1][i]))
+                })
+            };
+            Self {
+                a,
+                s: minors(0),
+                c: minors(2),
+            }
+        }
+
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        fn det(&self) -> V {
+            let (s, c) = (&self.s, &self.c);
+            let plus = _mm256_fmadd_pd(
+                s[0],
+                c[5],
+                _mm256_fmadd_pd(
+                    s[2],
+                    c[3],
+                    _mm256_fmadd_pd(s[3], c[2], _mm256_mul_pd(s[5], c[0])),
+                ),
+            );
+            let minus = _mm256_fmadd_pd(s[1], c[4], _mm256_mul_pd(s[4], c[1]));
+            _mm256_sub_pd(plus, minus)
+        }
+
+        /// The adjugate, `[row][column]`, as the scalar `Pairs::adjugate`.
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        fn adjugate(&self) -> [[V; 4]; 4] {
+            std::array::from_fn(|i| {
+                std::array::from_fn(|j| {
+                    let cofactor = Cofactor::of(i, j);
+                    let minors = if cofactor.first_rows {
+                        &self.s
+                    } else {
+                        &self.c
+                    };
+                    let a = &self.a[cofactor.row];
+                    let [(c0, m0), (c1, m1), (c2, m2)] = cofactor.terms;
+                    let sum = _mm256_fmadd_pd(
+                        a[c0],
+                        minors[m0],
+                        _mm256_fmsub_pd(a[c2], minors[m2], _mm256_mul_pd(a[c1], minors[m1])),
+                    );
+                    if cofactor.negative {
+                        _mm256_sub_pd(_mm256_setzero_pd(), sum)
+                    } else {
+                        sum
+                    }
+                })
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deformation gradients of every kind the scalar tests use: near
+    /// rotations, large stretches, inversions, degenerate ones.
+    fn matrices() -> Vec<Matrix3<f64>> {
+        let mut state = 17u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        let mut out = Vec::new();
+        for scale in [0.01, 0.3, 2.0] {
+            for _ in 0..200 {
+                let axis = nalgebra::Vector3::new(next(), next(), next()) * 3.0;
+                let rotation = nalgebra::Rotation3::from_scaled_axis(axis);
+                let strain = Matrix3::from_fn(|_, _| next() * scale);
+                out.push(rotation.matrix() * (Matrix3::identity() + strain));
+            }
+        }
+        out.push(Matrix3::identity());
+        out.push(Matrix3::from_diagonal(&nalgebra::Vector3::new(
+            2.0, 1.5, -0.5,
+        )));
+        out.push(Matrix3::from_diagonal(&nalgebra::Vector3::new(
+            1.0, 1.0, 0.0,
+        )));
+        out.push(Matrix3::from_diagonal(&nalgebra::Vector3::new(
+            1.0, -1.0, -1.0,
+        )));
+        out.push(Matrix3::zeros());
+        out.push(Matrix3::from_element(f64::NAN));
+        out.push(Matrix3::from_diagonal(&nalgebra::Vector3::new(
+            3.0, 1.0, 1.0,
+        )));
+        out.push(Matrix3::new(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0));
+        while out.len() % 4 != 0 {
+            out.push(Matrix3::identity() * 0.5);
+        }
+        out
+    }
+
+    #[test]
+    fn four_lanes_agree_with_one() {
+        for chunk in matrices().chunks_exact(4) {
+            let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
+            for (r, f) in closest_rotations(&f).iter().zip(&f) {
+                let one = closest_rotation(f);
+                if f.iter().any(|x| x.is_nan()) {
+                    assert!(r.iter().any(|x| x.is_nan()) == one.iter().any(|x| x.is_nan()));
+                    continue;
+                }
+                // Where the closest rotation is not unique (a double
+                // eigenvalue), both are equally close.
+                let (d, d_one) = ((f - r).norm_squared(), (f - one).norm_squared());
+                let scale = f.norm_squared().max(1.0);
+                assert!((d - d_one).abs() <= 1e-13 * scale, "{r} vs {one} for {f}");
+                assert!(
+                    (r.transpose() * r - Matrix3::identity()).norm() < 1e-12,
+                    "{r}"
+                );
+                assert!((r.determinant() - 1.0).abs() < 1e-12, "{r}");
+            }
+        }
+    }
+
+    #[test]
+    fn unique_rotations_match_to_round_off() {
+        for chunk in matrices()[..600].chunks_exact(4) {
+            let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
+            for (r, f) in closest_rotations(&f).iter().zip(&f) {
+                assert!((r - closest_rotation(f)).norm() < 1e-12, "{f}");
+            }
+        }
+    }
+}
