@@ -8,13 +8,13 @@
 
 pub mod accelerate;
 pub mod accuracy;
+mod batch;
 pub mod collide;
 pub mod energy;
 mod mixed;
 pub mod newton;
 pub mod params;
 pub mod project;
-mod rotations;
 mod system;
 mod tets;
 

@@ -56,7 +56,7 @@ pub struct SignedSvd {
 
 /// Sweeps of one-sided Jacobi rotations before giving up on the last bit of
 /// orthogonality (3 × 3 converges quadratically, in 3–6 sweeps).
-const JACOBI_SWEEPS: usize = 16;
+pub(crate) const JACOBI_SWEEPS: usize = 16;
 
 impl SignedSvd {
     /// Decomposes `f` by one-sided Jacobi (Hestenes 1958; Demmel & Veselić
@@ -68,6 +68,13 @@ impl SignedSvd {
     pub fn new(f: &Matrix3<f64>) -> Self {
         let mut a = *f;
         let mut v = Matrix3::identity();
+        Self::sweep(&mut a, &mut v);
+        Self::from_orthogonal_columns(a, v)
+    }
+
+    /// The Jacobi sweeps of [`SignedSvd::new`]: rotates `a` and `v` on the
+    /// right until the columns of `a` are orthogonal.
+    fn sweep(a: &mut Matrix3<f64>, v: &mut Matrix3<f64>) {
         for _ in 0..JACOBI_SWEEPS {
             let mut rotated = false;
             for (p, q) in [(0, 1), (0, 2), (1, 2)] {
@@ -100,6 +107,11 @@ impl SignedSvd {
                 break;
             }
         }
+    }
+
+    /// The decomposition from `A = F V` with orthogonal columns and the
+    /// rotation `V` (the end of [`SignedSvd::new`]).
+    pub(crate) fn from_orthogonal_columns(mut a: Matrix3<f64>, mut v: Matrix3<f64>) -> Self {
         let mut norms = Vec3::new(a.column(0).norm(), a.column(1).norm(), a.column(2).norm());
         for (i, j) in [(0, 1), (0, 2), (1, 2)] {
             if norms[i] < norms[j] {

@@ -8,8 +8,8 @@
 
 use nalgebra::{Matrix3, SMatrix};
 
+use super::batch;
 use super::project::{self, SignedSvd};
-use super::rotations;
 use crate::mesh::Vec3;
 use crate::model::{Model, Tet, TetLimits};
 
@@ -52,26 +52,32 @@ impl TetProjector {
     /// The closest points of the three sets to `f` (see [`TetProjections`]).
     #[inline]
     pub(crate) fn project(&self, f: &Matrix3<f64>) -> TetProjections {
-        let [strain, limit, volume] = self.weights;
         if self.is_rotation_only() {
             // Only the rotation is needed: skip the SVD.
             return [project::closest_rotation(f), *f, *f];
         }
-        let svd = SignedSvd::new(f);
+        self.project_with(f, &SignedSvd::new(f))
+    }
+
+    /// [`TetProjector::project`] given the SVD of `f` (any constraint
+    /// types on).
+    #[inline]
+    pub(crate) fn project_with(&self, f: &Matrix3<f64>, svd: &SignedSvd) -> TetProjections {
+        let [strain, limit, volume] = self.weights;
         let l = &self.limits;
         [
             if strain != 0.0 {
-                project::arap(&svd)
+                project::arap(svd)
             } else {
                 *f
             },
             if limit != 0.0 {
-                project::strain_limit(&svd, l.strain_min, l.strain_max)
+                project::strain_limit(svd, l.strain_min, l.strain_max)
             } else {
                 *f
             },
             if volume != 0.0 {
-                project::volume(&svd, l.volume_min, l.volume_max)
+                project::volume(svd, l.volume_min, l.volume_max)
             } else {
                 *f
             },
@@ -182,16 +188,20 @@ pub(crate) fn tet_block(
             store.push(*p);
         }
     };
-    let mut rest = tets;
-    if projector.is_rotation_only() {
-        // Four closest rotations at a time.
-        let chunks = tets.chunks_exact(4);
-        rest = chunks.remainder();
-        for chunk in chunks {
-            let f: [Matrix3<f64>; 4] = std::array::from_fn(|k| chunk[k].deformation_gradient(x));
-            let rotations = rotations::closest_rotations(&f);
+    // Four decompositions at a time.
+    let chunks = tets.chunks_exact(4);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        let f: [Matrix3<f64>; 4] = std::array::from_fn(|k| chunk[k].deformation_gradient(x));
+        if projector.is_rotation_only() {
+            let rotations = batch::closest_rotations(&f);
             for k in 0..4 {
                 finish(&chunk[k], &f[k], &[rotations[k], f[k], f[k]]);
+            }
+        } else {
+            let svds = batch::signed_svds(&f);
+            for k in 0..4 {
+                finish(&chunk[k], &f[k], &projector.project_with(&f[k], &svds[k]));
             }
         }
     }

@@ -1,14 +1,16 @@
-//! [`closest_rotation`] of four matrices at once: the same method (Horn's
-//! quaternion matrix, Newton on its characteristic polynomial, a column of
-//! the adjugate) with each scalar a vector of four lanes, on CPUs with AVX2
-//! and FMA. The Newton iterations are a chain of dependent divisions, so one
-//! matrix at a time leaves the CPU mostly waiting; four lanes wait together.
-//! The per-lane tail (which adjugate column, the SVD fallback for a nearly
-//! double eigenvalue, the quaternion's rotation) is the scalar code's.
+//! The tet projections' two decompositions for four matrices at once, on
+//! CPUs with AVX2 and FMA: [`closest_rotation`] (Horn's quaternion matrix,
+//! Newton on its characteristic polynomial, a column of the adjugate) and
+//! [`SignedSvd::new`] (one-sided Jacobi sweeps), the same methods with each
+//! scalar a vector of four lanes. Both are chains of dependent divisions and
+//! square roots, so one matrix at a time leaves the CPU mostly waiting; four
+//! lanes wait together. The per-lane ends (which adjugate column, the SVD
+//! fallback for a nearly double eigenvalue, the quaternion's rotation; the
+//! singular values' order and signs) are the scalar code's.
 
 use nalgebra::Matrix3;
 
-use super::project::closest_rotation;
+use super::project::{SignedSvd, closest_rotation};
 
 /// The closest rotations to `f`, each as [`closest_rotation`] computes it
 /// (up to round-off: the fused multiply-adds round differently).
@@ -21,13 +23,26 @@ pub(crate) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
     f.map(|f| closest_rotation(&f))
 }
 
+/// The signed SVDs of `f`, each as [`SignedSvd::new`] computes it (up to
+/// round-off).
+pub(crate) fn signed_svds(f: &[Matrix3<f64>; 4]) -> [SignedSvd; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has the features the kernel is compiled for.
+        return unsafe { avx2::signed_svds(f) };
+    }
+    f.map(|f| SignedSvd::new(&f))
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
 
     use nalgebra::{Matrix3, Vector4};
 
-    use crate::solver::project::{Cofactor, MINOR_COLUMNS, rotation_from_adjugate};
+    use crate::solver::project::{
+        Cofactor, JACOBI_SWEEPS, MINOR_COLUMNS, SignedSvd, rotation_from_adjugate,
+    };
 
     /// Four lanes of `f64`.
     type V = __m256d;
@@ -37,10 +52,7 @@ mod avx2 {
 
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
-        // Entry (r, c) of the four matrices.
-        let e = |r: usize, c: usize| {
-            _mm256_setr_pd(f[0][(r, c)], f[1][(r, c)], f[2][(r, c)], f[3][(r, c)])
-        };
+        let e = |r: usize, c: usize| gather(f, r, c);
         let [f00, f01, f02] = [e(0, 0), e(0, 1), e(0, 2)];
         let [f10, f11, f12] = [e(1, 0), e(1, 1), e(1, 2)];
         let [f20, f21, f22] = [e(2, 0), e(2, 1), e(2, 2)];
@@ -106,13 +118,7 @@ mod avx2 {
             row[d] = sub(row[d], lambda);
         }
         let adjugate = Pairs::of(&a).adjugate();
-        let lanes = |x: V| {
-            let mut out = [0.0; 4];
-            // SAFETY: `out` holds four f64.
-            unsafe { _mm256_storeu_pd(out.as_mut_ptr(), x) };
-            out
-        };
-        let adjugate = adjugate.map(|row| row.map(lanes));
+        let adjugate = adjugate.map(|row| row.map(|x| lanes(x)));
         let norm2 = lanes(norm2);
         std::array::from_fn(|l| {
             let entry = |i: usize, j: usize| adjugate[i][j][l];
@@ -122,6 +128,88 @@ mod avx2 {
                 &Vector4::from_fn(|i, _| entry(i, i)),
                 |i| Vector4::from_fn(|j, _| entry(j, i)),
             )
+        })
+    }
+
+    /// The lanes of `x`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn lanes(x: V) -> [f64; 4] {
+        let mut out = [0.0; 4];
+        // SAFETY: `out` holds four f64.
+        unsafe { _mm256_storeu_pd(out.as_mut_ptr(), x) };
+        out
+    }
+
+    /// Entry `(r, c)` of four matrices.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn gather(f: &[Matrix3<f64>; 4], r: usize, c: usize) -> V {
+        _mm256_setr_pd(f[0][(r, c)], f[1][(r, c)], f[2][(r, c)], f[3][(r, c)])
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn signed_svds(f: &[Matrix3<f64>; 4]) -> [SignedSvd; 4] {
+        // Columns of A = F V and of V, each entry four lanes.
+        let mut a: [[V; 3]; 3] = std::array::from_fn(|c| std::array::from_fn(|r| gather(f, r, c)));
+        let (zero, one) = (_mm256_setzero_pd(), _mm256_set1_pd(1.0));
+        let mut v: [[V; 3]; 3] =
+            std::array::from_fn(|c| std::array::from_fn(|r| if r == c { one } else { zero }));
+        let dot = |x: &[V; 3], y: &[V; 3]| {
+            _mm256_fmadd_pd(
+                x[0],
+                y[0],
+                _mm256_fmadd_pd(x[1], y[1], _mm256_mul_pd(x[2], y[2])),
+            )
+        };
+        let epsilon = _mm256_set1_pd(f64::EPSILON);
+        let sign_bit = _mm256_set1_pd(-0.0);
+        for _ in 0..JACOBI_SWEEPS {
+            let mut rotated = zero;
+            for (p, q) in [(0, 1), (0, 2), (1, 2)] {
+                let alpha = dot(&a[p], &a[p]);
+                let beta = dot(&a[q], &a[q]);
+                let gamma = dot(&a[p], &a[q]);
+                // Lanes whose columns are not yet orthogonal rotate (the
+                // others take c = 1, s = 0).
+                let rotate = _mm256_cmp_pd::<_CMP_GT_OQ>(
+                    _mm256_andnot_pd(sign_bit, gamma),
+                    _mm256_mul_pd(epsilon, _mm256_sqrt_pd(_mm256_mul_pd(alpha, beta))),
+                );
+                rotated = _mm256_or_pd(rotated, rotate);
+                let zeta = _mm256_div_pd(_mm256_sub_pd(beta, alpha), _mm256_add_pd(gamma, gamma));
+                let magnitude = _mm256_andnot_pd(sign_bit, zeta);
+                let signum = _mm256_or_pd(_mm256_and_pd(sign_bit, zeta), one);
+                let near = _mm256_div_pd(
+                    signum,
+                    _mm256_add_pd(magnitude, _mm256_sqrt_pd(_mm256_fmadd_pd(zeta, zeta, one))),
+                );
+                let far = _mm256_div_pd(_mm256_set1_pd(0.5), zeta);
+                let t = _mm256_blendv_pd(
+                    far,
+                    near,
+                    _mm256_cmp_pd::<_CMP_LT_OQ>(magnitude, _mm256_set1_pd(1e150)),
+                );
+                let c = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_fmadd_pd(t, t, one)));
+                let c = _mm256_blendv_pd(one, c, rotate);
+                let s = _mm256_and_pd(_mm256_mul_pd(c, t), rotate);
+                for m in [&mut a, &mut v] {
+                    let (mp, mq) = (m[p], m[q]);
+                    for r in 0..3 {
+                        m[p][r] = _mm256_fmsub_pd(mp[r], c, _mm256_mul_pd(mq[r], s));
+                        m[q][r] = _mm256_fmadd_pd(mp[r], s, _mm256_mul_pd(mq[r], c));
+                    }
+                }
+            }
+            if _mm256_movemask_pd(rotated) == 0 {
+                break;
+            }
+        }
+        let a = a.map(|column| column.map(|x| lanes(x)));
+        let v = v.map(|column| column.map(|x| lanes(x)));
+        std::array::from_fn(|l| {
+            let matrix = |m: &[[[f64; 4]; 3]; 3]| Matrix3::from_fn(|r, c| m[c][r][l]);
+            SignedSvd::from_orthogonal_columns(matrix(&a), matrix(&v))
         })
     }
 
@@ -241,6 +329,14 @@ mod tests {
         out
     }
 
+    fn assert_rotation(m: &Matrix3<f64>) {
+        assert!(
+            (m.transpose() * m - Matrix3::identity()).norm() < 1e-12,
+            "{m}"
+        );
+        assert!((m.determinant() - 1.0).abs() < 1e-12, "{m}");
+    }
+
     #[test]
     fn four_lanes_agree_with_one() {
         for chunk in matrices().chunks_exact(4) {
@@ -256,11 +352,28 @@ mod tests {
                 let (d, d_one) = ((f - r).norm_squared(), (f - one).norm_squared());
                 let scale = f.norm_squared().max(1.0);
                 assert!((d - d_one).abs() <= 1e-13 * scale, "{r} vs {one} for {f}");
-                assert!(
-                    (r.transpose() * r - Matrix3::identity()).norm() < 1e-12,
-                    "{r}"
-                );
-                assert!((r.determinant() - 1.0).abs() < 1e-12, "{r}");
+                assert_rotation(r);
+            }
+        }
+    }
+
+    #[test]
+    fn four_lane_svds_agree_with_one() {
+        for chunk in matrices().chunks_exact(4) {
+            let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
+            for (svd, f) in signed_svds(&f).iter().zip(&f) {
+                let one = SignedSvd::new(f);
+                if f.iter().any(|x| x.is_nan()) {
+                    assert!(svd.sigma.iter().any(|x| x.is_nan()));
+                    continue;
+                }
+                let scale = f.norm().max(1.0);
+                // Singular vectors of repeated values are not unique; the
+                // values and the product are.
+                assert!((svd.sigma - one.sigma).norm() < 1e-13 * scale, "{f}");
+                assert!((svd.compose(&svd.sigma) - f).norm() < 1e-13 * scale, "{f}");
+                assert_rotation(&svd.u);
+                assert_rotation(&svd.v);
             }
         }
     }
