@@ -846,11 +846,24 @@ fn tet_refactor_equals_a_fresh_solver() {
 
 #[test]
 fn tet_parallel_local_step_matches_serial() {
-    let mut model = tet_model(1.0, [3, 2, 2], all_tet_weights(), true);
-    model.pins = Pins::hard(low_x_face(&model));
-    assert_parallel_matches_serial(&model, 30, |ra, rb| {
-        (ra.energies.strain - rb.energies.strain).abs() <= 1e-9 * ra.energies.strain.abs().max(1e-9)
-    });
+    let arap = Weights {
+        strain: 1.0e5,
+        ..Weights::default()
+    };
+    // All types with springs (72 tets, the SVD path), and ARAP alone (the
+    // closest-rotation path) on 30 tets, which 3 threads do not split into
+    // multiples of 4.
+    for (cells, weights, springs) in [
+        ([3, 2, 2], all_tet_weights(), true),
+        ([5, 1, 1], arap, false),
+    ] {
+        let mut model = tet_model(1.0, cells, weights, springs);
+        model.pins = Pins::hard(low_x_face(&model));
+        assert_parallel_matches_serial(&model, 30, |ra, rb| {
+            (ra.energies.strain - rb.energies.strain).abs()
+                <= 1e-9 * ra.energies.strain.abs().max(1e-9)
+        });
+    }
 }
 
 #[test]

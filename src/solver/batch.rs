@@ -41,14 +41,12 @@ mod avx2 {
     use nalgebra::{Matrix3, Vector4};
 
     use crate::solver::project::{
-        Cofactor, JACOBI_SWEEPS, MINOR_COLUMNS, SignedSvd, rotation_from_adjugate,
+        Cofactor, JACOBI_SWEEPS, MINOR_COLUMNS, NEWTON_STEPS, NEWTON_TOLERANCE, SignedSvd,
+        ZETA_OVERFLOW, rotation_from_adjugate,
     };
 
     /// Four lanes of `f64`.
     type V = __m256d;
-
-    /// Newton iterations at most (as the scalar code).
-    const ITERATIONS: usize = 64;
 
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
@@ -90,11 +88,11 @@ mod avx2 {
         let c1 = mul(splat(-8.0), det_f);
         let c0 = Pairs::of(&k).det();
         let mut lambda = _mm256_sqrt_pd(mul(splat(3.0), norm2));
-        let tolerance = splat(4.0 * f64::EPSILON);
+        let tolerance = splat(NEWTON_TOLERANCE);
         let zero = _mm256_setzero_pd();
         // All bits set in the lanes that have stopped.
         let mut done = zero;
-        for _ in 0..ITERATIONS {
+        for _ in 0..NEWTON_STEPS {
             let l2 = mul(lambda, lambda);
             let p = _mm256_fmadd_pd(add(l2, c2), l2, _mm256_fmadd_pd(c1, lambda, c0));
             let slope = _mm256_fmadd_pd(_mm256_fmadd_pd(splat(4.0), l2, add(c2, c2)), lambda, c1);
@@ -170,9 +168,10 @@ mod avx2 {
                 let alpha = dot(&a[p], &a[p]);
                 let beta = dot(&a[q], &a[q]);
                 let gamma = dot(&a[p], &a[q]);
-                // Lanes whose columns are not yet orthogonal rotate (the
-                // others take c = 1, s = 0).
-                let rotate = _mm256_cmp_pd::<_CMP_GT_OQ>(
+                // Lanes whose columns are not yet orthogonal rotate (as in
+                // the scalar code, a NaN counts as not orthogonal); the
+                // others keep their columns.
+                let rotate = _mm256_cmp_pd::<_CMP_NLE_UQ>(
                     _mm256_andnot_pd(sign_bit, gamma),
                     _mm256_mul_pd(epsilon, _mm256_sqrt_pd(_mm256_mul_pd(alpha, beta))),
                 );
@@ -188,16 +187,17 @@ mod avx2 {
                 let t = _mm256_blendv_pd(
                     far,
                     near,
-                    _mm256_cmp_pd::<_CMP_LT_OQ>(magnitude, _mm256_set1_pd(1e150)),
+                    _mm256_cmp_pd::<_CMP_LT_OQ>(magnitude, _mm256_set1_pd(ZETA_OVERFLOW)),
                 );
                 let c = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_fmadd_pd(t, t, one)));
-                let c = _mm256_blendv_pd(one, c, rotate);
-                let s = _mm256_and_pd(_mm256_mul_pd(c, t), rotate);
+                let s = _mm256_mul_pd(c, t);
                 for m in [&mut a, &mut v] {
                     let (mp, mq) = (m[p], m[q]);
                     for r in 0..3 {
-                        m[p][r] = _mm256_fmsub_pd(mp[r], c, _mm256_mul_pd(mq[r], s));
-                        m[q][r] = _mm256_fmadd_pd(mp[r], s, _mm256_mul_pd(mq[r], c));
+                        let np = _mm256_fmsub_pd(mp[r], c, _mm256_mul_pd(mq[r], s));
+                        let nq = _mm256_fmadd_pd(mp[r], s, _mm256_mul_pd(mq[r], c));
+                        m[p][r] = _mm256_blendv_pd(mp[r], np, rotate);
+                        m[q][r] = _mm256_blendv_pd(mq[r], nq, rotate);
                     }
                 }
             }
@@ -320,6 +320,11 @@ mod tests {
         out.push(Matrix3::zeros());
         out.push(Matrix3::from_element(f64::NAN));
         out.push(Matrix3::from_diagonal(&nalgebra::Vector3::new(
+            f64::INFINITY,
+            1.0,
+            1.0,
+        )));
+        out.push(Matrix3::from_diagonal(&nalgebra::Vector3::new(
             3.0, 1.0, 1.0,
         )));
         out.push(Matrix3::new(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0));
@@ -327,6 +332,31 @@ mod tests {
             out.push(Matrix3::identity() * 0.5);
         }
         out
+    }
+
+    /// A four-lane kernel.
+    type Kernel<T> = fn(&[Matrix3<f64>; 4]) -> [T; 4];
+
+    /// The four-lane kernels themselves (not the dispatch, which falls
+    /// back to the scalar code on other CPUs): `None` where the CPU cannot
+    /// run them.
+    fn kernels() -> Option<(Kernel<Matrix3<f64>>, Kernel<SignedSvd>)> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY (of the calls): the CPU has the features.
+            return Some((
+                |f| unsafe { avx2::closest_rotations(f) },
+                |f| unsafe { avx2::signed_svds(f) },
+            ));
+        }
+        eprintln!("no AVX2 and FMA here: the four-lane kernels are not tested");
+        None
+    }
+
+    /// Whether `m` has a NaN or infinite entry.
+    fn non_finite(m: &Matrix3<f64>) -> bool {
+        m.iter().any(|x| !x.is_finite())
     }
 
     fn assert_rotation(m: &Matrix3<f64>) {
@@ -339,12 +369,15 @@ mod tests {
 
     #[test]
     fn four_lanes_agree_with_one() {
+        let Some((rotations, _)) = kernels() else {
+            return;
+        };
         for chunk in matrices().chunks_exact(4) {
             let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
-            for (r, f) in closest_rotations(&f).iter().zip(&f) {
+            for (r, f) in rotations(&f).iter().zip(&f) {
                 let one = closest_rotation(f);
-                if f.iter().any(|x| x.is_nan()) {
-                    assert!(r.iter().any(|x| x.is_nan()) == one.iter().any(|x| x.is_nan()));
+                if non_finite(f) {
+                    assert_eq!(non_finite(r), non_finite(&one), "{r} vs {one}");
                     continue;
                 }
                 // Where the closest rotation is not unique (a double
@@ -359,12 +392,16 @@ mod tests {
 
     #[test]
     fn four_lane_svds_agree_with_one() {
+        let Some((_, svds)) = kernels() else {
+            return;
+        };
         for chunk in matrices().chunks_exact(4) {
             let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
-            for (svd, f) in signed_svds(&f).iter().zip(&f) {
+            for (svd, f) in svds(&f).iter().zip(&f) {
                 let one = SignedSvd::new(f);
-                if f.iter().any(|x| x.is_nan()) {
-                    assert!(svd.sigma.iter().any(|x| x.is_nan()));
+                if non_finite(f) {
+                    let values = |s: &SignedSvd| s.sigma.iter().any(|x| !x.is_finite());
+                    assert_eq!(values(svd), values(&one), "{svd:?} vs {one:?}");
                     continue;
                 }
                 let scale = f.norm().max(1.0);
@@ -380,9 +417,12 @@ mod tests {
 
     #[test]
     fn unique_rotations_match_to_round_off() {
+        let Some((rotations, _)) = kernels() else {
+            return;
+        };
         for chunk in matrices()[..600].chunks_exact(4) {
             let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
-            for (r, f) in closest_rotations(&f).iter().zip(&f) {
+            for (r, f) in rotations(&f).iter().zip(&f) {
                 assert!((r - closest_rotation(f)).norm() < 1e-12, "{f}");
             }
         }

@@ -865,9 +865,12 @@ fn local_step(
     e
 }
 
-/// The `k`-th of `parts` near-equal chunks of `items`.
+/// The `k`-th of `parts` near-equal chunks of `items`, each but the last a
+/// multiple of 4 long: [`tets::tet_block`] projects tets in fours, so every
+/// tet takes the same code path whatever the thread count, and the
+/// parallel step matches the serial one to the order of the sums.
 fn chunk<T>(items: &[T], k: usize, parts: usize) -> &[T] {
-    let size = items.len().div_ceil(parts);
+    let size = items.len().div_ceil(parts).next_multiple_of(4);
     &items[(k * size).min(items.len())..((k + 1) * size).min(items.len())]
 }
 

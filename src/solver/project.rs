@@ -58,6 +58,15 @@ pub struct SignedSvd {
 /// orthogonality (3 × 3 converges quadratically, in 3–6 sweeps).
 pub(crate) const JACOBI_SWEEPS: usize = 16;
 
+/// Where a Jacobi rotation's `ζ²` would overflow.
+pub(crate) const ZETA_OVERFLOW: f64 = 1e150;
+
+/// Newton steps of [`closest_rotation`]'s eigenvalue at most.
+pub(crate) const NEWTON_STEPS: usize = 64;
+
+/// [`closest_rotation`]'s Newton stops at a step below this times `λ`.
+pub(crate) const NEWTON_TOLERANCE: f64 = 4.0 * f64::EPSILON;
+
 impl SignedSvd {
     /// Decomposes `f` by one-sided Jacobi (Hestenes 1958; Demmel & Veselić
     /// 1992): rotate pairs of columns of `A = F V` until all are orthogonal
@@ -90,7 +99,7 @@ impl SignedSvd {
                 // smaller root of t² + 2ζt − 1 = 0 (Golub & Van Loan §8.5).
                 let zeta = (beta - alpha) / (2.0 * gamma);
                 // Beyond 1e150, ζ² overflows; there t = 1/(2ζ) to round-off.
-                let t = if zeta.abs() < 1e150 {
+                let t = if zeta.abs() < ZETA_OVERFLOW {
                     zeta.signum() / (zeta.abs() + (1.0 + zeta * zeta).sqrt())
                 } else {
                     0.5 / zeta
@@ -204,13 +213,13 @@ pub fn closest_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
     let norm2 = f.norm_squared();
     let (c2, c1, c0) = (-2.0 * norm2, -8.0 * f.determinant(), Pairs::of(&k).det());
     let mut lambda = (3.0 * norm2).sqrt();
-    for _ in 0..64 {
+    for _ in 0..NEWTON_STEPS {
         let l2 = lambda * lambda;
         let p = (l2 + c2) * l2 + c1 * lambda + c0;
         let slope = (4.0 * l2 + 2.0 * c2) * lambda + c1;
         let step = p / slope;
         // Steps are positive down to the root; stop at round-off.
-        if step.is_nan() || step <= 4.0 * f64::EPSILON * lambda {
+        if step.is_nan() || step <= NEWTON_TOLERANCE * lambda {
             lambda -= step.max(0.0);
             break;
         }
@@ -304,6 +313,7 @@ pub(crate) struct Cofactor {
 }
 
 impl Cofactor {
+    /// The expansion of adjugate entry `(i, j)`.
     #[inline(always)]
     pub(crate) fn of(i: usize, j: usize) -> Self {
         // Where the minor of columns `p < q` is stored.

@@ -52,6 +52,9 @@ impl TetProjector {
     /// The closest points of the three sets to `f` (see [`TetProjections`]).
     #[inline]
     pub(crate) fn project(&self, f: &Matrix3<f64>) -> TetProjections {
+        if !self.is_active() {
+            return [*f; 3];
+        }
         if self.is_rotation_only() {
             // Only the rotation is needed: skip the SVD.
             return [project::closest_rotation(f), *f, *f];
@@ -189,11 +192,12 @@ pub(crate) fn tet_block(
         }
     };
     // Four decompositions at a time.
+    let rotation_only = projector.is_rotation_only();
     let chunks = tets.chunks_exact(4);
     let rest = chunks.remainder();
     for chunk in chunks {
         let f: [Matrix3<f64>; 4] = std::array::from_fn(|k| chunk[k].deformation_gradient(x));
-        if projector.is_rotation_only() {
+        if rotation_only {
             let rotations = batch::closest_rotations(&f);
             for k in 0..4 {
                 finish(&chunk[k], &f[k], &[rotations[k], f[k], f[k]]);
