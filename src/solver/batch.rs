@@ -16,7 +16,7 @@ use super::project::{SignedSvd, closest_rotation};
 /// (up to round-off: the fused multiply-adds round differently).
 pub(crate) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+    if super::has_avx2_fma() {
         // SAFETY: the CPU has the features the kernel is compiled for.
         return unsafe { avx2::closest_rotations(f) };
     }
@@ -27,7 +27,7 @@ pub(crate) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
 /// round-off).
 pub(crate) fn signed_svds(f: &[Matrix3<f64>; 4]) -> [SignedSvd; 4] {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+    if super::has_avx2_fma() {
         // SAFETY: the CPU has the features the kernel is compiled for.
         return unsafe { avx2::signed_svds(f) };
     }
@@ -342,8 +342,7 @@ mod tests {
     /// run them.
     fn kernels() -> Option<(Kernel<Matrix3<f64>>, Kernel<SignedSvd>)> {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
+        if crate::solver::has_avx2_fma() {
             // SAFETY (of the calls): the CPU has the features.
             return Some((
                 |f| unsafe { avx2::closest_rotations(f) },
@@ -367,27 +366,39 @@ mod tests {
         assert!((m.determinant() - 1.0).abs() < 1e-12, "{m}");
     }
 
+    /// Runs `kernel` over [`matrices`] in fours and `check(result, f)` on
+    /// each lane.
+    fn each_lane<T>(
+        matrices: &[Matrix3<f64>],
+        kernel: Kernel<T>,
+        mut check: impl FnMut(&T, &Matrix3<f64>),
+    ) {
+        for chunk in matrices.chunks_exact(4) {
+            let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
+            for (result, f) in kernel(&f).iter().zip(&f) {
+                check(result, f);
+            }
+        }
+    }
+
     #[test]
     fn four_lanes_agree_with_one() {
         let Some((rotations, _)) = kernels() else {
             return;
         };
-        for chunk in matrices().chunks_exact(4) {
-            let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
-            for (r, f) in rotations(&f).iter().zip(&f) {
-                let one = closest_rotation(f);
-                if non_finite(f) {
-                    assert_eq!(non_finite(r), non_finite(&one), "{r} vs {one}");
-                    continue;
-                }
-                // Where the closest rotation is not unique (a double
-                // eigenvalue), both are equally close.
-                let (d, d_one) = ((f - r).norm_squared(), (f - one).norm_squared());
-                let scale = f.norm_squared().max(1.0);
-                assert!((d - d_one).abs() <= 1e-13 * scale, "{r} vs {one} for {f}");
-                assert_rotation(r);
+        each_lane(&matrices(), rotations, |r, f| {
+            let one = closest_rotation(f);
+            if non_finite(f) {
+                assert_eq!(non_finite(r), non_finite(&one), "{r} vs {one}");
+                return;
             }
-        }
+            // Where the closest rotation is not unique (a double
+            // eigenvalue), both are equally close.
+            let (d, d_one) = ((f - r).norm_squared(), (f - one).norm_squared());
+            let scale = f.norm_squared().max(1.0);
+            assert!((d - d_one).abs() <= 1e-13 * scale, "{r} vs {one} for {f}");
+            assert_rotation(r);
+        });
     }
 
     #[test]
@@ -395,24 +406,21 @@ mod tests {
         let Some((_, svds)) = kernels() else {
             return;
         };
-        for chunk in matrices().chunks_exact(4) {
-            let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
-            for (svd, f) in svds(&f).iter().zip(&f) {
-                let one = SignedSvd::new(f);
-                if non_finite(f) {
-                    let values = |s: &SignedSvd| s.sigma.iter().any(|x| !x.is_finite());
-                    assert_eq!(values(svd), values(&one), "{svd:?} vs {one:?}");
-                    continue;
-                }
-                let scale = f.norm().max(1.0);
-                // Singular vectors of repeated values are not unique; the
-                // values and the product are.
-                assert!((svd.sigma - one.sigma).norm() < 1e-13 * scale, "{f}");
-                assert!((svd.compose(&svd.sigma) - f).norm() < 1e-13 * scale, "{f}");
-                assert_rotation(&svd.u);
-                assert_rotation(&svd.v);
+        each_lane(&matrices(), svds, |svd, f| {
+            let one = SignedSvd::new(f);
+            if non_finite(f) {
+                let values = |s: &SignedSvd| s.sigma.iter().any(|x| !x.is_finite());
+                assert_eq!(values(svd), values(&one), "{svd:?} vs {one:?}");
+                return;
             }
-        }
+            let scale = f.norm().max(1.0);
+            // Singular vectors of repeated values are not unique; the
+            // values and the product are.
+            assert!((svd.sigma - one.sigma).norm() < 1e-13 * scale, "{f}");
+            assert!((svd.compose(&svd.sigma) - f).norm() < 1e-13 * scale, "{f}");
+            assert_rotation(&svd.u);
+            assert_rotation(&svd.v);
+        });
     }
 
     #[test]
@@ -420,11 +428,8 @@ mod tests {
         let Some((rotations, _)) = kernels() else {
             return;
         };
-        for chunk in matrices()[..600].chunks_exact(4) {
-            let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
-            for (r, f) in rotations(&f).iter().zip(&f) {
-                assert!((r - closest_rotation(f)).norm() < 1e-12, "{f}");
-            }
-        }
+        each_lane(&matrices()[..600], rotations, |r, f| {
+            assert!((r - closest_rotation(f)).norm() < 1e-12, "{f}");
+        });
     }
 }

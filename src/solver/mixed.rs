@@ -200,10 +200,7 @@ impl MixedFactor {
         }
         self.guess.resize(n, [0.0; 4]);
         self.work.resize(n, [0.0; 4]);
-        #[cfg(target_arch = "x86_64")]
-        {
-            self.avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
-        }
+        self.avx2 = super::has_avx2_fma();
         let out = Arc::get_mut(&mut self.l).expect("not shared");
         out.perm.clear();
         match perm {

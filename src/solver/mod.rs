@@ -865,6 +865,18 @@ fn local_step(
     e
 }
 
+/// Whether this CPU runs the AVX2 + FMA kernels (`false` off x86-64).
+pub(crate) fn has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// The `k`-th of `parts` near-equal chunks of `items`, each but the last a
 /// multiple of 4 long: [`tets::tet_block`] projects tets in fours, so every
 /// tet takes the same code path whatever the thread count, and the

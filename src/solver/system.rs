@@ -326,10 +326,7 @@ impl SparseCholesky {
         out.wide = wide;
         out.work.resize(if wide { 0 } else { n }, [0.0; 3]);
         out.wide_work.resize(if wide { n } else { 0 }, [0.0; 4]);
-        #[cfg(target_arch = "x86_64")]
-        {
-            out.avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
-        }
+        out.avx2 = super::has_avx2_fma();
         let out = Arc::get_mut(&mut out.l).expect("not shared");
         out.perm.clear();
         match self.symbolic.perm() {

@@ -62,6 +62,27 @@ impl TetProjector {
         self.project_with(f, &SignedSvd::new(f))
     }
 
+    /// [`TetProjector::project`] of four matrices into `out`, their
+    /// decompositions computed together ([`batch`]).
+    #[inline]
+    pub(crate) fn project_four(&self, f: &[Matrix3<f64>; 4], out: &mut [TetProjections; 4]) {
+        if !self.is_active() {
+            for (p, f) in out.iter_mut().zip(f) {
+                *p = [*f; 3];
+            }
+        } else if self.is_rotation_only() {
+            let rotations = batch::closest_rotations(f);
+            for ((p, f), r) in out.iter_mut().zip(f).zip(rotations) {
+                *p = [r, *f, *f];
+            }
+        } else {
+            let svds = batch::signed_svds(f);
+            for ((p, f), svd) in out.iter_mut().zip(f).zip(&svds) {
+                *p = self.project_with(f, svd);
+            }
+        }
+    }
+
     /// [`TetProjector::project`] given the SVD of `f` (any constraint
     /// types on).
     #[inline]
@@ -192,21 +213,14 @@ pub(crate) fn tet_block(
         }
     };
     // Four decompositions at a time.
-    let rotation_only = projector.is_rotation_only();
+    let mut p = [[Matrix3::zeros(); 3]; 4];
     let chunks = tets.chunks_exact(4);
     let rest = chunks.remainder();
     for chunk in chunks {
         let f: [Matrix3<f64>; 4] = std::array::from_fn(|k| chunk[k].deformation_gradient(x));
-        if rotation_only {
-            let rotations = batch::closest_rotations(&f);
-            for k in 0..4 {
-                finish(&chunk[k], &f[k], &[rotations[k], f[k], f[k]]);
-            }
-        } else {
-            let svds = batch::signed_svds(&f);
-            for k in 0..4 {
-                finish(&chunk[k], &f[k], &projector.project_with(&f[k], &svds[k]));
-            }
+        projector.project_four(&f, &mut p);
+        for k in 0..4 {
+            finish(&chunk[k], &f[k], &p[k]);
         }
     }
     for tet in rest {
