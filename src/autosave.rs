@@ -189,12 +189,11 @@ impl Autosave {
 /// Makes the preset's relative mesh path absolute (from the working
 /// directory).
 fn absolutise(preset: &mut Preset) {
-    if let MeshSource::Obj(path) | MeshSource::TetFile(path) = &mut preset.mesh {
-        if path.is_relative() {
-            if let Ok(cwd) = std::env::current_dir() {
-                *path = cwd.join(&*path);
-            }
-        }
+    if let MeshSource::Obj(path) | MeshSource::TetFile(path) = &mut preset.mesh
+        && path.is_relative()
+        && let Ok(cwd) = std::env::current_dir()
+    {
+        *path = cwd.join(&*path);
     }
 }
 

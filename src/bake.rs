@@ -159,7 +159,7 @@ pub fn bake(
             // when it is joined.
             frames_tx.send((frame, buffer)).is_ok()
         };
-        let wants = |frame: usize| options.every > 0 && frame % options.every == 0;
+        let wants = |frame: usize| options.every > 0 && frame.is_multiple_of(options.every);
         if wants(0) {
             send(0, &render);
         }

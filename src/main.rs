@@ -332,7 +332,7 @@ fn bake(
     let step = frames.div_ceil(10).max(1);
     let progress = |p: Progress| match &bar {
         Some(bar) => bar.set_position(p.frame as u64),
-        None if p.frame % step == 0 || p.frame == p.frames => eprintln!(
+        None if p.frame.is_multiple_of(step) || p.frame == p.frames => eprintln!(
             "frame {}/{} ({:.0}%), {:.1} s elapsed, ETA {:.1} s",
             p.frame,
             p.frames,

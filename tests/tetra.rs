@@ -70,7 +70,7 @@ fn a_sphere_becomes_a_conforming_ball_of_good_tets() {
     assert!(err.abs() < 0.01, "{q:?}");
     // Every boundary vertex lies on the surface; faces stay within a
     // fraction of a cell of it on a smooth shape.
-    assert!(q.boundary_to_surface < 0.005, "{q:?}");
+    assert!(q.boundary_distance < 0.005, "{q:?}");
     assert!(q.surface_to_boundary < 0.005, "{q:?}");
 }
 
@@ -89,7 +89,7 @@ fn a_torus_keeps_its_hole_and_a_box_its_volume() {
     assert_conforming(&t.mesh, "generated");
     assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{q:?}");
     assert!(q.volume_error.unwrap().abs() < 0.01, "{q:?}");
-    assert!(q.boundary_to_surface < 0.005, "{q:?}");
+    assert!(q.boundary_distance < 0.005, "{q:?}");
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn finer_lattices_follow_the_surface_more_closely() {
     let fine = stuff(&s, 32).1;
     assert!(fine.tets > 20 * coarse.tets);
     assert!(fine.volume_error.unwrap().abs() < coarse.volume_error.unwrap().abs());
-    assert!(fine.boundary_to_surface < coarse.boundary_to_surface);
+    assert!(fine.boundary_distance < coarse.boundary_distance);
 }
 
 #[test]
@@ -202,7 +202,7 @@ fn real_world_files_tetrahedralise_with_bounded_angles() {
             assert!(q.volume_error.unwrap().abs() <= 0.01, "{name}: {q:?}");
             // Snapping brings the boundary within 0.5 % of the diagonal on
             // all but the self-intersecting control cage (0.70 % measured).
-            assert!(q.boundary_to_surface <= 0.0075, "{name}: {q:?}");
+            assert!(q.boundary_distance <= 0.0075, "{name}: {q:?}");
         }
         checked += 1;
     }

@@ -238,10 +238,10 @@ impl EditorApp {
 
     fn measure_fps(&mut self) {
         let now = Instant::now();
-        if let Some(dt) = self.last_frame.replace(now).map(|t| now - t) {
-            if !dt.is_zero() {
-                self.ui_fps = 0.9 * self.ui_fps + 0.1 / dt.as_secs_f64();
-            }
+        if let Some(dt) = self.last_frame.replace(now).map(|t| now - t)
+            && !dt.is_zero()
+        {
+            self.ui_fps = 0.9 * self.ui_fps + 0.1 / dt.as_secs_f64();
         }
     }
 
@@ -640,10 +640,10 @@ impl eframe::App for EditorApp {
             worker.sync(&self.session);
             self.unsynced = false;
         }
-        if let (Some(autosave), None) = (&mut self.autosave, &self.recovery) {
-            if let Err(e) = autosave.tick(&self.session) {
-                self.message = format!("error: autosave: {e}");
-            }
+        if let (Some(autosave), None) = (&mut self.autosave, &self.recovery)
+            && let Err(e) = autosave.tick(&self.session)
+        {
+            self.message = format!("error: autosave: {e}");
         }
         if ctx.input(|i| i.viewport().close_requested())
             && self.session.is_dirty()

@@ -523,14 +523,13 @@ pub fn selection(
             .selected_text("select a group…")
             .show_ui(ui, |ui| {
                 for group in groups {
-                    if ui.selectable_label(false, &group.name).clicked() {
-                        if let Ok(vertices) =
+                    if ui.selectable_label(false, &group.name).clicked()
+                        && let Ok(vertices) =
                             session.built().select(&Selector::Group(group.name.clone()))
-                        {
-                            state
-                                .selection
-                                .apply(super::selection::SelectMode::Replace, &vertices);
-                        }
+                    {
+                        state
+                            .selection
+                            .apply(super::selection::SelectMode::Replace, &vertices);
                     }
                 }
             });

@@ -81,13 +81,13 @@ impl DynamicMesh {
     /// Uploads `data`: new buffers for new triangles or vertex count, else
     /// the positions and normals only.
     fn update(&mut self, context: &Context, data: MeshData) {
-        if let (None, Some(mesh)) = (&data.indices, &mut self.mesh) {
-            if data.positions.len() == self.vertices {
-                // Lengths match the buffers: these cannot fail.
-                let _ = mesh.set_positions(&data.positions);
-                let _ = mesh.set_normals(&data.normals);
-                return;
-            }
+        if let (None, Some(mesh)) = (&data.indices, &mut self.mesh)
+            && data.positions.len() == self.vertices
+        {
+            // Lengths match the buffers: these cannot fail.
+            let _ = mesh.set_positions(&data.positions);
+            let _ = mesh.set_normals(&data.normals);
+            return;
         }
         let indices = match data.indices {
             Some(indices) => indices,

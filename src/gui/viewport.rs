@@ -239,11 +239,11 @@ impl Viewport3d {
         if modifiers.alt {
             return events;
         }
-        if response.clicked_by(PointerButton::Primary) {
-            if let Some(at) = pointer {
-                let picked = picking::pick_vertex(projection, to(at), &pickable, CLICK_RADIUS);
-                events.push(ViewEvent::Select(mode, picked.into_iter().collect()));
-            }
+        if response.clicked_by(PointerButton::Primary)
+            && let Some(at) = pointer
+        {
+            let picked = picking::pick_vertex(projection, to(at), &pickable, CLICK_RADIUS);
+            events.push(ViewEvent::Select(mode, picked.into_iter().collect()));
         }
         if response.drag_started_by(PointerButton::Primary) {
             let start = press.or(pointer).map(to).unwrap_or_default();
@@ -310,14 +310,15 @@ impl Viewport3d {
                 egui::StrokeKind::Inside,
             );
         }
-        if self.tool == Tool::Brush && response.hovered() {
-            if let Some(at) = pointer {
-                painter.circle_stroke(
-                    at,
-                    self.brush_radius as f32,
-                    Stroke::new(1.0, overlay::SELECTED),
-                );
-            }
+        if self.tool == Tool::Brush
+            && response.hovered()
+            && let Some(at) = pointer
+        {
+            painter.circle_stroke(
+                at,
+                self.brush_radius as f32,
+                Stroke::new(1.0, overlay::SELECTED),
+            );
         }
     }
 
@@ -434,10 +435,10 @@ pub fn tet_data(model: &Model, x: &[Vec3], scale: f32, cut: Option<(Vec3, Vec3)>
     for tet in &model.tets {
         let p = tet.vertices.map(|v| x[v as usize]);
         let centre = (p[0] + p[1] + p[2] + p[3]) / 4.0;
-        if let Some((point, normal)) = cut {
-            if (centre - point).dot(&normal) < 0.0 {
-                continue;
-            }
+        if let Some((point, normal)) = cut
+            && (centre - point).dot(&normal) < 0.0
+        {
+            continue;
         }
         let q = p.map(|v| centre + (v - centre) * f64::from(scale));
         for [a, b, c] in [[0, 1, 2], [0, 3, 1], [0, 2, 3], [1, 3, 2]] {

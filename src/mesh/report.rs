@@ -139,13 +139,13 @@ impl MeshReport {
                 empty.join(", ")
             ));
         }
-        if let Some(p) = &parse {
-            if let Some((word, line)) = &p.first_unsupported {
-                warnings.push(format!(
-                    "ignored {} unsupported statements (first: '{word}' on line {line})",
-                    p.unsupported
-                ));
-            }
+        if let Some(p) = &parse
+            && let Some((word, line)) = &p.first_unsupported
+        {
+            warnings.push(format!(
+                "ignored {} unsupported statements (first: '{word}' on line {line})",
+                p.unsupported
+            ));
         }
         Self {
             file: file.to_owned(),

@@ -163,10 +163,10 @@ impl App {
         if matches!(self.mode, Mode::Recover(_)) {
             return;
         }
-        if let Some(autosave) = &mut self.autosave {
-            if let Err(e) = autosave.tick(&self.session) {
-                self.status = format!("error: autosave: {e}");
-            }
+        if let Some(autosave) = &mut self.autosave
+            && let Err(e) = autosave.tick(&self.session)
+        {
+            self.status = format!("error: autosave: {e}");
         }
     }
 
