@@ -104,6 +104,8 @@ struct MixedL {
     supernodes: Vec<Supernode>,
     rows: Vec<u32>,
     values: Vec<f32>,
+    /// Where the solve splits over two threads (`None`: it does not).
+    split: Option<Split>,
     /// `P A Pᵀ`, lower triangle by columns (rows unsorted).
     a_col_ptr: Vec<u32>,
     a_row_idx: Vec<u32>,
@@ -178,6 +180,9 @@ pub(crate) struct MixedFactor {
     guess: Vec<Row>,
     /// The permuted residual, then correction.
     work: Vec<Row>,
+    /// The second subtree's updates of the separator's rows, in a parallel
+    /// forward substitution.
+    spill: Vec<Row>,
     /// Whether the CPU runs the AVX2 + FMA kernel.
     avx2: bool,
 }
@@ -235,6 +240,13 @@ impl MixedFactor {
                     .extend((0..size).map(|c| block[(size + k, c)] as f32));
             }
         }
+        out.split = Split::of(&out.supernodes, &out.rows, n);
+    }
+
+    /// Whether [`MixedFactor::solve`] runs on two threads when asked to.
+    #[cfg(test)]
+    pub(crate) fn splits(&self) -> bool {
+        self.l.split.is_some()
     }
 
     /// Stored entries of `L` (explicit zeros of relaxed supernodes included).
@@ -250,17 +262,163 @@ impl MixedFactor {
     /// Solves `A x = rhs` for the vertices `row_vertex[k]` (row `k` of the
     /// permuted system) as a correction of the guess their rows of `x` hold
     /// on entry.
-    pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], row_vertex: &[u32]) {
+    /// With `parallel`, the substitutions run two independent groups of
+    /// subtrees of the elimination tree on two threads (the result agrees
+    /// with the serial one to round-off: the separator's rows receive the
+    /// second group's updates as one sum).
+    pub(crate) fn solve(
+        &mut self,
+        rhs: &[Vec3],
+        x: &mut [Vec3],
+        row_vertex: &[u32],
+        parallel: bool,
+    ) {
         for ((w, g), &v) in self.work.iter_mut().zip(&mut self.guess).zip(row_vertex) {
             let (r, x) = (rhs[v as usize], x[v as usize]);
             *w = [r.x, r.y, r.z, 0.0];
             *g = [x.x, x.y, x.z, 0.0];
         }
         self.l.sub_product(&self.guess, &mut self.work);
-        run(&self.l, &mut self.work, self.avx2);
+        match self.l.split {
+            Some(split) if parallel => self.substitute_split(split),
+            _ => {
+                let (l, n) = (&*self.l, self.work.len());
+                run_forward(
+                    self.avx2,
+                    l,
+                    &l.supernodes,
+                    (&mut self.work, 0),
+                    (&mut [], n),
+                );
+                run_backward(self.avx2, l, &l.supernodes, (&mut self.work, 0), (&[], n));
+            }
+        }
         for ((w, g), &v) in self.work.iter().zip(&self.guess).zip(row_vertex) {
             x[v as usize] = Vec3::new(g[0] + w[0], g[1] + w[1], g[2] + w[2]);
         }
+    }
+}
+
+impl MixedFactor {
+    /// Forward and backward substitution on `work`, the two subtrees of
+    /// `split` on two threads and the separator above them on one.
+    fn substitute_split(&mut self, split: Split) {
+        let (l, avx2, n) = (&*self.l, self.avx2, self.work.len());
+        let (first, rest) = l.supernodes.split_at(split.second);
+        let (second, top_nodes) = rest.split_at(split.top - split.second);
+        let (lower, top) = self.work.split_at_mut(split.top_col);
+        let (a, b) = lower.split_at_mut(split.second_col);
+        let spill = &mut self.spill;
+        spill.clear();
+        spill.resize(top.len(), [0.0; 4]);
+        let at = (split.second_col, split.top_col);
+        rayon::join(
+            || run_forward(avx2, l, first, (a, 0), (top, at.1)),
+            || run_forward(avx2, l, second, (b, at.0), (spill, at.1)),
+        );
+        for (t, s) in top.iter_mut().zip(spill.iter()) {
+            for c in 0..4 {
+                t[c] += s[c];
+            }
+        }
+        run_forward(avx2, l, top_nodes, (top, at.1), (&mut [], n));
+        run_backward(avx2, l, top_nodes, (top, at.1), (&[], n));
+        let top = &*top;
+        rayon::join(
+            || run_backward(avx2, l, first, (a, 0), (top, at.1)),
+            || run_backward(avx2, l, second, (b, at.0), (top, at.1)),
+        );
+    }
+}
+
+/// Where the substitutions split: supernodes `..second` and
+/// `second..top` are two groups of whole subtrees of the elimination tree
+/// (each supernode's ancestors lie in its own group or in the top), and
+/// `top..` is the separator chain above them, which both groups update.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Split {
+    second: usize,
+    top: usize,
+    /// The first columns of the second group and of the top.
+    second_col: usize,
+    top_col: usize,
+}
+
+/// The smaller group must hold this share of the work for a split to pay.
+const MIN_SPLIT_SHARE: f64 = 0.25;
+
+impl Split {
+    /// Finds the separator chain at the top of the supernodal elimination
+    /// tree of the `n` columns (from the root down while a node has one
+    /// child; it must be the last supernodes, as nested dissection orders
+    /// them) and, below it, the column that divides the rest into two
+    /// groups no supernode of the first updates the second from, as near to
+    /// equal work as such a column allows. `None` when there is no such
+    /// chain or no split gives the smaller group [`MIN_SPLIT_SHARE`] of the
+    /// work.
+    fn of(supernodes: &[Supernode], rows: &[u32], n: usize) -> Option<Self> {
+        let count = supernodes.len();
+        let mut node_of = vec![0u32; n];
+        for (i, s) in supernodes.iter().enumerate() {
+            node_of[s.start..s.start + s.size].fill(i as u32);
+        }
+        let below = |s: &Supernode| &rows[s.rows..s.rows + s.below];
+        let mut children = vec![0usize; count];
+        let mut only_child = vec![usize::MAX; count];
+        let mut roots = Vec::new();
+        for (i, s) in supernodes.iter().enumerate() {
+            match below(s).iter().min() {
+                Some(&r) => {
+                    let p = node_of[r as usize] as usize;
+                    children[p] += 1;
+                    only_child[p] = i;
+                }
+                None => roots.push(i),
+            }
+        }
+        // The chain from the root down; it must be the last supernodes.
+        let mut top = count;
+        if let [root] = roots[..] {
+            let mut node = root;
+            loop {
+                if node + 1 != top {
+                    return None;
+                }
+                top = node;
+                if children[node] != 1 {
+                    break;
+                }
+                node = only_child[node];
+            }
+        }
+        let top_col = supernodes.get(top).map_or(n, |s| s.start);
+        let work = |s: &Supernode| (s.size * (s.size + 1) / 2 + s.below * s.size) as f64;
+        let total: f64 = supernodes[..top].iter().map(work).sum();
+        // Scanning the supernodes below the chain in order: a split before
+        // node j is valid when no earlier node updates a row from j's
+        // first column up to the chain.
+        let (mut reach, mut prefix) = (0usize, 0.0f64);
+        let (mut best, mut best_share) = (0, 0.0);
+        for (j, s) in supernodes[..top].iter().enumerate() {
+            if j > 0 && reach < s.start {
+                let share = prefix.min(total - prefix) / total;
+                if share > best_share {
+                    (best, best_share) = (j, share);
+                }
+            }
+            prefix += work(s);
+            let within = below(s)
+                .iter()
+                .map(|&r| r as usize)
+                .filter(|&r| r < top_col);
+            reach = reach.max(within.max().unwrap_or(0));
+        }
+        (best_share >= MIN_SPLIT_SHARE).then(|| Self {
+            second: best,
+            top,
+            second_col: supernodes[best].start,
+            top_col,
+        })
     }
 }
 
@@ -314,7 +472,7 @@ impl Lanes for Avx2 {
         use std::arch::x86_64::*;
         let work = &work[..row.len()];
         let mut out = [0.0; 4];
-        // SAFETY: only inlined into `solve_avx2`, which runs when the CPU has
+        // SAFETY: only inlined into the `*_avx2` kernels, which run when the CPU has
         // AVX2 and FMA; every load reads one whole `Row` of 4 f64.
         unsafe {
             let (mut even, mut odd) = (_mm256_setzero_pd(), _mm256_setzero_pd());
@@ -350,13 +508,23 @@ impl Lanes for Avx2 {
     }
 }
 
-/// Forward then backward substitution with the supernodes of `l` on `work`.
+/// Forward substitution with `nodes` (consecutive supernodes of `l`) on
+/// `own`, the work rows of their columns (from row `own_start`); updates of
+/// rows past them go to `top`, the rows from `top_start`.
 #[inline(always)]
-fn solve_kernel<L: Lanes>(l: &MixedL, work: &mut [Row]) {
-    for s in &l.supernodes {
+fn forward<L: Lanes>(
+    l: &MixedL,
+    nodes: &[Supernode],
+    own: &mut [Row],
+    own_start: usize,
+    top: &mut [Row],
+    top_start: usize,
+) {
+    let own_end = own_start + own.len();
+    for s in nodes {
         let (k, end) = (s.size, s.start + s.size);
-        let (head, tail) = work.split_at_mut(end);
-        let block = &mut head[s.start..];
+        let (head, tail) = own.split_at_mut(end - own_start);
+        let block = &mut head[s.start - own_start..];
         let mut column = s.values;
         for c in 0..k {
             let d = l.inv_diag[s.start + c];
@@ -369,21 +537,46 @@ fn solve_kernel<L: Lanes>(l: &MixedL, work: &mut [Row]) {
         let rows = &l.rows[s.rows..s.rows + s.below];
         for (p, &r) in rows.iter().enumerate() {
             let product = L::dot(&l.values[column + p * k..column + (p + 1) * k], block);
-            let target = &mut tail[r as usize - end];
+            let r = r as usize;
+            let target = if r < own_end {
+                &mut tail[r - end]
+            } else {
+                &mut top[r - top_start]
+            };
             for c in 0..4 {
                 target[c] -= product[c];
             }
         }
     }
-    for s in l.supernodes.iter().rev() {
+}
+
+/// Backward substitution with `nodes` on `own` (as in [`forward`]), reading
+/// the solved rows past them from `top`.
+#[inline(always)]
+fn backward<L: Lanes>(
+    l: &MixedL,
+    nodes: &[Supernode],
+    own: &mut [Row],
+    own_start: usize,
+    top: &[Row],
+    top_start: usize,
+) {
+    let own_end = own_start + own.len();
+    for s in nodes.iter().rev() {
         let (k, end) = (s.size, s.start + s.size);
-        let (head, tail) = work.split_at_mut(end);
-        let block = &mut head[s.start..];
+        let (head, tail) = own.split_at_mut(end - own_start);
+        let block = &mut head[s.start - own_start..];
         let below = s.values + k * (k - 1) / 2;
         let rows = &l.rows[s.rows..s.rows + s.below];
         for (p, &r) in rows.iter().enumerate() {
             let row = &l.values[below + p * k..below + (p + 1) * k];
-            L::sub(row, tail[r as usize - end], block);
+            let r = r as usize;
+            let x = if r < own_end {
+                tail[r - end]
+            } else {
+                top[r - top_start]
+            };
+            L::sub(row, x, block);
         }
         for c in (0..k).rev() {
             // Column c of the diagonal block starts after the c columns
@@ -399,21 +592,66 @@ fn solve_kernel<L: Lanes>(l: &MixedL, work: &mut [Row]) {
     }
 }
 
-/// Runs [`solve_kernel`], compiled for AVX2 + FMA when `avx2` says the CPU
-/// has them.
-fn run(l: &MixedL, work: &mut [Row], avx2: bool) {
+/// Runs [`forward`], compiled for AVX2 + FMA when `avx2` says the CPU has
+/// them.
+fn run_forward(
+    avx2: bool,
+    l: &MixedL,
+    nodes: &[Supernode],
+    (own, own_start): (&mut [Row], usize),
+    (top, top_start): (&mut [Row], usize),
+) {
     #[cfg(target_arch = "x86_64")]
     if avx2 {
         // SAFETY: `avx2` is true only when the CPU reports AVX2 and FMA.
-        unsafe { solve_avx2(l, work) };
+        unsafe { forward_avx2(l, nodes, own, own_start, top, top_start) };
         return;
     }
     let _ = avx2;
-    solve_kernel::<Portable>(l, work);
+    forward::<Portable>(l, nodes, own, own_start, top, top_start);
+}
+
+/// Runs [`backward`], compiled for AVX2 + FMA when `avx2` says the CPU has
+/// them.
+fn run_backward(
+    avx2: bool,
+    l: &MixedL,
+    nodes: &[Supernode],
+    (own, own_start): (&mut [Row], usize),
+    (top, top_start): (&[Row], usize),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: `avx2` is true only when the CPU reports AVX2 and FMA.
+        unsafe { backward_avx2(l, nodes, own, own_start, top, top_start) };
+        return;
+    }
+    let _ = avx2;
+    backward::<Portable>(l, nodes, own, own_start, top, top_start);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn solve_avx2(l: &MixedL, work: &mut [Row]) {
-    solve_kernel::<Avx2>(l, work);
+unsafe fn forward_avx2(
+    l: &MixedL,
+    nodes: &[Supernode],
+    own: &mut [Row],
+    own_start: usize,
+    top: &mut [Row],
+    top_start: usize,
+) {
+    forward::<Avx2>(l, nodes, own, own_start, top, top_start);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn backward_avx2(
+    l: &MixedL,
+    nodes: &[Supernode],
+    own: &mut [Row],
+    own_start: usize,
+    top: &[Row],
+    top_start: usize,
+) {
+    backward::<Avx2>(l, nodes, own, own_start, top, top_start);
 }

@@ -151,6 +151,8 @@ pub struct Solver {
     /// One right-hand-side buffer per thread of the parallel local step
     /// (empty: serial).
     partials: Vec<Vec<Vec3>>,
+    /// Threads of the solver's parallel work.
+    threads: usize,
 }
 
 /// The projections of one local step, in constraint order: springs by
@@ -254,12 +256,17 @@ impl Solver {
             accel: Accelerator::new(params.acceleration, m),
             projections: None,
             partials: Vec::new(),
+            threads: 1,
             diagonal: (hi - lo).norm().max(f64::MIN_POSITIVE),
         };
         // Tet projections pay for the threads (tet12: 12.7 → 8.9 ms per
         // frame on 2 cores); spring projections are too cheap to pay for
-        // the per-thread buffers (cloth250: 41 → 49 ms local step).
-        solver.set_threads(if model.tets.is_empty() { 1 } else { 0 });
+        // the per-thread buffers (cloth250: 41 → 49 ms local step), so a
+        // spring model's threads serve its global solve only.
+        solver.set_threads(0);
+        if model.tets.is_empty() {
+            solver.partials = Vec::new();
+        }
         Ok(solver)
     }
 
@@ -287,17 +294,19 @@ impl Solver {
         self.system.matrix()
     }
 
-    /// Runs the local step on `threads` threads of the current rayon pool
-    /// (1: serial; 0: as many as the pool has). A new solver runs models
-    /// with tets on all of the pool's threads and spring-only models on one
-    /// (measured faster). The global step is a sequential triangular solve
-    /// either way.
+    /// Runs the solver's parallel work on `threads` threads of the current
+    /// rayon pool (1: serial; 0: as many as the pool has): the local step,
+    /// and a mixed-precision global solve, which runs two subtrees of its
+    /// elimination tree on two threads. A new solver uses all of the pool's
+    /// threads, but a spring-only model's local step stays on one (measured
+    /// faster).
     pub fn set_threads(&mut self, threads: usize) {
         let threads = if threads == 0 {
             rayon::current_num_threads()
         } else {
             threads
         };
+        self.threads = threads;
         let m = self.model.vertex_count();
         self.partials = if threads > 1 {
             vec![vec![Vec3::zeros(); m]; threads]
@@ -306,9 +315,9 @@ impl Solver {
         };
     }
 
-    /// Threads of the local step.
+    /// Threads of the solver's parallel work.
     pub fn threads(&self) -> usize {
-        self.partials.len().max(1)
+        self.threads
     }
 
     /// Solves the global step in `precision` (a new solver: [`Precision::Auto`]).
@@ -573,6 +582,7 @@ impl Solver {
         let (mut local, mut global) = (0.0, 0.0);
         let iterations = self.params.iterations;
         let safeguarded = self.accel.is_safeguarded();
+        let parallel = self.threads > 1;
         self.accel.restart();
         if safeguarded {
             // The hard-pinned rows, which the solves never write.
@@ -609,10 +619,10 @@ impl Solver {
                 break;
             }
             if safeguarded {
-                self.system.solve(&self.rhs, &mut self.fallback);
+                self.system.solve(&self.rhs, &mut self.fallback, parallel);
                 self.accel.combine(&mut self.x, &self.fallback);
             } else {
-                self.system.solve(&self.rhs, &mut self.x);
+                self.system.solve(&self.rhs, &mut self.x, parallel);
             }
             global += tg.elapsed().as_secs_f64();
             if let Some(p) = &self.projections {

@@ -867,10 +867,11 @@ impl System {
     /// Solves `A x_f = rhs_f` and writes the free rows of `x`, whose free
     /// rows hold a guess on entry (the mixed-precision solve corrects it; the
     /// closer, the more accurate).
-    pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3]) {
+    /// With `parallel`, the mixed-precision solve runs on two threads.
+    pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], parallel: bool) {
         match &mut self.kernel {
             Kernel::Double(f) => f.solve(rhs, x, &self.row_vertex),
-            Kernel::Mixed(f) => f.solve(rhs, x, &self.row_vertex),
+            Kernel::Mixed(f) => f.solve(rhs, x, &self.row_vertex, parallel),
         }
     }
 }
@@ -909,7 +910,7 @@ mod tests {
         let m = model.vertex_count();
         let rhs = sample_rhs(m);
         let mut x = vec![Vec3::zeros(); m];
-        system.solve(&rhs, &mut x);
+        system.solve(&rhs, &mut x, false);
 
         let nf = system.free.len();
         let mut b = vec![0.0; 3 * nf];
@@ -970,7 +971,7 @@ mod tests {
             let m = model.vertex_count();
             let rhs = sample_rhs(m);
             let mut exact = vec![Vec3::zeros(); m];
-            system.solve(&rhs, &mut exact);
+            system.solve(&rhs, &mut exact, false);
             system.set_precision(Precision::Mixed);
             assert!(matches!(system.kernel, Kernel::Mixed(_)));
             assert!(system.stats().mixed_precision);
@@ -983,7 +984,7 @@ mod tests {
             };
 
             let mut x = vec![Vec3::zeros(); m];
-            system.solve(&rhs, &mut x);
+            system.solve(&rhs, &mut x, false);
             let cold = error(&x) / scale;
             assert!(cold < 1e-5, "error without a guess: {cold:e}");
 
@@ -993,7 +994,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, e)| if system.is_free(i) { e + offset(i) } else { *e })
                 .collect();
-            system.solve(&rhs, &mut x);
+            system.solve(&rhs, &mut x, false);
             let warm = error(&x) / 4e-3;
             assert!(warm < 1e-5, "error left of the guess's: {warm:e}");
 
@@ -1001,14 +1002,15 @@ mod tests {
             // going back factorises it again.
             system.set_precision(Precision::Double);
             let mut again = vec![Vec3::zeros(); m];
-            system.solve(&rhs, &mut again);
+            system.solve(&rhs, &mut again, false);
             assert!(error(&again) <= 1e-12 * scale);
         }
     }
 
     /// From `NESTED_DISSECTION_FROM` unknowns a 3D body is ordered by nested
     /// dissection, whose factor is smaller than AMD's, and the solve with it
-    /// (mixed precision, automatic at this size) satisfies `A x = b`.
+    /// (mixed precision, automatic at this size) satisfies `A x = b`, on one
+    /// thread and split over two at the top separator.
     #[test]
     fn large_bodies_are_ordered_by_nested_dissection() {
         let model = Scene::tet(28).model();
@@ -1029,8 +1031,8 @@ mod tests {
             .collect();
         let mut x = vec![Vec3::zeros(); m];
         // Two solves: the second corrects the first as the PD loop does.
-        system.solve(&rhs, &mut x);
-        system.solve(&rhs, &mut x);
+        system.solve(&rhs, &mut x, false);
+        system.solve(&rhs, &mut x, false);
         let mut residual: Vec<Vec3> = system.free.iter().map(|&v| rhs[v as usize]).collect();
         let free = &system.free;
         system.pattern.entries().for_each(|(r, c, k)| {
@@ -1043,5 +1045,21 @@ mod tests {
         let worst = residual.iter().map(|r| r.amax()).fold(0.0, f64::max);
         let scale = rhs.iter().map(|r| r.amax()).fold(0.0, f64::max);
         assert!(worst < 1e-9 * scale, "residual {worst:e}");
+
+        let Kernel::Mixed(factor) = &system.kernel else {
+            panic!("a factor this large is solved in mixed precision")
+        };
+        assert!(factor.splits(), "nested dissection leaves a separator");
+        // One solve each from no guess: nothing hides a wrong half.
+        let (mut serial, mut split) = (vec![Vec3::zeros(); m], vec![Vec3::zeros(); m]);
+        system.solve(&rhs, &mut serial, false);
+        system.solve(&rhs, &mut split, true);
+        let size = serial.iter().map(|v| v.amax()).fold(0.0, f64::max);
+        let apart = serial
+            .iter()
+            .zip(&split)
+            .map(|(a, b)| (a - b).amax())
+            .fold(0.0, f64::max);
+        assert!(apart <= 1e-12 * size, "{apart:e} apart, of {size:e}");
     }
 }
