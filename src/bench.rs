@@ -174,8 +174,8 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-/// Runs `scene` for `warmup` then `frames` measured frames, with the local
-/// step on `threads` threads (see [`Solver::set_threads`]).
+/// Runs `scene` for `warmup` then `frames` measured frames, with the
+/// solver's parallel work on `threads` threads (see [`Solver::set_threads`]).
 ///
 /// # Errors
 /// Any [`SolverError`] (none are expected for the standard scenes).
@@ -246,7 +246,7 @@ pub struct AccuracyResult {
     pub scene: String,
     /// `plain`, `chebyshev` or `anderson`.
     pub method: String,
-    /// Threads of the local step.
+    /// Threads of the solver's parallel work.
     pub threads: usize,
     /// Steps measured (one per start state).
     pub steps: usize,
@@ -306,8 +306,8 @@ impl AccuracyStarts {
     }
 }
 
-/// Measures `method` on `scene` from each of `starts` (with the local step
-/// on `threads` threads, default the solver's own choice): the error after
+/// Measures `method` on `scene` from each of `starts` (with the solver's
+/// parallel work on `threads` threads, default the solver's own choice): the error after
 /// every iteration up to `max_iterations` against Newton, then the wall
 /// time of frames with just enough iterations for each of [`TOLERANCES`].
 /// The solver first runs 10 frames from rest, so Chebyshev has estimated

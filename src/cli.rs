@@ -11,9 +11,10 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Threads for the solver's parallel work (the local step of tet
-    /// models; spring models step on one, which measures faster). Default:
-    /// one per core.
+    /// Threads for the solver's parallel work: the local step of tet models
+    /// (spring models project on one, which measures faster) and the
+    /// single-precision global solve of large models, which splits in two.
+    /// Default: one per core.
     #[arg(long, global = true)]
     pub threads: Option<usize>,
 }

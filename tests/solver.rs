@@ -346,6 +346,7 @@ fn assert_parallel_matches_serial(
 ) {
     let params = SimParams::default();
     let mut serial = Solver::new(model, &params).unwrap();
+    serial.set_threads(1);
     let mut parallel = Solver::new(model, &params).unwrap();
     parallel.set_threads(3);
     assert_eq!(parallel.threads(), 3);
@@ -637,9 +638,17 @@ fn everything_pinned_and_nothing_pinned_both_work() {
     }
 }
 
+/// A cloth large enough for nested dissection and the single-precision
+/// factor: its global solve splits over two threads (its local step stays
+/// serial), and steps as on one thread.
 #[test]
-fn parallel_local_step_matches_serial() {
-    assert_parallel_matches_serial(&hanging(12), 50, |ra, rb| {
+fn split_global_solve_matches_serial() {
+    let model = hanging(150);
+    let stats = Solver::new(&model, &SimParams::default())
+        .unwrap()
+        .factor_stats();
+    assert!(stats.mixed_precision && stats.split_solve, "{stats:?}");
+    assert_parallel_matches_serial(&model, 5, |ra, rb| {
         (ra.energies.total() - rb.energies.total()).abs()
             < 1e-9 * ra.energies.total().abs().max(1.0)
     });

@@ -244,7 +244,6 @@ impl MixedFactor {
     }
 
     /// Whether [`MixedFactor::solve`] runs on two threads when asked to.
-    #[cfg(test)]
     pub(crate) fn splits(&self) -> bool {
         self.l.split.is_some()
     }
@@ -370,13 +369,19 @@ impl Split {
             match below(s).iter().min() {
                 Some(&r) => {
                     let p = node_of[r as usize] as usize;
+                    // faer orders supernodes children first; anything else
+                    // is not split.
+                    if p <= i {
+                        return None;
+                    }
                     children[p] += 1;
                     only_child[p] = i;
                 }
                 None => roots.push(i),
             }
         }
-        // The chain from the root down; it must be the last supernodes.
+        // The chain from the root down: in a children-first order it is the
+        // last supernodes (checked all the same, as the split relies on it).
         let mut top = count;
         if let [root] = roots[..] {
             let mut node = root;
@@ -654,4 +659,55 @@ unsafe fn backward_avx2(
     top_start: usize,
 ) {
     backward::<Avx2>(l, nodes, own, own_start, top, top_start);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Single-column supernodes with the given rows below the diagonal:
+    /// `Split::of` of them.
+    fn split_of(below: &[&[u32]]) -> Option<Split> {
+        let mut rows = Vec::new();
+        let supernodes: Vec<Supernode> = below
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let s = Supernode {
+                    start: i,
+                    size: 1,
+                    rows: rows.len(),
+                    below: r.len(),
+                    values: 0,
+                };
+                rows.extend_from_slice(r);
+                s
+            })
+            .collect();
+        Split::of(&supernodes, &rows, below.len())
+    }
+
+    #[test]
+    fn splits_below_a_separator_and_nowhere_else() {
+        // Two chains 0 → 1 and 2 → 3 below separator 4.
+        let halves = Split {
+            second: 2,
+            top: 4,
+            second_col: 2,
+            top_col: 4,
+        };
+        assert_eq!(split_of(&[&[1, 4], &[4], &[3, 4], &[4], &[]]), Some(halves));
+        // Column 0 also updates column 3: the halves are not independent.
+        assert_eq!(split_of(&[&[1, 3, 4], &[4], &[3, 4], &[4], &[]]), None);
+        // Two separate bodies (a forest): no separator above them.
+        assert_eq!(split_of(&[&[1], &[], &[3], &[]]), Some(halves));
+        // A chain (a path graph's factor) and nothing at all.
+        assert_eq!(split_of(&[&[1], &[2], &[3], &[]]), None);
+        assert_eq!(split_of(&[]), None);
+        // Too lopsided to pay: 1 column against 4.
+        assert_eq!(
+            split_of(&[&[5], &[2, 5], &[3, 5], &[4, 5], &[5], &[]]),
+            None
+        );
+    }
 }

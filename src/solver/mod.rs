@@ -259,14 +259,7 @@ impl Solver {
             threads: 1,
             diagonal: (hi - lo).norm().max(f64::MIN_POSITIVE),
         };
-        // Tet projections pay for the threads (tet12: 12.7 → 8.9 ms per
-        // frame on 2 cores); spring projections are too cheap to pay for
-        // the per-thread buffers (cloth250: 41 → 49 ms local step), so a
-        // spring model's threads serve its global solve only.
         solver.set_threads(0);
-        if model.tets.is_empty() {
-            solver.partials = Vec::new();
-        }
         Ok(solver)
     }
 
@@ -295,11 +288,13 @@ impl Solver {
     }
 
     /// Runs the solver's parallel work on `threads` threads of the current
-    /// rayon pool (1: serial; 0: as many as the pool has): the local step,
-    /// and a mixed-precision global solve, which runs two subtrees of its
-    /// elimination tree on two threads. A new solver uses all of the pool's
-    /// threads, but a spring-only model's local step stays on one (measured
-    /// faster).
+    /// rayon pool (1: serial; 0: as many as the pool has; a new solver uses
+    /// all): the local step of a model with tets, and a mixed-precision
+    /// global solve, which runs two subtrees of its elimination tree on two
+    /// threads. Tet projections pay for the threads (tet12: 12.7 → 8.9 ms
+    /// per frame on 2 cores); spring projections are too cheap to pay for
+    /// per-thread buffers (cloth250: 41 → 49 ms local step), so a spring-only
+    /// model's local step stays on one thread.
     pub fn set_threads(&mut self, threads: usize) {
         let threads = if threads == 0 {
             rayon::current_num_threads()
@@ -308,7 +303,7 @@ impl Solver {
         };
         self.threads = threads;
         let m = self.model.vertex_count();
-        self.partials = if threads > 1 {
+        self.partials = if threads > 1 && !self.model.tets.is_empty() {
             vec![vec![Vec3::zeros(); m]; threads]
         } else {
             Vec::new()
