@@ -307,9 +307,10 @@ impl AccuracyStarts {
 }
 
 /// Measures `method` on `scene` from each of `starts` (with the solver's
-/// parallel work on `threads` threads, default the solver's own choice): the error after
-/// every iteration up to `max_iterations` against Newton, then the wall
-/// time of frames with just enough iterations for each of [`TOLERANCES`].
+/// parallel work on `threads` threads, default the solver's own choice):
+/// the error after every iteration up to `max_iterations` against Newton,
+/// then the wall time of frames with just enough iterations for each of
+/// [`TOLERANCES`].
 /// The solver first runs 10 frames from rest, so Chebyshev has estimated
 /// its spectral radius as it would have in use.
 ///

@@ -261,6 +261,7 @@ impl MixedFactor {
     /// Solves `A x = rhs` for the vertices `row_vertex[k]` (row `k` of the
     /// permuted system) as a correction of the guess their rows of `x` hold
     /// on entry.
+    ///
     /// With `parallel`, the substitutions run two independent groups of
     /// subtrees of the elimination tree on two threads (the result agrees
     /// with the serial one to round-off: the separator's rows receive the
@@ -282,24 +283,17 @@ impl MixedFactor {
             Some(split) if parallel => self.substitute_split(split),
             _ => {
                 let (l, n) = (&*self.l, self.work.len());
-                run_forward(
-                    self.avx2,
-                    l,
-                    &l.supernodes,
-                    (&mut self.work, 0),
-                    (&mut [], n),
-                );
-                run_backward(self.avx2, l, &l.supernodes, (&mut self.work, 0), (&[], n));
+                let nodes = &l.supernodes;
+                substitute::<Forward>(self.avx2, l, nodes, (&mut self.work, 0), (&mut [], n));
+                substitute::<Backward>(self.avx2, l, nodes, (&mut self.work, 0), (&[], n));
             }
         }
         for ((w, g), &v) in self.work.iter().zip(&self.guess).zip(row_vertex) {
             x[v as usize] = Vec3::new(g[0] + w[0], g[1] + w[1], g[2] + w[2]);
         }
     }
-}
 
-impl MixedFactor {
-    /// Forward and backward substitution on `work`, the two subtrees of
+    /// Forward and backward substitution on `work`, the two groups of
     /// `split` on two threads and the separator above them on one.
     fn substitute_split(&mut self, split: Split) {
         let (l, avx2, n) = (&*self.l, self.avx2, self.work.len());
@@ -312,28 +306,28 @@ impl MixedFactor {
         spill.resize(top.len(), [0.0; 4]);
         let at = (split.second_col, split.top_col);
         rayon::join(
-            || run_forward(avx2, l, first, (a, 0), (top, at.1)),
-            || run_forward(avx2, l, second, (b, at.0), (spill, at.1)),
+            || substitute::<Forward>(avx2, l, first, (a, 0), (top, at.1)),
+            || substitute::<Forward>(avx2, l, second, (b, at.0), (spill, at.1)),
         );
         for (t, s) in top.iter_mut().zip(spill.iter()) {
             for c in 0..4 {
                 t[c] += s[c];
             }
         }
-        run_forward(avx2, l, top_nodes, (top, at.1), (&mut [], n));
-        run_backward(avx2, l, top_nodes, (top, at.1), (&[], n));
+        substitute::<Forward>(avx2, l, top_nodes, (top, at.1), (&mut [], n));
+        substitute::<Backward>(avx2, l, top_nodes, (top, at.1), (&[], n));
         let top = &*top;
         rayon::join(
-            || run_backward(avx2, l, first, (a, 0), (top, at.1)),
-            || run_backward(avx2, l, second, (b, at.0), (top, at.1)),
+            || substitute::<Backward>(avx2, l, first, (a, 0), (top, at.1)),
+            || substitute::<Backward>(avx2, l, second, (b, at.0), (top, at.1)),
         );
     }
 }
 
-/// Where the substitutions split: supernodes `..second` and
-/// `second..top` are two groups of whole subtrees of the elimination tree
-/// (each supernode's ancestors lie in its own group or in the top), and
-/// `top..` is the separator chain above them, which both groups update.
+/// Where the substitutions split: supernodes `..second` and `second..top`
+/// are two groups neither of which updates the other's rows (each
+/// supernode's ancestors lie in its own group or in the top), and `top..`
+/// is the separator chain above them, which both groups update.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Split {
     second: usize,
@@ -477,7 +471,7 @@ impl Lanes for Avx2 {
         use std::arch::x86_64::*;
         let work = &work[..row.len()];
         let mut out = [0.0; 4];
-        // SAFETY: only inlined into the `*_avx2` kernels, which run when the CPU has
+        // SAFETY: only inlined into `substitute_avx2`, which runs when the CPU has
         // AVX2 and FMA; every load reads one whole `Row` of 4 f64.
         unsafe {
             let (mut even, mut odd) = (_mm256_setzero_pd(), _mm256_setzero_pd());
@@ -597,68 +591,81 @@ fn backward<L: Lanes>(
     }
 }
 
-/// Runs [`forward`], compiled for AVX2 + FMA when `avx2` says the CPU has
-/// them.
-fn run_forward(
+/// A substitution over consecutive supernodes, on the work rows of their
+/// columns and the rows past them (`top`), which it writes ([`Forward`]) or
+/// only reads ([`Backward`]).
+trait Pass {
+    /// The rows past the supernodes' columns.
+    type Top<'a>;
+    /// Runs the pass with the inner loops of `L`.
+    fn run<L: Lanes>(
+        l: &MixedL,
+        nodes: &[Supernode],
+        own: (&mut [Row], usize),
+        top: (Self::Top<'_>, usize),
+    );
+}
+
+/// [`forward`] substitution.
+struct Forward;
+
+impl Pass for Forward {
+    type Top<'a> = &'a mut [Row];
+    #[inline(always)]
+    fn run<L: Lanes>(
+        l: &MixedL,
+        nodes: &[Supernode],
+        (own, own_start): (&mut [Row], usize),
+        (top, top_start): (&mut [Row], usize),
+    ) {
+        forward::<L>(l, nodes, own, own_start, top, top_start);
+    }
+}
+
+/// [`backward`] substitution.
+struct Backward;
+
+impl Pass for Backward {
+    type Top<'a> = &'a [Row];
+    #[inline(always)]
+    fn run<L: Lanes>(
+        l: &MixedL,
+        nodes: &[Supernode],
+        (own, own_start): (&mut [Row], usize),
+        (top, top_start): (&[Row], usize),
+    ) {
+        backward::<L>(l, nodes, own, own_start, top, top_start);
+    }
+}
+
+/// Runs pass `P` with `nodes` on `own` (its rows, from the given row) and
+/// `top`, compiled for AVX2 + FMA when `avx2` says the CPU has them.
+fn substitute<P: Pass>(
     avx2: bool,
     l: &MixedL,
     nodes: &[Supernode],
-    (own, own_start): (&mut [Row], usize),
-    (top, top_start): (&mut [Row], usize),
+    own: (&mut [Row], usize),
+    top: (P::Top<'_>, usize),
 ) {
     #[cfg(target_arch = "x86_64")]
     if avx2 {
         // SAFETY: `avx2` is true only when the CPU reports AVX2 and FMA.
-        unsafe { forward_avx2(l, nodes, own, own_start, top, top_start) };
+        unsafe { substitute_avx2::<P>(l, nodes, own, top) };
         return;
     }
     let _ = avx2;
-    forward::<Portable>(l, nodes, own, own_start, top, top_start);
-}
-
-/// Runs [`backward`], compiled for AVX2 + FMA when `avx2` says the CPU has
-/// them.
-fn run_backward(
-    avx2: bool,
-    l: &MixedL,
-    nodes: &[Supernode],
-    (own, own_start): (&mut [Row], usize),
-    (top, top_start): (&[Row], usize),
-) {
-    #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: `avx2` is true only when the CPU reports AVX2 and FMA.
-        unsafe { backward_avx2(l, nodes, own, own_start, top, top_start) };
-        return;
-    }
-    let _ = avx2;
-    backward::<Portable>(l, nodes, own, own_start, top, top_start);
+    P::run::<Portable>(l, nodes, own, top);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn forward_avx2(
+unsafe fn substitute_avx2<P: Pass>(
     l: &MixedL,
     nodes: &[Supernode],
-    own: &mut [Row],
-    own_start: usize,
-    top: &mut [Row],
-    top_start: usize,
+    own: (&mut [Row], usize),
+    top: (P::Top<'_>, usize),
 ) {
-    forward::<Avx2>(l, nodes, own, own_start, top, top_start);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn backward_avx2(
-    l: &MixedL,
-    nodes: &[Supernode],
-    own: &mut [Row],
-    own_start: usize,
-    top: &[Row],
-    top_start: usize,
-) {
-    backward::<Avx2>(l, nodes, own, own_start, top, top_start);
+    P::run::<Avx2>(l, nodes, own, top);
 }
 
 #[cfg(test)]

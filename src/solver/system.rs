@@ -522,9 +522,9 @@ pub struct FactorStats {
     pub refactors: u64,
     /// Whether the solve keeps `L` in single precision (see [`Precision`]).
     pub mixed_precision: bool,
-    /// Whether that single-precision solve splits over two threads (its
-    /// ordering left two independent halves below a separator), when the
-    /// solver has more than one.
+    /// Whether that single-precision solve can split over two threads (its
+    /// ordering left two independent halves below a separator); it does
+    /// when the solver has more than one.
     pub split_solve: bool,
 }
 
