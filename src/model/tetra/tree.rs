@@ -159,21 +159,36 @@ impl TriangleTree {
     /// `min(distance(q), limit)`, faster than [`TriangleTree::distance`]
     /// for a small `limit`: nothing farther is looked at.
     pub fn distance_within(&self, q: Vec3, limit: f64) -> f64 {
-        self.nearest(q, limit)
-            .map_or(limit, |p| (p - q).norm().min(limit))
+        self.distance_beyond(q, 0.0, limit)
+    }
+
+    /// Like [`TriangleTree::distance_within`], but when the distance is at
+    /// most `floor` only some value `≤ floor` (the search stops at the first
+    /// triangle that near).
+    pub fn distance_beyond(&self, q: Vec3, floor: f64, limit: f64) -> f64 {
+        self.nearest(q, floor, limit)
+            .map_or(limit, |(p, _)| (p - q).norm().min(limit))
     }
 
     /// The point of the surface nearest to `q` (`None` for an empty tree).
     pub fn closest_point(&self, q: Vec3) -> Option<Vec3> {
-        self.nearest(q, f64::INFINITY)
+        self.nearest(q, 0.0, f64::INFINITY).map(|(p, _)| p)
     }
 
-    /// The nearest surface point closer than `limit`, if any.
-    fn nearest(&self, q: Vec3, limit: f64) -> Option<Vec3> {
+    /// The point of the surface nearest to `q` and the corners of the
+    /// triangle it lies on (`None` for an empty tree).
+    pub fn closest_triangle(&self, q: Vec3) -> Option<(Vec3, [Vec3; 3])> {
+        self.nearest(q, 0.0, f64::INFINITY)
+    }
+
+    /// The nearest surface point closer than `limit` and its triangle, if
+    /// any; or the first one found at most `floor` away.
+    fn nearest(&self, q: Vec3, floor: f64, limit: f64) -> Option<(Vec3, [Vec3; 3])> {
+        let floor = floor * floor;
         if self.nodes.is_empty() {
             return None;
         }
-        let mut best = (limit * limit, q);
+        let mut best = (limit * limit, q, [q; 3]);
         let mut found = false;
         let mut stack = [0u32; STACK];
         let mut top = 1;
@@ -190,8 +205,11 @@ impl TriangleTree {
                     let p = closest_point_on_triangle(q, t);
                     let d = (p - q).norm_squared();
                     if d < best.0 {
-                        best = (d, p);
+                        best = (d, p, *t);
                         found = true;
+                        if d <= floor {
+                            return Some((p, *t));
+                        }
                     }
                 }
             } else {
@@ -205,7 +223,7 @@ impl TriangleTree {
                 top += 2;
             }
         }
-        found.then_some(best.1)
+        found.then_some((best.1, best.2))
     }
 }
 
