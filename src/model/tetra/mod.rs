@@ -115,7 +115,7 @@ pub struct Tetrahedralization {
 /// default resolution): every dihedral angle ≥ 10.7° as the stencils
 /// guarantee, enclosed volume within 1 %, the tet boundary within 0.5 % of
 /// the diagonal from a closed surface (snapping onto its tips and creases),
-/// 0.1 to 0.4 s per closed mesh and up to 0.85 s for an open one.
+/// 0.1 to 0.45 s per closed mesh and up to 0.6 s for an open one.
 ///
 /// # Errors
 /// [`TetraError::Resolution`] out of range, [`TetraError::Flat`] for a

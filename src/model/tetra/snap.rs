@@ -12,7 +12,7 @@
 //! the tolerance: a crease that a row of faces straddles is then followed
 //! one vertex at a time, where no single move could lower the largest.
 //!
-//! The best moves are tried in order until one fits: every tet around the
+//! The best few moves are tried in order until one fits: every tet around the
 //! vertex positively oriented with dihedral angles within stuffing's
 //! bounds. Where a tet falls outside them, its interior vertices are
 //! relaxed to make room, each by a pattern search that raises the worst
@@ -51,7 +51,7 @@ const RELAX_TRIES: usize = 6;
 const RELAX_ROUNDS: usize = 4;
 
 /// Steps of the relaxation's pattern search, as fractions of the shortest
-/// edge at the vertex moved.
+/// edge at the vertex being relaxed.
 const RELAX_STEPS: [f64; 4] = [0.3, 0.15, 0.07, 0.03];
 
 /// Moves boundary vertices of the positively oriented `tets` so that their
@@ -85,6 +85,9 @@ pub(super) fn snap_boundary(
         reach,
         limit,
         deviation,
+        scratch_tets: Vec::new(),
+        scratch_vertices: Vec::new(),
+        scratch_margins: Vec::new(),
     }
     .run()
 }
@@ -104,6 +107,11 @@ struct Snap<'a> {
     limit: f64,
     /// Each face's largest sampled distance from the surface, and where.
     deviation: Vec<(f64, Vec3)>,
+    /// Reused buffers of the relaxation: tets out of bounds (with their
+    /// margins), the vertices to relax, the margins of one vertex's tets.
+    scratch_tets: Vec<(u32, f64)>,
+    scratch_vertices: Vec<u32>,
+    scratch_margins: Vec<f64>,
 }
 
 impl Snap<'_> {
@@ -119,8 +127,10 @@ impl Snap<'_> {
                     offending.extend(f.iter().filter(|&&v| active[v as usize]).map(|&v| (d, v)));
                 }
             }
-            offending.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            // Each vertex once, at its farthest face; farthest first.
+            offending.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(b.0.total_cmp(&a.0)));
             offending.dedup_by_key(|x| x.1);
+            offending.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             let mut next = vec![false; self.positions.len()];
             let mut moved_this_pass = 0;
             for &(_, v) in &offending {
@@ -131,11 +141,15 @@ impl Snap<'_> {
                 for &(u, p) in &moved {
                     self.positions[u as usize] = p;
                 }
+                // New distances for the moved faces; the vertices of the
+                // changed tets may move again in the next pass.
                 for &(u, _) in &moved {
                     for &f in self.around_face.of(u) {
                         self.deviation[f as usize] =
                             worst(self.tree, self.face_corners(f), self.tolerance, self.limit);
-                        for &w in &self.faces[f as usize] {
+                    }
+                    for &t in self.around_tet.of(u) {
+                        for &w in &self.tets[t as usize] {
                             next[w as usize] = true;
                         }
                     }
@@ -147,6 +161,13 @@ impl Snap<'_> {
             }
             active = next;
         }
+        debug_assert!(
+            (0..self.tets.len() as u32).all(|t| {
+                let x = self.tets[t as usize].map(|u| self.positions[u as usize]);
+                signed_volume(&x[0], &x[1], &x[2], &x[3]) > 0.0
+            }),
+            "snapping inverted a tet"
+        );
         moves
     }
 
@@ -162,6 +183,16 @@ impl Snap<'_> {
 
     fn tet_margin(&self, t: u32) -> f64 {
         margin(self.tets[t as usize].map(|u| self.positions[u as usize]))
+    }
+
+    /// `score` (largest distance, summed excess over the tolerance) with a
+    /// face at distance `d` added. Within the tolerance, `d` is only an
+    /// upper bound (the first surface point that near, see [`worst`]); it
+    /// still orders candidates roughly by closeness, which measured better
+    /// than counting them all as the tolerance (the control cage's ears:
+    /// 0.41 % against 0.70 %).
+    fn add_to_score(&self, score: (f64, f64), d: f64) -> (f64, f64) {
+        (d.max(score.0), score.1 + (d - self.tolerance).max(0.0))
     }
 
     /// The largest distance of `faces` from the surface and their summed
@@ -182,7 +213,7 @@ impl Snap<'_> {
             if d >= cap {
                 return None;
             }
-            score = (d.max(score.0), score.1 + (d - self.tolerance).max(0.0));
+            score = self.add_to_score(score, d);
             // Tied on the largest distance, and the excess only grows.
             if score.0 >= bound.0 && score.1 >= bound.1 - gain {
                 return None;
@@ -196,16 +227,19 @@ impl Snap<'_> {
     /// Leaves the positions as they were.
     fn best_move(&mut self, v: u32) -> Option<Vec<(u32, Vec3)>> {
         let origin = self.positions[v as usize];
-        // The faces within reach (those beyond span holes, and cannot get
-        // farther than the cap), farthest first: a move that leaves one of
-        // these far is rejected after one face.
-        let mut incident: Vec<u32> = self
+        // A vertex of a face that spans a hole stays: its distance there is
+        // not measured beyond the cap, so a move could only make it worse.
+        if self
             .around_face
             .of(v)
             .iter()
-            .copied()
-            .filter(|&f| self.deviation[f as usize].0 <= self.reach)
-            .collect();
+            .any(|&f| self.deviation[f as usize].0 > self.reach)
+        {
+            return None;
+        }
+        // Farthest first: a move that leaves one of these far is rejected
+        // after one face.
+        let mut incident = self.around_face.of(v).to_vec();
         incident.sort_unstable_by(|&a, &b| {
             self.deviation[b as usize]
                 .0
@@ -214,9 +248,8 @@ impl Snap<'_> {
         // To beat: the largest distance of the faces, then their summed
         // excess over the tolerance (so that a crease that several faces
         // straddle is followed one vertex at a time).
-        let bound = incident.iter().fold((0.0, 0.0), |(m, e), &f| {
-            let d = self.deviation[f as usize].0;
-            (d.max(m), e + (d - self.tolerance).max(0.0))
+        let bound = incident.iter().fold((0.0, 0.0), |score, &f| {
+            self.add_to_score(score, self.deviation[f as usize].0)
         });
         // The moves that bring the faces closer, best first; the first that
         // fits (after relaxing) is taken.
@@ -295,36 +328,39 @@ impl Snap<'_> {
     /// with their positions before the move (restore in reverse order to
     /// undo). Returns whether every tet around `v` ends in bounds.
     fn relax(&mut self, v: u32, moved: &mut Vec<(u32, Vec3)>) -> bool {
-        let fits = |snap: &Self| {
-            snap.around_tet
-                .of(v)
-                .iter()
-                .all(|&t| snap.tet_margin(t) >= 0.0)
-        };
-        for _ in 0..RELAX_ROUNDS {
-            if fits(self) {
-                return true;
-            }
-            let interior = |u: &u32| self.around_face.of(*u).is_empty();
-            let bad = || {
+        let mut bad = std::mem::take(&mut self.scratch_tets);
+        let mut free = std::mem::take(&mut self.scratch_vertices);
+        let mut rounds = 0;
+        let fits = loop {
+            bad.clear();
+            bad.extend(
                 self.around_tet
                     .of(v)
                     .iter()
-                    .filter(|&&t| self.tet_margin(t) < 0.0)
-            };
+                    .map(|&t| (t, self.tet_margin(t)))
+                    .filter(|&(_, m)| m < 0.0),
+            );
+            if bad.is_empty() {
+                break true;
+            }
             // A tet out of bounds with no interior vertex cannot be helped;
             // an inverted one is given up too (relaxing hardly ever rights
             // one, and trying was most of the time on open surfaces).
-            if bad().any(|&t| {
-                !self.tets[t as usize].iter().any(interior)
-                    || self.tet_margin(t) == f64::NEG_INFINITY
-            }) {
-                return false;
+            let interior = |u: &u32| self.around_face.of(*u).is_empty();
+            if rounds == RELAX_ROUNDS
+                || bad.iter().any(|&(t, m)| {
+                    m == f64::NEG_INFINITY || !self.tets[t as usize].iter().any(interior)
+                })
+            {
+                break false;
             }
-            let mut free: Vec<u32> = bad()
-                .flat_map(|&t| self.tets[t as usize])
-                .filter(interior)
-                .collect();
+            rounds += 1;
+            free.clear();
+            free.extend(
+                bad.iter()
+                    .flat_map(|&(t, _)| self.tets[t as usize])
+                    .filter(interior),
+            );
             free.sort_unstable();
             free.dedup();
             let mut improved = false;
@@ -336,17 +372,21 @@ impl Snap<'_> {
                 }
             }
             if !improved {
-                break;
+                break false;
             }
-        }
-        fits(self)
+        };
+        self.scratch_tets = bad;
+        self.scratch_vertices = free;
+        fits
     }
 
     /// Pattern search for interior vertex `u` (see [`Snap::relax`]);
     /// returns whether it moved.
     fn improve_vertex(&mut self, u: u32) -> bool {
         let around = self.around_tet.of(u);
-        let before: Vec<f64> = around.iter().map(|&t| self.tet_margin(t)).collect();
+        let mut before = std::mem::take(&mut self.scratch_margins);
+        before.clear();
+        before.extend(around.iter().map(|&t| self.tet_margin(t)));
         let mut worst_margin = before.iter().copied().fold(f64::INFINITY, f64::min);
         let origin = self.positions[u as usize];
         let shortest = around
@@ -377,6 +417,7 @@ impl Snap<'_> {
             }
         }
         self.positions[u as usize] = at;
+        self.scratch_margins = before;
         at != origin
     }
 }
@@ -424,14 +465,16 @@ fn margin(x: [Vec3; 4]) -> f64 {
         return f64::NEG_INFINITY;
     }
     let (lo, hi) = (MAX_DIHEDRAL.cos(), MIN_DIHEDRAL.cos());
-    dihedral_cosines(x)
+    let m = dihedral_cosines(x)
         .iter()
         .map(|&c| (hi - c).min(c - lo))
-        .fold(f64::INFINITY, f64::min)
+        .fold(f64::INFINITY, f64::min);
+    // A degenerate face's normal is NaN, which `min` would skip.
+    if m.is_finite() { m } else { f64::NEG_INFINITY }
 }
 
-/// Unit directions of [`relax`]'s pattern search: the axes and the cube's
-/// diagonals.
+/// Unit directions of [`Snap::improve_vertex`]'s pattern search: the axes
+/// and the cube's diagonals.
 const RELAX_DIRECTIONS: [[f64; 3]; 14] = {
     const D: f64 = 0.577_350_269_189_625_8;
     [

@@ -170,11 +170,6 @@ impl TriangleTree {
             .map_or(limit, |(p, _)| (p - q).norm().min(limit))
     }
 
-    /// The point of the surface nearest to `q` (`None` for an empty tree).
-    pub fn closest_point(&self, q: Vec3) -> Option<Vec3> {
-        self.nearest(q, 0.0, f64::INFINITY).map(|(p, _)| p)
-    }
-
     /// The point of the surface nearest to `q` and the corners of the
     /// triangle it lies on (`None` for an empty tree).
     pub fn closest_triangle(&self, q: Vec3) -> Option<(Vec3, [Vec3; 3])> {
