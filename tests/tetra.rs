@@ -127,6 +127,37 @@ fn snapping_reaches_into_sharp_tips() {
 }
 
 #[test]
+fn snapping_follows_a_crease_one_vertex_at_a_time() {
+    // A square pyramid: its base edges are 73° creases that rows of
+    // boundary faces straddle. Moving any one vertex onto the crease leaves
+    // its neighbours' faces as far, so the largest distance cannot drop in
+    // one move: counting the summed excess over the tolerance lets the
+    // crease be followed vertex by vertex (0.71 % of the diagonal without,
+    // 0.40 % with).
+    let positions = vec![
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(1.0, 0.0, 0.0),
+        Vec3::new(1.0, 1.0, 0.0),
+        Vec3::new(0.0, 1.0, 0.0),
+        Vec3::new(0.5, 0.5, 1.6),
+    ];
+    let triangles = [
+        [0, 2, 1],
+        [0, 3, 2],
+        [0, 1, 4],
+        [1, 2, 4],
+        [2, 3, 4],
+        [3, 0, 4],
+    ];
+    let s = surface(&mesh::RawMesh::from_triangles(positions, &triangles));
+    let (t, q) = stuff(&s, 30);
+    assert_conforming(&t.mesh, "pyramid");
+    assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{q:?}");
+    assert!(q.max_dihedral_deg <= 164.8, "{q:?}");
+    assert!(q.boundary_distance <= 0.005, "{q:?}");
+}
+
+#[test]
 fn finer_lattices_follow_the_surface_more_closely() {
     let s = surface(&primitives::uv_sphere(1.0, 64, 32));
     let coarse = stuff(&s, 8).1;
