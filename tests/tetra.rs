@@ -10,8 +10,9 @@ use softbody::mesh::{
 };
 use softbody::model::tetra::{self, QualityReport, TetraError, TetraOptions, Tetrahedralization};
 
-/// Isosurface stuffing's proven bound (Labelle and Shewchuk 2007).
+/// Isosurface stuffing's proven bounds (Labelle and Shewchuk 2007).
 const MIN_DIHEDRAL_DEG: f64 = 10.7;
+const MAX_DIHEDRAL_DEG: f64 = 164.8;
 
 fn surface(raw: &mesh::RawMesh) -> SurfaceMesh {
     validate(raw, Path::new("generated"), &ValidateOptions::default())
@@ -63,7 +64,7 @@ fn a_sphere_becomes_a_conforming_ball_of_good_tets() {
     let s = surface(&primitives::uv_sphere(1.0, 48, 24));
     let (t, q) = stuff(&s, 20);
     assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{q:?}");
-    assert!(q.max_dihedral_deg <= 164.8, "{q:?}");
+    assert!(q.max_dihedral_deg <= MAX_DIHEDRAL_DEG, "{q:?}");
     assert_conforming(&t.mesh, "generated");
     assert_eq!(euler_characteristic(&t.mesh), 1);
     let err = q.volume_error.unwrap();
@@ -108,6 +109,18 @@ fn bipyramid() -> SurfaceMesh {
     surface(&mesh::RawMesh::from_triangles(positions, &triangles))
 }
 
+/// Stuffs closed `s` at the default resolution and checks what snapping
+/// must keep: a conforming mesh, stuffing's angle bounds, and the boundary
+/// within the 0.5 % of the diagonal from the surface.
+fn assert_snapped_close(s: &SurfaceMesh, name: &str) -> QualityReport {
+    let (t, q) = stuff(s, TetraOptions::DEFAULT_RESOLUTION);
+    assert_conforming(&t.mesh, name);
+    assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{name}: {q:?}");
+    assert!(q.max_dihedral_deg <= MAX_DIHEDRAL_DEG, "{name}: {q:?}");
+    assert!(q.boundary_distance <= 0.005, "{name}: {q:?}");
+    q
+}
+
 #[test]
 fn snapping_reaches_into_sharp_tips() {
     // Stuffing with snapping towards the nearest surface point only (the
@@ -116,12 +129,7 @@ fn snapping_reaches_into_sharp_tips() {
     // −1.13 % volume. Snapping to the input's corners and edges (relaxing
     // the interior behind them to keep the angles) and following the rim
     // one vertex at a time gives 0.40 %, 0.61 % and −0.80 %.
-    let s = bipyramid();
-    let (t, q) = stuff(&s, 30);
-    assert_conforming(&t.mesh, "bipyramid");
-    assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{q:?}");
-    assert!(q.max_dihedral_deg <= 164.8, "{q:?}");
-    assert!(q.boundary_distance <= 0.005, "{q:?}");
+    let q = assert_snapped_close(&bipyramid(), "bipyramid");
     assert!(q.surface_to_boundary <= 0.01, "{q:?}");
     assert!(q.volume_error.unwrap().abs() < 0.01, "{q:?}");
 }
@@ -150,11 +158,7 @@ fn snapping_follows_a_crease_one_vertex_at_a_time() {
         [3, 0, 4],
     ];
     let s = surface(&mesh::RawMesh::from_triangles(positions, &triangles));
-    let (t, q) = stuff(&s, 30);
-    assert_conforming(&t.mesh, "pyramid");
-    assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{q:?}");
-    assert!(q.max_dihedral_deg <= 164.8, "{q:?}");
-    assert!(q.boundary_distance <= 0.005, "{q:?}");
+    assert_snapped_close(&s, "pyramid");
 }
 
 #[test]
@@ -262,7 +266,7 @@ fn real_world_files_tetrahedralise_with_bounded_angles() {
         let t = result.unwrap_or_else(|e| panic!("{name}: {e}"));
         let q = QualityReport::new(&s, &t, TetraOptions::DEFAULT_RESOLUTION);
         assert!(q.min_dihedral_deg >= MIN_DIHEDRAL_DEG, "{name}: {q:?}");
-        assert!(q.max_dihedral_deg <= 164.8, "{name}: {q:?}");
+        assert!(q.max_dihedral_deg <= MAX_DIHEDRAL_DEG, "{name}: {q:?}");
         if s.is_closed() {
             assert_conforming(&t.mesh, &name);
             assert!(q.volume_error.unwrap().abs() <= 0.01, "{name}: {q:?}");

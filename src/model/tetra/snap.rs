@@ -464,13 +464,16 @@ fn margin(x: [Vec3; 4]) -> f64 {
     if signed_volume(&x[0], &x[1], &x[2], &x[3]) <= 0.0 {
         return f64::NEG_INFINITY;
     }
+    let cosines = dihedral_cosines(x);
+    // A degenerate face's normal is NaN, which `min` would skip.
+    if cosines.iter().any(|c| c.is_nan()) {
+        return f64::NEG_INFINITY;
+    }
     let (lo, hi) = (MAX_DIHEDRAL.cos(), MIN_DIHEDRAL.cos());
-    let m = dihedral_cosines(x)
+    cosines
         .iter()
         .map(|&c| (hi - c).min(c - lo))
-        .fold(f64::INFINITY, f64::min);
-    // A degenerate face's normal is NaN, which `min` would skip.
-    if m.is_finite() { m } else { f64::NEG_INFINITY }
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Unit directions of [`Snap::improve_vertex`]'s pattern search: the axes

@@ -183,15 +183,15 @@ impl TriangleTree {
         if self.nodes.is_empty() {
             return None;
         }
-        let mut best = (limit * limit, q, [q; 3]);
-        let mut found = false;
+        let mut best_d2 = limit * limit;
+        let mut best = None;
         let mut stack = [0u32; STACK];
         let mut top = 1;
         while top > 0 {
             top -= 1;
             let id = stack[top];
             let node = &self.nodes[id as usize];
-            if box_distance_sq(q, node.lo, node.hi) >= best.0 {
+            if box_distance_sq(q, node.lo, node.hi) >= best_d2 {
                 continue;
             }
             if node.count > 0 {
@@ -199,11 +199,11 @@ impl TriangleTree {
                 for t in &self.triangles[s..s + node.count as usize] {
                     let p = closest_point_on_triangle(q, t);
                     let d = (p - q).norm_squared();
-                    if d < best.0 {
-                        best = (d, p, *t);
-                        found = true;
+                    if d < best_d2 {
+                        best_d2 = d;
+                        best = Some((p, *t));
                         if d <= floor {
-                            return Some((p, *t));
+                            return best;
                         }
                     }
                 }
@@ -218,7 +218,7 @@ impl TriangleTree {
                 top += 2;
             }
         }
-        found.then_some((best.1, best.2))
+        best
     }
 }
 
