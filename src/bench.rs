@@ -238,6 +238,19 @@ pub fn accuracy_scenes() -> Vec<Scene> {
 /// The tolerances `softbody bench --accuracy` times.
 pub const TOLERANCES: [f64; 2] = [1e-3, 1e-5];
 
+/// The solvers `softbody bench --accuracy` compares, as (acceleration,
+/// extrapolated initial guess): every method from the motion without
+/// forces (the first, plain PD, is the papers' baseline), then every method
+/// from the extrapolated guess (the last, Anderson, is the default).
+pub const ACCURACY_METHODS: [(Acceleration, bool); 6] = [
+    (Acceleration::Plain, false),
+    (Acceleration::Chebyshev, false),
+    (Acceleration::Anderson, false),
+    (Acceleration::Plain, true),
+    (Acceleration::Chebyshev, true),
+    (Acceleration::Anderson, true),
+];
+
 /// What one acceleration method costs to reach the tolerances on a scene:
 /// medians over the steps from the [`AccuracyStarts`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -246,6 +259,9 @@ pub struct AccuracyResult {
     pub scene: String,
     /// `plain`, `chebyshev` or `anderson`.
     pub method: String,
+    /// The initial guess: `inertial` (`q + α h v`) or `extrapolated`
+    /// (plus the fitted share of the last acceleration).
+    pub guess: String,
     /// Threads of the solver's parallel work.
     pub threads: usize,
     /// Steps measured (one per start state).
@@ -266,6 +282,10 @@ pub struct AccuracyResult {
     pub max_iterations: usize,
     /// The spectral radius Chebyshev estimated (other methods: `None`).
     pub spectral_radius: Option<f64>,
+    /// The weights `[γ₀, γ₁]` of the last two accelerations the
+    /// extrapolated guess chose in the 10 frames before the measurement
+    /// (inertial: `None`).
+    pub extrapolation: Option<[f64; 2]>,
     /// Median wall time of a Newton reference step.
     pub newton_ms: f64,
 }
@@ -306,7 +326,8 @@ impl AccuracyStarts {
     }
 }
 
-/// Measures `method` on `scene` from each of `starts` (with the solver's
+/// Measures `method` (with the extrapolated initial guess if `extrapolate`)
+/// on `scene` from each of `starts` (with the solver's
 /// parallel work on `threads` threads, default the solver's own choice):
 /// the error after every iteration up to `max_iterations` against Newton,
 /// then the wall time of frames with just enough iterations for each of
@@ -319,13 +340,14 @@ impl AccuracyStarts {
 pub fn accuracy(
     scene: &Scene,
     starts: &AccuracyStarts,
-    method: Acceleration,
+    (method, extrapolate): (Acceleration, bool),
     threads: Option<usize>,
     max_iterations: usize,
 ) -> Result<AccuracyResult, SolverError> {
     let model = scene.model();
     let params = SimParams {
         acceleration: method,
+        extrapolate,
         ..scene.params()
     };
     let mut solver = Solver::new(&model, &params)?;
@@ -364,6 +386,12 @@ pub fn accuracy(
     Ok(AccuracyResult {
         scene: scene.name.clone(),
         method: method.name().into(),
+        guess: if extrapolate {
+            "extrapolated"
+        } else {
+            "inertial"
+        }
+        .into(),
         threads: solver.threads(),
         steps: starts.states.len(),
         ms_to_1e3: summary(ms3),
@@ -373,6 +401,7 @@ pub fn accuracy(
         error_at_default: median(&mut errors),
         max_iterations,
         spectral_radius: solver.spectral_radius(),
+        extrapolation: extrapolate.then(|| solver.extrapolation()),
         newton_ms: median(&mut newton),
     })
 }

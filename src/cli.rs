@@ -113,7 +113,8 @@ pub enum Command {
         json: bool,
         /// Measure accuracy instead: for the n = 60 cloth and the 10k-node
         /// tet cube (or --scene), the time per frame to reach 1e-3 and 1e-5
-        /// relative error against Newton with each acceleration method.
+        /// relative error against Newton with each acceleration method,
+        /// from the inertial and from the extrapolated initial guess.
         #[arg(long)]
         accuracy: bool,
         /// The acceleration of the timed scenes: plain, chebyshev or

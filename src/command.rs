@@ -160,6 +160,8 @@ pub enum Param {
     Colliders(Vec<Collider>),
     /// [`SimParams::acceleration`].
     Acceleration(Acceleration),
+    /// [`SimParams::extrapolate`].
+    Extrapolate(bool),
 }
 
 impl Param {
@@ -173,6 +175,7 @@ impl Param {
             Self::Gravity(g) => params.gravity = g,
             Self::Colliders(c) => params.colliders = c,
             Self::Acceleration(a) => params.acceleration = a,
+            Self::Extrapolate(on) => params.extrapolate = on,
         }
     }
 }

@@ -195,9 +195,24 @@ fn bench_accuracy_reports_every_method_against_newton() {
         .collect();
     let methods: Vec<_> = lines
         .iter()
-        .map(|v| v["method"].as_str().unwrap())
+        .map(|v| (v["method"].as_str().unwrap(), v["guess"].as_str().unwrap()))
         .collect();
-    assert_eq!(methods, ["plain", "chebyshev", "anderson"]);
+    let each = ["plain", "chebyshev", "anderson"];
+    let expected: Vec<_> = ["inertial", "extrapolated"]
+        .into_iter()
+        .flat_map(|g| each.map(|m| (m, g)))
+        .collect();
+    assert_eq!(methods, expected);
+    for v in &lines {
+        let weights = v["extrapolation"].as_array();
+        match v["guess"].as_str().unwrap() {
+            "inertial" => assert!(weights.is_none(), "{v}"),
+            _ => assert!(
+                weights.is_some_and(|w| w.len() == 2 && w.iter().all(|g| g.is_f64())),
+                "{v}"
+            ),
+        }
+    }
     let its = |v: &serde_json::Value| v["iterations_to_1e3"].as_u64().unwrap();
     for v in &lines {
         assert_eq!(v["scene"], "cloth12");
@@ -207,8 +222,10 @@ fn bench_accuracy_reports_every_method_against_newton() {
         }
         assert!(its(v) >= 1);
     }
-    // Anderson needs fewer iterations than plain PD for the same accuracy.
+    // Anderson needs fewer iterations than plain PD for the same accuracy,
+    // from either guess.
     assert!(its(&lines[2]) < its(&lines[0]), "{lines:?}");
+    assert!(its(&lines[5]) < its(&lines[3]), "{lines:?}");
 }
 
 #[test]

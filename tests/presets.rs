@@ -195,7 +195,10 @@ prop_compose! {
         (iterations, substeps) in (0..1000usize, 0..10usize),
         gravity in vec3(),
         colliders in prop::collection::vec(collider(), 0..3),
-        acceleration in prop::sample::select(softbody::solver::Acceleration::ALL.to_vec()),
+        (acceleration, extrapolate) in (
+            prop::sample::select(softbody::solver::Acceleration::ALL.to_vec()),
+            any::<bool>(),
+        ),
         (eye, target, fov_deg) in (vec3(), vec3(), finite()),
     ) -> Preset {
         Preset {
@@ -212,7 +215,9 @@ prop_compose! {
                 },
             },
             pins: PinSpec { hard, soft },
-            sim: SimParams { dt, iterations, substeps, damping, gravity, colliders, acceleration },
+            sim: SimParams {
+                dt, iterations, substeps, damping, gravity, colliders, acceleration, extrapolate,
+            },
             view: View { eye, target, fov_deg },
         }
     }

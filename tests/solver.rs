@@ -992,3 +992,57 @@ fn tet_blow_ups_are_reported_not_panics() {
         }
     }
 }
+
+/// The extrapolated initial guess (the default) starts a sagging tet
+/// cantilever's step several times closer to the Newton solution than the
+/// motion without forces, and reaches 1e-3 in fewer iterations; with it off
+/// the step starts exactly at `q + α h v`.
+#[test]
+fn the_extrapolated_guess_starts_closer_to_the_solution() {
+    use softbody::solver::accuracy;
+    let scene = softbody::bench::Scene::tet(8);
+    let model = scene.model();
+    let measure = |extrapolate: bool| {
+        let params = SimParams {
+            extrapolate,
+            ..scene.params()
+        };
+        let mut solver = Solver::new(&model, &params).unwrap();
+        let mut state = State::at_rest(&model);
+        for _ in 0..12 {
+            solver.step(&mut state).unwrap();
+        }
+        let measured = accuracy::measure(&solver, &state, 40).unwrap();
+        (state, measured)
+    };
+    let (state, off) = measure(false);
+    let (_, on) = measure(true);
+    assert!(on.errors[0] < off.errors[0] / 3.0, "{on:?} vs {off:?}");
+    let (to_on, to_off) = (on.iterations_to(1e-3), off.iterations_to(1e-3));
+    assert!(to_on.unwrap() < to_off.unwrap(), "{on:?} vs {off:?}");
+    // Off: the guess is the inertial motion, whatever the accelerations.
+    let params = SimParams {
+        extrapolate: false,
+        iterations: 1,
+        ..scene.params()
+    };
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let h = params.substep_dt();
+    let mut first = None;
+    solver
+        .step_observed(&mut state.clone(), &mut |k, x| {
+            if k == 0 {
+                first = Some(x.to_vec());
+            }
+        })
+        .unwrap();
+    let alpha_h = (1.0 - params.damping) * h;
+    for (v, x) in first.unwrap().iter().enumerate() {
+        let expected = if model.pins.is_hard(v as u32) {
+            state.positions[v]
+        } else {
+            state.positions[v] + state.velocities[v] * alpha_h
+        };
+        assert!((x - expected).norm() < 1e-12, "vertex {v}");
+    }
+}

@@ -357,6 +357,19 @@ pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) 
             }
         }
     });
+    let mut extrapolate = preset.sim.extrapolate;
+    if ui
+        .checkbox(&mut extrapolate, "extrapolated initial guess")
+        .on_hover_text(
+            "Start each step's iterations from the motion without forces plus the fitted share \
+             of the last step's acceleration: fewer iterations for slowly changing forces",
+        )
+        .changed()
+    {
+        out.push(Request::Command(Command::SetParam(Param::Extrapolate(
+            extrapolate,
+        ))));
+    }
     let mut substeps = preset.sim.substeps;
     let response = ui
         .add(egui::Slider::new(&mut substeps, 1..=32).text("substeps"))

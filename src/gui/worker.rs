@@ -39,7 +39,7 @@ enum Message {
 enum Outcome {
     Frame {
         epoch: u64,
-        state: State,
+        state: Box<State>,
         report: StepReport,
     },
     BlewUp {
@@ -140,7 +140,7 @@ impl SimWorker {
                         state,
                         report,
                     } if epoch == self.epoch => {
-                        session.accept_frame(state, &report);
+                        session.accept_frame(*state, &report);
                         frames += 1;
                     }
                     Outcome::BlewUp { epoch, error } if epoch == self.epoch => {
@@ -224,7 +224,7 @@ fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
         let outcome = match solver.step(state) {
             Ok(report) => Outcome::Frame {
                 epoch: *epoch,
-                state: state.clone(),
+                state: Box::new(state.clone()),
                 report,
             },
             Err(error) => {

@@ -692,6 +692,7 @@ mod validate {
             gravity,
             colliders,
             acceleration: _,
+            extrapolate: _,
         } = s;
         positive("sim.dt", *dt)?;
         if *iterations == 0 {

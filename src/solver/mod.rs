@@ -11,6 +11,7 @@ pub mod accuracy;
 mod batch;
 pub mod collide;
 pub mod energy;
+mod guess;
 mod mixed;
 pub mod newton;
 pub mod params;
@@ -32,6 +33,7 @@ use rayon::prelude::*;
 
 use crate::model::{Model, Spring, SpringKind, TetLimits};
 use accelerate::Accelerator;
+use guess::Extrapolation;
 use system::System;
 use tets::{TetProjections, TetProjector};
 
@@ -42,6 +44,10 @@ pub struct State {
     pub positions: Vec<Vec3>,
     /// Current velocities.
     pub velocities: Vec<Vec3>,
+    /// What the forces did in the last two substeps, newest first:
+    /// `(x − q − α h v) / h²` before collisions (zero at rest and on hard
+    /// pins). The next substep's initial guess extrapolates them.
+    pub accelerations: Vec<[Vec3; 2]>,
     /// Simulated time in seconds.
     pub time: f64,
     /// Frames stepped.
@@ -54,6 +60,7 @@ impl State {
         Self {
             positions: model.rest.clone(),
             velocities: vec![Vec3::zeros(); model.rest.len()],
+            accelerations: vec![[Vec3::zeros(); 2]; model.rest.len()],
             time: 0.0,
             frame: 0,
         }
@@ -141,6 +148,9 @@ pub struct Solver {
     rhs: Vec<Vec3>,
     x: Vec<Vec3>,
     v: Vec<Vec3>,
+    a: Vec<[Vec3; 2]>,
+    /// The predictor of the next acceleration in the initial guess.
+    extrapolation: Extrapolation,
     /// The global step's output from the last accepted iterate (the
     /// safeguard's fallback).
     fallback: Vec<Vec3>,
@@ -252,6 +262,8 @@ impl Solver {
             rhs: vec![Vec3::zeros(); m],
             x: vec![Vec3::zeros(); m],
             v: vec![Vec3::zeros(); m],
+            a: vec![[Vec3::zeros(); 2]; m],
+            extrapolation: Extrapolation::default(),
             fallback: vec![Vec3::zeros(); m],
             accel: Accelerator::new(params.acceleration, m),
             projections: None,
@@ -427,6 +439,13 @@ impl Solver {
         self.accel.method()
     }
 
+    /// The weights `[γ₀, γ₁]` of the last two substeps' accelerations in
+    /// the next initial guess (when [`SimParams::extrapolate`]), chosen and
+    /// fitted after every substep (`guess.rs`).
+    pub fn extrapolation(&self) -> [f64; 2] {
+        self.extrapolation.weights()
+    }
+
     /// The spectral radius Chebyshev acceleration uses, once estimated
     /// (the first frames after a build or refactorisation measure it).
     pub fn spectral_radius(&self) -> Option<f64> {
@@ -494,6 +513,8 @@ impl Solver {
         self.x.copy_from_slice(&state.positions);
         let mut velocities = std::mem::take(&mut self.v);
         velocities.copy_from_slice(&state.velocities);
+        self.a.copy_from_slice(&state.accelerations);
+        let step = (alpha * h, h * h);
         let mut elastic = Energies::default();
         for _ in 0..self.params.substeps {
             let t0 = Instant::now();
@@ -519,20 +540,36 @@ impl Solver {
             }
             self.system
                 .add_pinned_coupling(&self.model, &self.x, &mut self.constant);
-            // Initial guess q + α h v: the motion without forces. (Starting
-            // at s, as Liu et al. do, gives a frame map whose fixed points
-            // are not equilibria when the iterations stop short: a hanging
-            // cloth then rests with a residual force. From q + α h v, a frame
-            // that returns to q with v = 0 had PD(q) = q by the monotone
+            // Initial guess q + α h v + h² (γ₀ a₀ + γ₁ a₁): the motion
+            // without forces plus the predicted acceleration (guess.rs).
+            // (Starting at s, as Liu et al. do, gives a frame map whose fixed
+            // points are not equilibria when the iterations stop short: a
+            // hanging cloth then rests with a residual force. Here a fixed
+            // point (q, v = 0) of the frame map has zero accelerations, so
+            // its frame started at q and had PD(q) = q by the monotone
             // objective, i.e. ∇g(q) = 0: an exact equilibrium.)
-            for (i, (x, v)) in self.x.iter_mut().zip(&velocities).enumerate() {
-                if self.system.is_free(i) {
-                    *x += v * (alpha * h);
-                }
-            }
+            let system = &self.system;
+            self.extrapolation.guess(
+                self.params.extrapolate,
+                &mut self.x,
+                &velocities,
+                &self.a,
+                step,
+                |i| system.is_free(i),
+            );
             let (e, local, global) = self.iterate(inv_h2, &mut report, observe);
             elastic = e;
             let tc = Instant::now();
+            let system = &self.system;
+            self.extrapolation.learn(
+                &self.x,
+                &self.start,
+                &velocities,
+                &mut self.a,
+                &self.model.masses,
+                step,
+                |i| system.is_free(i),
+            );
             report.contacts = self.collide();
             let inv_h = 1.0 / h;
             for ((v, x), q) in velocities.iter_mut().zip(&self.x).zip(&self.start) {
@@ -553,6 +590,7 @@ impl Solver {
         if checked.is_ok() {
             state.positions.copy_from_slice(&self.x);
             state.velocities.copy_from_slice(&velocities);
+            state.accelerations.copy_from_slice(&self.a);
         }
         self.v = velocities;
         checked?;

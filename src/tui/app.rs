@@ -36,6 +36,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Enter", "type a value"),
     ("p", "pin rules: top edge, corners, plane, group"),
     ("m", "next acceleration: plain, Chebyshev, Anderson"),
+    ("e", "extrapolated initial guess on / off"),
     ("a", "measure the next step's error against Newton"),
     ("u U", "undo / redo"),
     ("s", "save the preset (asks for a path if new)"),
@@ -285,6 +286,10 @@ impl App {
                 let now = self.session.preset().sim.acceleration;
                 let next = all[(all.iter().position(|&a| a == now).unwrap_or(0) + 1) % all.len()];
                 Action::Apply(Command::SetParam(Param::Acceleration(next)))
+            }
+            KeyCode::Char('e') => {
+                let on = self.session.preset().sim.extrapolate;
+                Action::Apply(Command::SetParam(Param::Extrapolate(!on)))
             }
             KeyCode::Char('a') => {
                 self.session.measure_accuracy();

@@ -288,7 +288,15 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         Line::from(format!("sim    {:>7.1} FPS", app.pacer.sim_fps)),
         Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
         Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
-        Line::from(format!("accel  {}", app.session.preset().sim.acceleration)),
+        Line::from(format!(
+            "accel  {}{}",
+            app.session.preset().sim.acceleration,
+            if app.session.preset().sim.extrapolate {
+                ", extrapolated"
+            } else {
+                ""
+            }
+        )),
         Line::from(if app.session.is_measuring() {
             "error  measuring…".to_owned()
         } else {
