@@ -282,10 +282,6 @@ pub struct AccuracyResult {
     pub max_iterations: usize,
     /// The spectral radius Chebyshev estimated (other methods: `None`).
     pub spectral_radius: Option<f64>,
-    /// The weights `[γ₀, γ₁]` of the last two accelerations the
-    /// extrapolated guess chose in the 10 frames before the measurement
-    /// (inertial: `None`).
-    pub extrapolation: Option<[f64; 2]>,
     /// Median wall time of a Newton reference step.
     pub newton_ms: f64,
 }
@@ -401,7 +397,6 @@ pub fn accuracy(
         error_at_default: median(&mut errors),
         max_iterations,
         spectral_radius: solver.spectral_radius(),
-        extrapolation: extrapolate.then(|| solver.extrapolation()),
         newton_ms: median(&mut newton),
     })
 }

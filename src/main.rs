@@ -432,10 +432,10 @@ fn bench_accuracy(
     let scenes = bench_scenes(scene, bench::accuracy_scenes())?;
     if !json {
         println!(
-            "{:<8} {:<10} {:<20} {:>7} {:>10} {:>9} {:>10} {:>9} {:>12} {:>8} {:>10}",
+            "{:<8} {:<10} {:<12} {:>7} {:>10} {:>9} {:>10} {:>9} {:>12} {:>8} {:>10}",
             "scene",
             "method",
-            "guess (γ)",
+            "guess",
             "threads",
             "ms→1e-3",
             "its→1e-3",
@@ -464,15 +464,11 @@ fn bench_accuracy(
             if json {
                 print_json(&r)?;
             } else {
-                let guess = r.extrapolation.map_or_else(
-                    || r.guess.clone(),
-                    |[g0, g1]| format!("extrap. {g0:.2} {g1:+.2}"),
-                );
                 println!(
-                    "{:<8} {:<10} {:<20} {:>7} {:>10} {:>9} {:>10} {:>9} {:>12.3e} {:>8} {:>10.1}",
+                    "{:<8} {:<10} {:<12} {:>7} {:>10} {:>9} {:>10} {:>9} {:>12.3e} {:>8} {:>10.1}",
                     r.scene,
                     r.method,
-                    guess,
+                    r.guess,
                     r.threads,
                     cell(r.ms_to_1e3),
                     count(r.iterations_to_1e3),

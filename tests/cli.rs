@@ -203,16 +203,6 @@ fn bench_accuracy_reports_every_method_against_newton() {
         .flat_map(|g| each.map(|m| (m, g)))
         .collect();
     assert_eq!(methods, expected);
-    for v in &lines {
-        let weights = v["extrapolation"].as_array();
-        match v["guess"].as_str().unwrap() {
-            "inertial" => assert!(weights.is_none(), "{v}"),
-            _ => assert!(
-                weights.is_some_and(|w| w.len() == 2 && w.iter().all(|g| g.is_f64())),
-                "{v}"
-            ),
-        }
-    }
     let its = |v: &serde_json::Value| v["iterations_to_1e3"].as_u64().unwrap();
     for v in &lines {
         assert_eq!(v["scene"], "cloth12");

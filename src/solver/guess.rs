@@ -23,27 +23,18 @@
 
 use crate::mesh::Vec3;
 
-/// The predictors of the next acceleration and the one in use.
+/// The last two substeps' accelerations (newest first; zero at rest and on
+/// hard pins) and the predictors fitted to them: the part of a
+/// [`State`](super::State) the next initial guess extrapolates from.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Extrapolation {
+pub struct Extrapolation {
+    accelerations: Vec<[Vec3; 2]>,
     /// `γ₀` of the one-term predictor.
     one: f64,
     /// `[γ₀, γ₁]` of the two-term predictor.
     two: [f64; 2],
     /// The weights the next guess uses (one of the three predictors).
     chosen: [f64; 2],
-}
-
-impl Default for Extrapolation {
-    /// Full extrapolation of the last acceleration until a substep has
-    /// measured what pays.
-    fn default() -> Self {
-        Self {
-            one: 1.0,
-            two: [1.0, 0.0],
-            chosen: [1.0, 0.0],
-        }
-    }
 }
 
 /// Bounds of the two-term weights: a linear trend is `(2, −1)`, one
@@ -73,9 +64,35 @@ impl Sums {
 }
 
 impl Extrapolation {
-    /// The weights `[γ₀, γ₁]` the next guess takes.
-    pub(crate) fn weights(&self) -> [f64; 2] {
+    /// No history for `m` vertices: zero accelerations, and full
+    /// extrapolation of the last one until a substep has measured what pays.
+    pub fn new(m: usize) -> Self {
+        Self {
+            accelerations: vec![[Vec3::zeros(); 2]; m],
+            one: 1.0,
+            two: [1.0, 0.0],
+            chosen: [1.0, 0.0],
+        }
+    }
+
+    /// The weights `[γ₀, γ₁]` the next guess gives the last two
+    /// accelerations.
+    pub fn weights(&self) -> [f64; 2] {
         self.chosen
+    }
+
+    /// The last two substeps' accelerations per vertex, newest first:
+    /// `(x − q − α h v) / h²` before collisions.
+    pub fn accelerations(&self) -> &[[Vec3; 2]] {
+        &self.accelerations
+    }
+
+    /// Becomes a copy of `other` (same vertex count) without allocating.
+    pub(crate) fn copy_from(&mut self, other: &Self) {
+        self.accelerations.copy_from_slice(&other.accelerations);
+        self.one = other.one;
+        self.two = other.two;
+        self.chosen = other.chosen;
     }
 
     /// `x ← x + α h v + h² (γ₀ a₀ + γ₁ a₁)` for the free vertices (`x = q`
@@ -85,7 +102,6 @@ impl Extrapolation {
         extrapolate: bool,
         x: &mut [Vec3],
         velocities: &[Vec3],
-        accelerations: &[[Vec3; 2]],
         (alpha_h, h2): (f64, f64),
         free: impl Fn(usize) -> bool,
     ) {
@@ -96,7 +112,7 @@ impl Extrapolation {
         };
         for (i, (x, (v, a))) in x
             .iter_mut()
-            .zip(velocities.iter().zip(accelerations))
+            .zip(velocities.iter().zip(&self.accelerations))
             .enumerate()
         {
             if free(i) {
@@ -105,17 +121,15 @@ impl Extrapolation {
         }
     }
 
-    /// After the iterations from `start = q` ended on `x`: shifts
-    /// `accelerations` (newest first) to take this substep's,
-    /// `(x − q − α h v) / h²` (zero on pinned vertices), chooses the
-    /// predictor that would have guessed it best and refits all three.
-    #[allow(clippy::too_many_arguments)] // one pass over five per-vertex arrays
+    /// After the iterations from `start = q` ended on `x`: shifts the
+    /// accelerations to take this substep's, `(x − q − α h v) / h²` (zero
+    /// on pinned vertices), chooses the predictor that would have guessed
+    /// it best and refits all three.
     pub(crate) fn learn(
         &mut self,
         x: &[Vec3],
         start: &[Vec3],
         velocities: &[Vec3],
-        accelerations: &mut [[Vec3; 2]],
         masses: &[f64],
         (alpha_h, h2): (f64, f64),
         free: impl Fn(usize) -> bool,
@@ -126,7 +140,7 @@ impl Extrapolation {
             .iter()
             .zip(start)
             .zip(velocities)
-            .zip(accelerations.iter_mut())
+            .zip(self.accelerations.iter_mut())
             .zip(masses)
             .enumerate()
         {
@@ -184,23 +198,14 @@ mod tests {
 
     const STEP: (f64, f64) = (0.5, 0.25);
 
-    /// Runs `learn` with the accelerations `old` (newest first) ending on
-    /// `new`, all vertices free, unit masses, `q = 0`, `v = 0`.
-    fn learn(fit: &mut Extrapolation, old: &[[Vec3; 2]], new: &[Vec3]) -> Vec<[Vec3; 2]> {
+    /// Runs `learn` from the accelerations `old` (newest first) to `new`,
+    /// all vertices free, unit masses, `q = 0`, `v = 0`.
+    fn learn(fit: &mut Extrapolation, old: &[[Vec3; 2]], new: &[Vec3]) {
         let n = new.len();
         let zeros = vec![Vec3::zeros(); n];
         let x: Vec<Vec3> = new.iter().map(|a| a * STEP.1).collect();
-        let mut accelerations = old.to_vec();
-        fit.learn(
-            &x,
-            &zeros,
-            &zeros,
-            &mut accelerations,
-            &vec![1.0; n],
-            STEP,
-            |_| true,
-        );
-        accelerations
+        fit.accelerations = old.to_vec();
+        fit.learn(&x, &zeros, &zeros, &vec![1.0; n], STEP, |_| true);
     }
 
     fn e(k: usize) -> Vec3 {
@@ -213,9 +218,9 @@ mod tests {
     fn the_fits_recover_the_weights_and_the_history_shifts() {
         let old = [[e(0), e(1)], [e(1), e(2)], [e(2), e(0)]];
         let new: Vec<Vec3> = old.iter().map(|a| a[0] * 1.5 - a[1] * 0.5).collect();
-        let mut fit = Extrapolation::default();
-        let shifted = learn(&mut fit, &old, &new);
-        for ((s, o), n) in shifted.iter().zip(&old).zip(&new) {
+        let mut fit = Extrapolation::new(3);
+        learn(&mut fit, &old, &new);
+        for ((s, o), n) in fit.accelerations().iter().zip(&old).zip(&new) {
             assert_eq!(s, &[*n, o[0]]);
         }
         assert!((fit.two[0] - 1.5).abs() < 1e-12 && (fit.two[1] + 0.5).abs() < 1e-12);
@@ -231,10 +236,11 @@ mod tests {
     fn the_best_predictor_out_of_sample_is_chosen() {
         let a = e(0) + e(1) * 0.5;
         let run = |sequence: &dyn Fn(usize) -> Vec3| {
-            let mut fit = Extrapolation::default();
-            let mut history = vec![[sequence(1), sequence(0)]];
+            let mut fit = Extrapolation::new(1);
+            fit.accelerations = vec![[sequence(1), sequence(0)]];
             for k in 2..8 {
-                history = learn(&mut fit, &history, &[sequence(k)]);
+                let history = fit.accelerations.clone();
+                learn(&mut fit, &history, &[sequence(k)]);
             }
             fit
         };
@@ -256,38 +262,30 @@ mod tests {
     #[test]
     fn the_guess_moves_free_vertices_only() {
         let fit = Extrapolation {
+            accelerations: vec![[Vec3::new(0.0, 4.0, 0.0), Vec3::new(0.0, 0.0, 1.0)]; 2],
             chosen: [0.5, 2.0],
-            ..Extrapolation::default()
+            ..Extrapolation::new(2)
         };
         let start = vec![Vec3::new(1.0, 1.0, 1.0); 2];
         let v = vec![Vec3::new(2.0, 0.0, 0.0); 2];
-        let a = vec![[Vec3::new(0.0, 4.0, 0.0), Vec3::new(0.0, 0.0, 1.0)]; 2];
         let mut x = start.clone();
-        fit.guess(true, &mut x, &v, &a, STEP, |i| i == 0);
+        fit.guess(true, &mut x, &v, STEP, |i| i == 0);
         assert_eq!(x, [Vec3::new(2.0, 1.5, 1.5), start[1]]);
         let mut plain = start.clone();
-        fit.guess(false, &mut plain, &v, &a, STEP, |i| i == 0);
+        fit.guess(false, &mut plain, &v, STEP, |i| i == 0);
         assert_eq!(plain, [Vec3::new(2.0, 1.0, 1.0), start[1]]);
     }
 
     /// Pinned vertices keep zero accelerations and do not enter the fits.
     #[test]
     fn pinned_vertices_are_left_out() {
-        let mut fit = Extrapolation::default();
-        let mut accelerations = vec![[e(0), e(1)]; 2];
+        let mut fit = Extrapolation::new(2);
+        fit.accelerations = vec![[e(0), e(1)]; 2];
         let x = [e(2), e(0) * 0.25 * 0.5];
         let zeros = [Vec3::zeros(); 2];
-        fit.learn(
-            &x,
-            &zeros,
-            &zeros,
-            &mut accelerations,
-            &[1.0, 1.0],
-            STEP,
-            |i| i == 1,
-        );
-        assert_eq!(accelerations[0], [Vec3::zeros(); 2]);
-        assert_eq!(accelerations[1], [e(0) * 0.5, e(0)]);
+        fit.learn(&x, &zeros, &zeros, &[1.0, 1.0], STEP, |i| i == 1);
+        assert_eq!(fit.accelerations[0], [Vec3::zeros(); 2]);
+        assert_eq!(fit.accelerations[1], [e(0) * 0.5, e(0)]);
         assert_eq!(fit.one, 0.5);
     }
 }

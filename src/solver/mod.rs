@@ -24,6 +24,7 @@ use std::time::Instant;
 pub use accelerate::Acceleration;
 pub use collide::Collider;
 pub use energy::Energies;
+pub use guess::Extrapolation;
 pub use mixed::{MIXED_FROM_ENTRIES, Precision};
 pub use params::SimParams;
 pub use system::FactorStats;
@@ -33,7 +34,6 @@ use rayon::prelude::*;
 
 use crate::model::{Model, Spring, SpringKind, TetLimits};
 use accelerate::Accelerator;
-use guess::Extrapolation;
 use system::System;
 use tets::{TetProjections, TetProjector};
 
@@ -44,10 +44,9 @@ pub struct State {
     pub positions: Vec<Vec3>,
     /// Current velocities.
     pub velocities: Vec<Vec3>,
-    /// What the forces did in the last two substeps, newest first:
-    /// `(x − q − α h v) / h²` before collisions (zero at rest and on hard
-    /// pins). The next substep's initial guess extrapolates them.
-    pub accelerations: Vec<[Vec3; 2]>,
+    /// What the forces did in the last two substeps and the predictors
+    /// fitted to it: the next substep's initial guess extrapolates it.
+    pub extrapolation: Extrapolation,
     /// Simulated time in seconds.
     pub time: f64,
     /// Frames stepped.
@@ -60,7 +59,7 @@ impl State {
         Self {
             positions: model.rest.clone(),
             velocities: vec![Vec3::zeros(); model.rest.len()],
-            accelerations: vec![[Vec3::zeros(); 2]; model.rest.len()],
+            extrapolation: Extrapolation::new(model.rest.len()),
             time: 0.0,
             frame: 0,
         }
@@ -148,9 +147,8 @@ pub struct Solver {
     rhs: Vec<Vec3>,
     x: Vec<Vec3>,
     v: Vec<Vec3>,
-    a: Vec<[Vec3; 2]>,
-    /// The predictor of the next acceleration in the initial guess.
-    extrapolation: Extrapolation,
+    /// The state's extrapolation history as it is stepped.
+    history: Extrapolation,
     /// The global step's output from the last accepted iterate (the
     /// safeguard's fallback).
     fallback: Vec<Vec3>,
@@ -262,8 +260,7 @@ impl Solver {
             rhs: vec![Vec3::zeros(); m],
             x: vec![Vec3::zeros(); m],
             v: vec![Vec3::zeros(); m],
-            a: vec![[Vec3::zeros(); 2]; m],
-            extrapolation: Extrapolation::default(),
+            history: Extrapolation::new(m),
             fallback: vec![Vec3::zeros(); m],
             accel: Accelerator::new(params.acceleration, m),
             projections: None,
@@ -439,13 +436,6 @@ impl Solver {
         self.accel.method()
     }
 
-    /// The weights `[γ₀, γ₁]` of the last two substeps' accelerations in
-    /// the next initial guess (when [`SimParams::extrapolate`]), chosen and
-    /// fitted after every substep (`guess.rs`).
-    pub fn extrapolation(&self) -> [f64; 2] {
-        self.extrapolation.weights()
-    }
-
     /// The spectral radius Chebyshev acceleration uses, once estimated
     /// (the first frames after a build or refactorisation measure it).
     pub fn spectral_radius(&self) -> Option<f64> {
@@ -513,7 +503,7 @@ impl Solver {
         self.x.copy_from_slice(&state.positions);
         let mut velocities = std::mem::take(&mut self.v);
         velocities.copy_from_slice(&state.velocities);
-        self.a.copy_from_slice(&state.accelerations);
+        self.history.copy_from(&state.extrapolation);
         let step = (alpha * h, h * h);
         let mut elastic = Energies::default();
         for _ in 0..self.params.substeps {
@@ -549,11 +539,10 @@ impl Solver {
             // its frame started at q and had PD(q) = q by the monotone
             // objective, i.e. ∇g(q) = 0: an exact equilibrium.)
             let system = &self.system;
-            self.extrapolation.guess(
+            self.history.guess(
                 self.params.extrapolate,
                 &mut self.x,
                 &velocities,
-                &self.a,
                 step,
                 |i| system.is_free(i),
             );
@@ -561,11 +550,10 @@ impl Solver {
             elastic = e;
             let tc = Instant::now();
             let system = &self.system;
-            self.extrapolation.learn(
+            self.history.learn(
                 &self.x,
                 &self.start,
                 &velocities,
-                &mut self.a,
                 &self.model.masses,
                 step,
                 |i| system.is_free(i),
@@ -590,7 +578,7 @@ impl Solver {
         if checked.is_ok() {
             state.positions.copy_from_slice(&self.x);
             state.velocities.copy_from_slice(&velocities);
-            state.accelerations.copy_from_slice(&self.a);
+            state.extrapolation.copy_from(&self.history);
         }
         self.v = velocities;
         checked?;
