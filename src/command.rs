@@ -162,6 +162,8 @@ pub enum Param {
     Acceleration(Acceleration),
     /// [`SimParams::extrapolate`].
     Extrapolate(bool),
+    /// [`SimParams::tolerance`] (≥ 0).
+    Tolerance(f64),
 }
 
 impl Param {
@@ -176,6 +178,7 @@ impl Param {
             Self::Colliders(c) => params.colliders = c,
             Self::Acceleration(a) => params.acceleration = a,
             Self::Extrapolate(on) => params.extrapolate = on,
+            Self::Tolerance(t) => params.tolerance = t,
         }
     }
 }

@@ -25,6 +25,8 @@ pub enum ParamId {
     Dt,
     /// Solver iterations per substep.
     Iterations,
+    /// The relative update that stops the iterations early (0: never).
+    Tolerance,
     /// Velocity damping.
     Damping,
     /// The vertical component of gravity.
@@ -54,6 +56,7 @@ impl ParamId {
                 ParamId::Density,
                 ParamId::Dt,
                 ParamId::Iterations,
+                ParamId::Tolerance,
                 ParamId::Damping,
                 ParamId::GravityY,
             ])
@@ -75,6 +78,7 @@ impl ParamId {
             ParamId::Density => "density",
             ParamId::Dt => "dt",
             ParamId::Iterations => "iterations",
+            ParamId::Tolerance => "tolerance",
             ParamId::Damping => "damping",
             ParamId::GravityY => "gravity y",
         }
@@ -87,6 +91,7 @@ impl ParamId {
             ParamId::Density => preset.material.density,
             ParamId::Dt => preset.sim.dt,
             ParamId::Iterations => preset.sim.iterations as f64,
+            ParamId::Tolerance => preset.sim.tolerance,
             ParamId::Damping => preset.sim.damping,
             ParamId::GravityY => preset.sim.gravity.y,
         }
@@ -94,8 +99,8 @@ impl ParamId {
 
     /// The value one `+` (`up`) or `-` step from `value`: weights, density
     /// and `dt` on a log scale (a zero weight steps up to 1), iterations by
-    /// one (at least 1), damping by 0.01 within `[0, 1]`, gravity by
-    /// 0.5 m/s².
+    /// one (at least 1), the tolerance on a log scale between 0 (off), 1e-6
+    /// and 0.1, damping by 0.01 within `[0, 1]`, gravity by 0.5 m/s².
     pub fn stepped(self, value: f64, up: bool) -> f64 {
         match self {
             ParamId::Weight(_) | ParamId::Density | ParamId::Dt => match (value > 0.0, up) {
@@ -105,6 +110,12 @@ impl ParamId {
                 (true, false) => value / LOG_STEP,
             },
             ParamId::Iterations => (value + if up { 1.0 } else { -1.0 }).max(1.0),
+            ParamId::Tolerance => match (value > 0.0, up) {
+                (false, true) => 1e-4,
+                (false, false) => 0.0,
+                (true, true) => (value * LOG_STEP).min(0.1),
+                (true, false) => Some(value / LOG_STEP).filter(|&t| t >= 1e-6).unwrap_or(0.0),
+            },
             ParamId::Damping => {
                 let stepped = value + if up { 0.01 } else { -0.01 };
                 // Round away the float noise of repeated steps.
@@ -124,6 +135,7 @@ impl ParamId {
             // Saturating: a negative or huge typed value becomes 0 or
             // usize::MAX, which the session's validation reports.
             ParamId::Iterations => Command::SetParam(Param::Iterations(value.round() as usize)),
+            ParamId::Tolerance => Command::SetParam(Param::Tolerance(value)),
             ParamId::Damping => Command::SetParam(Param::Damping(value)),
             ParamId::GravityY => {
                 let g = preset.sim.gravity;
@@ -241,6 +253,11 @@ mod tests {
         assert!((up_down - 20.0).abs() < 1e-12);
         assert_eq!(ParamId::Iterations.stepped(1.0, false), 1.0);
         assert_eq!(ParamId::Iterations.stepped(10.0, true), 11.0);
+        assert_eq!(ParamId::Tolerance.stepped(0.0, true), 1e-4);
+        assert_eq!(ParamId::Tolerance.stepped(0.0, false), 0.0);
+        assert!((ParamId::Tolerance.stepped(1e-3, true) - 1e-3 * LOG_STEP).abs() < 1e-15);
+        assert_eq!(ParamId::Tolerance.stepped(0.09, true), 0.1);
+        assert_eq!(ParamId::Tolerance.stepped(1.5e-6, false), 0.0);
         assert_eq!(ParamId::Damping.stepped(1.0, true), 1.0);
         assert_eq!(ParamId::Damping.stepped(0.0, false), 0.0);
         assert_eq!(ParamId::Damping.stepped(0.07, true), 0.08);

@@ -195,9 +195,10 @@ prop_compose! {
         (iterations, substeps) in (0..1000usize, 0..10usize),
         gravity in vec3(),
         colliders in prop::collection::vec(collider(), 0..3),
-        (acceleration, extrapolate) in (
+        (acceleration, extrapolate, tolerance) in (
             prop::sample::select(softbody::solver::Acceleration::ALL.to_vec()),
             any::<bool>(),
+            finite(),
         ),
         (eye, target, fov_deg) in (vec3(), vec3(), finite()),
     ) -> Preset {
@@ -217,6 +218,7 @@ prop_compose! {
             pins: PinSpec { hard, soft },
             sim: SimParams {
                 dt, iterations, substeps, damping, gravity, colliders, acceleration, extrapolate,
+                tolerance,
             },
             view: View { eye, target, fov_deg },
         }

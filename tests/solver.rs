@@ -1046,3 +1046,47 @@ fn the_extrapolated_guess_starts_closer_to_the_solution() {
         assert!((x - expected).norm() < 1e-12, "vertex {v}");
     }
 }
+
+/// With a tolerance, a substep stops at the first iteration that moved the
+/// vertices by less than `tol` times the step's displacement, not before;
+/// with Anderson its error against Newton is then within a small multiple
+/// of `tol`.
+#[test]
+fn a_tolerance_stops_the_iterations_once_the_update_is_small() {
+    use softbody::solver::accuracy;
+    let scene = softbody::bench::Scene::cloth(16);
+    let model = scene.model();
+    let mut solver = Solver::new(&model, &scene.params()).unwrap();
+    let mut state = State::at_rest(&model);
+    for _ in 0..10 {
+        solver.step(&mut state).unwrap();
+    }
+    let tol = 1e-3;
+    let params = SimParams {
+        iterations: 60,
+        tolerance: tol,
+        ..scene.params()
+    };
+    let mut early = solver.clone();
+    early.set_params(&params).unwrap();
+    let mut iterates: Vec<Vec<Vec3>> = Vec::new();
+    let report = early
+        .step_observed(&mut state.clone(), &mut |_, x| iterates.push(x.to_vec()))
+        .unwrap();
+    let n = iterates.len() - 1;
+    assert!(n >= 2 && n < 60, "stopped after {n} iterations");
+    assert_eq!(report.objective.len(), n + 1);
+    let relative_update = |k: usize| {
+        let (mut moved, mut step) = (0.0, 0.0);
+        for ((x, p), q) in iterates[k].iter().zip(&iterates[k - 1]).zip(&state.positions) {
+            moved += (x - p).norm_squared();
+            step += (x - q).norm_squared();
+        }
+        (moved / step).sqrt()
+    };
+    assert!(relative_update(n) <= tol, "{}", relative_update(n));
+    assert!(relative_update(n - 1) > tol, "{}", relative_update(n - 1));
+    let measured = accuracy::measure(&solver, &state, 60).unwrap();
+    let error = measured.errors[n];
+    assert!(error <= 3.0 * tol && error > 0.0, "error {error:e}");
+}

@@ -88,6 +88,7 @@ fn range(param: ParamId) -> (RangeInclusive<f64>, bool) {
         ParamId::Density => (1e-3..=1e5, true),
         ParamId::Dt => (1e-5..=0.1, true),
         ParamId::Iterations => (1.0..=200.0, false),
+        ParamId::Tolerance => (0.0..=0.1, true),
         ParamId::Damping => (0.0..=1.0, false),
         ParamId::GravityY => (-30.0..=30.0, false),
     }
@@ -111,7 +112,11 @@ fn help(param: ParamId) -> &'static str {
         }
         ParamId::Density => "kg/m² for cloth, kg/m³ for volumes",
         ParamId::Dt => "Frame time step h (s)",
-        ParamId::Iterations => "Local/global iterations per substep",
+        ParamId::Iterations => "Local/global iterations per substep (the most, with a tolerance)",
+        ParamId::Tolerance => {
+            "Stop a substep's iterations once one moves the vertices by less than this \
+             fraction of the step (0: always run all iterations)"
+        }
         ParamId::Damping => "Velocity damping per step (0: none, 1: all)",
         ParamId::GravityY => "Vertical gravity (m/s²)",
     }
@@ -130,7 +135,12 @@ fn param_slider(ui: &mut egui::Ui, session: &Session, param: ParamId, out: &mut 
         .text(param.label())
         .custom_formatter(|v, _| format_value(v));
     if log {
-        slider = slider.smallest_positive(1e-3);
+        let smallest = if param == ParamId::Tolerance {
+            1e-6
+        } else {
+            1e-3
+        };
+        slider = slider.smallest_positive(smallest);
     }
     if param == ParamId::Iterations {
         slider = slider.integer();
@@ -327,7 +337,7 @@ pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) 
             out.push(Request::Command(Command::Reset));
         }
     });
-    for param in [ParamId::Dt, ParamId::Iterations] {
+    for param in [ParamId::Dt, ParamId::Iterations, ParamId::Tolerance] {
         param_slider(ui, session, param, out);
     }
     let now = preset.sim.acceleration;

@@ -693,8 +693,10 @@ mod validate {
             colliders,
             acceleration: _,
             extrapolate: _,
+            tolerance,
         } = s;
         positive("sim.dt", *dt)?;
+        non_negative("sim.tolerance", *tolerance)?;
         if *iterations == 0 {
             return fail("sim.iterations", "must be at least 1");
         }

@@ -91,6 +91,7 @@ fn substep_params(solver: &Solver, iterations: usize) -> SimParams {
         dt: solver.params().substep_dt(),
         substeps: 1,
         iterations: iterations.max(1),
+        tolerance: 0.0,
         colliders: Vec::new(),
         ..solver.params().clone()
     }

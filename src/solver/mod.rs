@@ -90,7 +90,8 @@ pub struct StepReport {
     /// Energies at the end of the frame.
     pub energies: Energies,
     /// The PD objective `g` at the start of the last substep and after each
-    /// of its iterations (`iterations + 1` values, non-increasing with every
+    /// of its iterations (`iterations + 1` values, fewer when
+    /// [`SimParams::tolerance`] stopped it early; non-increasing with every
     /// [`Acceleration`]: the safeguard rejects an iterate that raised it).
     pub objective: Vec<f64>,
     /// Accelerated iterates the safeguard rejected in this frame (each
@@ -149,6 +150,8 @@ pub struct Solver {
     v: Vec<Vec3>,
     /// The state's extrapolation history as it is stepped.
     history: Extrapolation,
+    /// The iterate before the last global step (for the tolerance).
+    previous: Vec<Vec3>,
     /// The global step's output from the last accepted iterate (the
     /// safeguard's fallback).
     fallback: Vec<Vec3>,
@@ -261,6 +264,7 @@ impl Solver {
             x: vec![Vec3::zeros(); m],
             v: vec![Vec3::zeros(); m],
             history: Extrapolation::new(m),
+            previous: Vec::new(),
             fallback: vec![Vec3::zeros(); m],
             accel: Accelerator::new(params.acceleration, m),
             projections: None,
@@ -612,10 +616,15 @@ impl Solver {
         let mut accepted = f64::INFINITY;
         let rejected_before = report.rejected;
         let mut elastic = Energies::default();
+        let tolerance = self.params.tolerance;
+        if tolerance > 0.0 {
+            self.previous.resize(self.x.len(), Vec3::zeros());
+        }
+        let mut last = iterations;
         for k in 0..=iterations {
             let tl = Instant::now();
             // After the last iteration only the energies are needed.
-            let with_rhs = k < iterations;
+            let with_rhs = k < last;
             elastic = self.project(with_rhs);
             let mut objective = self.inertia_at(&self.x, inv_h2) + elastic.elastic();
             // Rises within round-off of g are not rejections: near the
@@ -639,11 +648,17 @@ impl Solver {
             if !with_rhs {
                 break;
             }
+            if tolerance > 0.0 {
+                self.previous.copy_from_slice(&self.x);
+            }
             if safeguarded {
                 self.system.solve(&self.rhs, &mut self.fallback, parallel);
                 self.accel.combine(&mut self.x, &self.fallback);
             } else {
                 self.system.solve(&self.rhs, &mut self.x, parallel);
+            }
+            if tolerance > 0.0 && self.converged(tolerance) {
+                last = k + 1;
             }
             global += tg.elapsed().as_secs_f64();
             if let Some(p) = &self.projections {
@@ -657,6 +672,17 @@ impl Solver {
         self.accel
             .finish_substep(self.diagonal, report.rejected > rejected_before);
         (elastic, local, global)
+    }
+
+    /// Whether the last iteration moved the vertices by at most `tolerance`
+    /// times the step's displacement: `‖x − previous‖ ≤ tol ‖x − q‖`.
+    fn converged(&self, tolerance: f64) -> bool {
+        let (mut moved, mut step) = (0.0, 0.0);
+        for ((x, p), q) in self.x.iter().zip(&self.previous).zip(&self.start) {
+            moved += (x - p).norm_squared();
+            step += (x - q).norm_squared();
+        }
+        moved <= tolerance * tolerance * step
     }
 
     /// Projects every constraint at the iterate `self.x`, with the
