@@ -1078,7 +1078,11 @@ fn a_tolerance_stops_the_iterations_once_the_update_is_small() {
     assert_eq!(report.objective.len(), n + 1);
     let relative_update = |k: usize| {
         let (mut moved, mut step) = (0.0, 0.0);
-        for ((x, p), q) in iterates[k].iter().zip(&iterates[k - 1]).zip(&state.positions) {
+        for ((x, p), q) in iterates[k]
+            .iter()
+            .zip(&iterates[k - 1])
+            .zip(&state.positions)
+        {
             moved += (x - p).norm_squared();
             step += (x - q).norm_squared();
         }
