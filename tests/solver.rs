@@ -1074,7 +1074,7 @@ fn a_tolerance_stops_the_iterations_once_the_update_is_small() {
         .step_observed(&mut state.clone(), &mut |_, x| iterates.push(x.to_vec()))
         .unwrap();
     let n = iterates.len() - 1;
-    assert!(n >= 2 && n < 60, "stopped after {n} iterations");
+    assert!((2..60).contains(&n), "stopped after {n} iterations");
     assert_eq!(report.objective.len(), n + 1);
     let relative_update = |k: usize| {
         let (mut moved, mut step) = (0.0, 0.0);
