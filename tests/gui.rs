@@ -400,6 +400,20 @@ fn the_acceleration_is_chosen_and_the_accuracy_measured_from_the_panels() {
         harness.state().session.preset().sim.acceleration,
         Acceleration::Anderson
     );
+
+    // So does the initial guess, and the solver follows.
+    harness
+        .get_by_label("extrapolated initial guess")
+        .scroll_to_me();
+    harness.run();
+    harness.get_by_label("extrapolated initial guess").click();
+    harness.run();
+    let session = &harness.state().session;
+    assert!(!session.preset().sim.extrapolate);
+    assert!(!session.solver().params().extrapolate);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run_steps(2);
+    assert!(harness.state().session.preset().sim.extrapolate);
 }
 
 #[test]

@@ -217,6 +217,17 @@ fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
         app.session.preset().sim.acceleration,
         Acceleration::Chebyshev
     );
+    // `e` switches the extrapolated initial guess, shown in the stats box.
+    assert_shows(
+        &screen(&app, 120, 40),
+        &["accel  chebyshev", "guess  extrapolated"],
+    );
+    assert!(app.on_key(ch('e')));
+    assert!(!app.session.preset().sim.extrapolate);
+    assert!(!app.session.solver().params().extrapolate);
+    assert_shows(&screen(&app, 120, 40), &["guess  inertial"]);
+    assert!(app.on_key(ch('e')));
+    assert!(app.session.preset().sim.extrapolate);
 
     // A swinging cloth: the measured error is real, and the screen shows it.
     assert!(app.on_key(ch('m')));

@@ -244,7 +244,7 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
 fn render_side(frame: &mut Frame, area: Rect, app: &App) {
     let [spark, stats] = area.layout(&Layout::vertical([
         Constraint::Fill(1),
-        Constraint::Length(7),
+        Constraint::Length(8),
     ]));
     let history = app.session.history();
     let objective = history.objective();
@@ -288,15 +288,12 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         Line::from(format!("sim    {:>7.1} FPS", app.pacer.sim_fps)),
         Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
         Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
-        Line::from(format!(
-            "accel  {}{}",
-            app.session.preset().sim.acceleration,
-            if app.session.preset().sim.extrapolate {
-                ", extrapolated"
-            } else {
-                ""
-            }
-        )),
+        Line::from(format!("accel  {}", app.session.preset().sim.acceleration)),
+        Line::from(if app.session.preset().sim.extrapolate {
+            "guess  extrapolated"
+        } else {
+            "guess  inertial"
+        }),
         Line::from(if app.session.is_measuring() {
             "error  measuring…".to_owned()
         } else {
