@@ -251,8 +251,18 @@ pub const ACCURACY_METHODS: [(Acceleration, bool); 6] = [
     (Acceleration::Anderson, true),
 ];
 
-/// What one acceleration method costs to reach the tolerances on a scene:
-/// medians over the steps from the [`AccuracyStarts`].
+/// The name of an initial guess in the output: `inertial` or
+/// `extrapolated`.
+pub fn guess_name(extrapolate: bool) -> &'static str {
+    if extrapolate {
+        "extrapolated"
+    } else {
+        "inertial"
+    }
+}
+
+/// What one acceleration method costs to reach the tolerances on a scene,
+/// measured along its own motion (see [`accuracy`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct AccuracyResult {
     /// Scene name.
@@ -260,23 +270,24 @@ pub struct AccuracyResult {
     /// `plain`, `chebyshev` or `anderson`.
     pub method: String,
     /// The initial guess: `inertial` (`q + α h v`) or `extrapolated`
-    /// (plus the fitted share of the last acceleration).
+    /// (plus the acceleration predicted from the last two steps).
     pub guess: String,
     /// Threads of the solver's parallel work.
     pub threads: usize,
-    /// Steps measured (one per start state).
+    /// Steps sampled per motion.
     pub steps: usize,
-    /// Median wall time of a frame with just enough iterations to reach a
-    /// relative error of 1e-3 against Newton (a step that does not within
-    /// `max_iterations` counts as infinite; `None`: the median is).
+    /// Median wall time of a frame of `iterations_to_1e3` iterations (`None`:
+    /// no count up to `max_iterations` reaches 1e-3).
     pub ms_to_1e3: Option<f64>,
     /// The same for 1e-5.
     pub ms_to_1e5: Option<f64>,
-    /// Median of those iteration counts.
+    /// The fewest iterations per frame whose own motion's sampled steps
+    /// land within 1e-3 of Newton (median).
     pub iterations_to_1e3: Option<usize>,
-    /// Median of those iteration counts.
+    /// The same for 1e-5.
     pub iterations_to_1e5: Option<usize>,
-    /// Median relative error at the scene's own 10 iterations.
+    /// Median relative error of the sampled steps of the motion at the
+    /// scene's own 10 iterations.
     pub error_at_default: f64,
     /// The iteration cap of the measurement.
     pub max_iterations: usize,
@@ -286,124 +297,191 @@ pub struct AccuracyResult {
     pub newton_ms: f64,
 }
 
-/// The steps `softbody bench --accuracy` measures: states sampled along the
-/// scene's reference motion (Anderson at 100 iterations, converged far
-/// below 1e-5), so every method is measured from the same states and none
-/// from its own trajectory, with the Newton solution of each next step.
-pub struct AccuracyStarts {
-    states: Vec<State>,
-    references: Vec<accuracy::Reference>,
+/// How `softbody bench --accuracy` samples a motion: `steps` states, one
+/// every `every` frames from rest, and at most `max_iterations` per frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampling {
+    /// States sampled (medians are taken over them).
+    pub steps: usize,
+    /// Frames between them.
+    pub every: usize,
+    /// The most iterations per frame tried.
+    pub max_iterations: usize,
 }
 
-impl AccuracyStarts {
-    /// `count` states, one every `every` frames of the reference motion.
-    ///
-    /// # Errors
-    /// Any [`SolverError`] (none are expected for the standard scenes).
-    pub fn new(scene: &Scene, count: usize, every: usize) -> Result<Self, SolverError> {
+/// Steps sampled along the motion of one configuration from rest: the
+/// solver and the state at each (the solver carries what it learned, e.g.
+/// Chebyshev's spectral radius; the state its extrapolation history), and
+/// the Newton solution of the next step.
+struct Motion {
+    samples: Vec<(Solver, State, accuracy::Reference)>,
+}
+
+impl Motion {
+    fn run(
+        scene: &Scene,
+        params: &SimParams,
+        threads: Option<usize>,
+        sampling: Sampling,
+    ) -> Result<Self, SolverError> {
         let model = scene.model();
-        let params = SimParams {
-            acceleration: Acceleration::Anderson,
-            iterations: 100,
-            ..scene.params()
-        };
-        let mut solver = Solver::new(&model, &params)?;
+        let mut solver = Solver::new(&model, params)?;
+        if let Some(threads) = threads {
+            solver.set_threads(threads);
+        }
         let mut state = State::at_rest(&model);
-        let mut states = Vec::with_capacity(count);
-        let mut references = Vec::with_capacity(count);
-        for _ in 0..count {
-            for _ in 0..every.max(1) {
+        let mut samples = Vec::with_capacity(sampling.steps);
+        for _ in 0..sampling.steps.max(1) {
+            for _ in 0..sampling.every.max(1) {
                 solver.step(&mut state)?;
             }
-            references.push(accuracy::Reference::new(&solver, &state)?);
-            states.push(state.clone());
+            let reference = accuracy::Reference::new(&solver, &state)?;
+            samples.push((solver.clone(), state.clone(), reference));
         }
-        Ok(Self { states, references })
+        Ok(Self { samples })
+    }
+
+    /// Each sampled step's errors after up to `iterations` iterations.
+    fn errors(&self, iterations: usize) -> Result<Vec<accuracy::Accuracy>, SolverError> {
+        self.samples
+            .iter()
+            .map(|(solver, state, reference)| {
+                accuracy::measure_against(solver, state, reference, iterations)
+            })
+            .collect()
     }
 }
 
 /// Measures `method` (with the extrapolated initial guess if `extrapolate`)
-/// on `scene` from each of `starts` (with the solver's
-/// parallel work on `threads` threads, default the solver's own choice):
-/// the error after every iteration up to `max_iterations` against Newton,
-/// then the wall time of frames with just enough iterations for each of
-/// [`TOLERANCES`].
-/// The solver first runs 10 frames from rest, so Chebyshev has estimated
-/// its spectral radius as it would have in use.
+/// on `scene`, with the solver's parallel work on `threads` threads
+/// (default: the solver's own choice), along its own motion: what a session
+/// at a given iteration count sees, history included.
+///
+/// First the motion at the scene's 10 iterations per frame: each sampled
+/// step's error after every iteration up to the cap gives a first count per
+/// tolerance (the median of the fewest iterations reaching it). Then the
+/// count is settled on the motion run at that count: the fewest `n` whose
+/// motion's sampled steps, each stepped with `n` iterations, land within the
+/// tolerance (median), searched up or down by one from the first count. Its
+/// frames are then timed from the sampled states.
 ///
 /// # Errors
 /// Any [`SolverError`].
 pub fn accuracy(
     scene: &Scene,
-    starts: &AccuracyStarts,
     (method, extrapolate): (Acceleration, bool),
     threads: Option<usize>,
-    max_iterations: usize,
+    sampling: Sampling,
 ) -> Result<AccuracyResult, SolverError> {
-    let model = scene.model();
     let params = SimParams {
         acceleration: method,
         extrapolate,
         ..scene.params()
     };
-    let mut solver = Solver::new(&model, &params)?;
-    if let Some(threads) = threads {
-        solver.set_threads(threads);
-    }
-    let mut state = State::at_rest(&model);
-    for _ in 0..10 {
-        solver.step(&mut state)?;
-    }
-    // A step that does not reach a tolerance counts as infinitely slow: the
-    // median is still finite while most steps reach it.
-    let mut ms = [Vec::new(), Vec::new()];
-    let mut iterations = [Vec::new(), Vec::new()];
-    let (mut errors, mut newton) = (Vec::new(), Vec::new());
-    for (start, reference) in starts.states.iter().zip(&starts.references) {
-        let measured = accuracy::measure_against(&solver, start, reference, max_iterations)?;
-        errors.push(measured.error());
-        newton.push(measured.newton_ms);
-        for (k, &tolerance) in TOLERANCES.iter().enumerate() {
-            match measured.iterations_to(tolerance) {
-                Some(n) => {
-                    iterations[k].push(n as f64);
-                    ms[k].push(time_frame(&solver, start, n.max(1))?);
-                }
-                None => {
-                    iterations[k].push(f64::INFINITY);
-                    ms[k].push(f64::INFINITY);
-                }
+    let explore = Motion::run(scene, &params, threads, sampling)?;
+    let curves = explore.errors(sampling.max_iterations)?;
+    let mut errors: Vec<f64> = curves
+        .iter()
+        .map(|a| a.errors[params.iterations.min(a.errors.len() - 1)])
+        .collect();
+    let mut newton: Vec<f64> = explore.samples.iter().map(|s| s.2.ms()).collect();
+    let mut counts = [None, None];
+    let mut ms = [None, None];
+    for (k, &tolerance) in TOLERANCES.iter().enumerate() {
+        let mut firsts: Vec<f64> = curves
+            .iter()
+            .map(|a| {
+                a.iterations_to(tolerance)
+                    .map_or(f64::INFINITY, |n| n as f64)
+            })
+            .collect();
+        let first = median(&mut firsts);
+        if !first.is_finite() {
+            continue;
+        }
+        let first = (first.round() as usize).max(1);
+        if let Some((n, motion)) = settle(scene, &params, threads, sampling, tolerance, first)? {
+            let mut times = Vec::with_capacity(motion.samples.len());
+            for (solver, state, _) in &motion.samples {
+                times.push(time_frame(solver, state, n)?);
             }
+            counts[k] = Some(n);
+            ms[k] = Some(median(&mut times));
         }
     }
-    let summary = |values: &mut Vec<f64>| Some(median(values)).filter(|m| m.is_finite());
-    let [ms3, ms5] = &mut ms;
-    let [its3, its5] = &mut iterations;
+    let (solver, _, _) = &explore.samples[explore.samples.len() - 1];
     Ok(AccuracyResult {
         scene: scene.name.clone(),
         method: method.name().into(),
-        guess: if extrapolate {
-            "extrapolated"
-        } else {
-            "inertial"
-        }
-        .into(),
+        guess: guess_name(extrapolate).into(),
         threads: solver.threads(),
-        steps: starts.states.len(),
-        ms_to_1e3: summary(ms3),
-        ms_to_1e5: summary(ms5),
-        iterations_to_1e3: summary(its3).map(|n| n.round() as usize),
-        iterations_to_1e5: summary(its5).map(|n| n.round() as usize),
+        steps: explore.samples.len(),
+        ms_to_1e3: ms[0],
+        ms_to_1e5: ms[1],
+        iterations_to_1e3: counts[0],
+        iterations_to_1e5: counts[1],
         error_at_default: median(&mut errors),
-        max_iterations,
+        max_iterations: sampling.max_iterations,
         spectral_radius: solver.spectral_radius(),
         newton_ms: median(&mut newton),
     })
 }
 
+/// The fewest iterations per frame, searched by one from `first`, whose
+/// own motion lands within `tolerance` of Newton (median over the sampled
+/// steps), with that motion; `None` if none up to the cap does.
+fn settle(
+    scene: &Scene,
+    params: &SimParams,
+    threads: Option<usize>,
+    sampling: Sampling,
+    tolerance: f64,
+    first: usize,
+) -> Result<Option<(usize, Motion)>, SolverError> {
+    let within = |n: usize| -> Result<Option<Motion>, SolverError> {
+        let at_n = SimParams {
+            iterations: n,
+            ..params.clone()
+        };
+        let motion = Motion::run(scene, &at_n, threads, sampling)?;
+        let mut errors: Vec<f64> = motion
+            .errors(n)?
+            .iter()
+            .map(|a| a.errors[a.errors.len() - 1])
+            .collect();
+        Ok((median(&mut errors) <= tolerance).then_some(motion))
+    };
+    let cap = sampling.max_iterations.max(1);
+    let mut n = first.min(cap);
+    let mut found = within(n)?;
+    if found.is_none() {
+        // Up until one is within.
+        while found.is_none() {
+            if n >= cap {
+                return Ok(None);
+            }
+            n += 1;
+            found = within(n)?;
+        }
+    } else {
+        // Down while they stay within.
+        while n > 1 {
+            match within(n - 1)? {
+                Some(motion) => {
+                    n -= 1;
+                    found = Some(motion);
+                }
+                None => break,
+            }
+        }
+    }
+    Ok(found.map(|motion| (n, motion)))
+}
+
 /// Median wall time of one frame of `iterations` iterations from `start`,
-/// each run on a fresh clone of `solver`: up to 7 runs, stopping after 3
-/// once they add up to 2 s, or after any run once they pass 20 s.
+/// each run on a fresh clone of `solver`: at least 5 runs and 0.5 s of them,
+/// at most 25 runs, stopping after any run once they pass 20 s (short
+/// frames are noisy on a shared host: many runs steady their median).
 fn time_frame(solver: &Solver, start: &State, iterations: usize) -> Result<f64, SolverError> {
     let params = SimParams {
         iterations,
@@ -411,7 +489,7 @@ fn time_frame(solver: &Solver, start: &State, iterations: usize) -> Result<f64, 
     };
     let mut times = Vec::new();
     let mut total = 0.0;
-    while times.len() < 7 && (times.len() < 3 || total < 2e3) {
+    while times.len() < 25 && (times.len() < 5 || total < 500.0) {
         let mut run = solver.clone();
         run.set_params(&params)?;
         let mut state = start.clone();

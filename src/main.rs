@@ -450,11 +450,14 @@ fn bench_accuracy(
         |v: Option<f64>| v.map_or_else(|| format!(">{max_iterations}its"), |v| format!("{v:.2}"));
     let count = |v: Option<usize>| v.map_or_else(|| "–".into(), |v| v.to_string());
     for scene in &scenes {
-        let starts = bench::AccuracyStarts::new(scene, steps.max(1), every).map_err(runtime)?;
         let mut baseline_and_default = [None, None];
         for method in bench::ACCURACY_METHODS {
-            let r = bench::accuracy(scene, &starts, method, threads, max_iterations)
-                .map_err(runtime)?;
+            let sampling = bench::Sampling {
+                steps: steps.max(1),
+                every,
+                max_iterations,
+            };
+            let r = bench::accuracy(scene, method, threads, sampling).map_err(runtime)?;
             if method == bench::ACCURACY_METHODS[0] {
                 baseline_and_default[0] = r.ms_to_1e3;
             }
@@ -487,11 +490,7 @@ fn bench_accuracy(
                  inertial guess",
                 scene.name,
                 Acceleration::default(),
-                if SimParams::default().extrapolate {
-                    "extrapolated"
-                } else {
-                    "inertial"
-                },
+                bench::guess_name(SimParams::default().extrapolate),
                 plain / default
             );
         }

@@ -371,8 +371,8 @@ pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) 
     if ui
         .checkbox(&mut extrapolate, "extrapolated initial guess")
         .on_hover_text(
-            "Start each step's iterations from the motion without forces plus the fitted share \
-             of the last step's acceleration: fewer iterations for slowly changing forces",
+            "Start each step's iterations from the motion without forces plus the acceleration \
+             predicted from the last two steps: fewer iterations for smoothly changing forces",
         )
         .changed()
     {

@@ -11,7 +11,9 @@ pub struct Accuracy {
     /// Relative error `‖x − x*‖ / ‖x* − q‖` of the step after `k`
     /// iterations, `k = 0, 1, …` (index 0: the initial guess).
     pub errors: Vec<f64>,
-    /// The iterations set in the solver's parameters.
+    /// The iterations the solver's step runs: its `iterations`, or fewer
+    /// where its tolerance stops it (the first iterate whose update is
+    /// within [`SimParams::tolerance`] of the step's displacement).
     pub iterations: usize,
     /// Newton iterations the reference took.
     pub newton_iterations: usize,
@@ -85,6 +87,13 @@ impl Reference {
     }
 }
 
+impl Reference {
+    /// Wall time of the Newton solve, in milliseconds.
+    pub fn ms(&self) -> f64 {
+        self.ms
+    }
+}
+
 /// The solver's parameters for one substep of `iterations`, no colliders.
 fn substep_params(solver: &Solver, iterations: usize) -> SimParams {
     SimParams {
@@ -122,12 +131,27 @@ pub fn measure_against(
     pd.set_params(&params)?;
     let mut errors = Vec::with_capacity(params.iterations + 1);
     let mut after = state.clone();
-    pd.step_observed(&mut after, &mut |_, x| {
+    let tolerance = solver.params().tolerance;
+    let mut iterations = solver.params().iterations;
+    let mut previous: Vec<crate::mesh::Vec3> = Vec::new();
+    pd.step_observed(&mut after, &mut |k, x| {
         errors.push(relative_error(x, &reference.positions, &state.positions));
+        if tolerance > 0.0 && k > 0 && k < iterations {
+            let (mut moved, mut step) = (0.0, 0.0);
+            for ((x, p), q) in x.iter().zip(&previous).zip(&state.positions) {
+                moved += (x - p).norm_squared();
+                step += (x - q).norm_squared();
+            }
+            if moved <= tolerance * tolerance * step {
+                iterations = k;
+            }
+        }
+        previous.clear();
+        previous.extend_from_slice(x);
     })?;
     Ok(Accuracy {
         errors,
-        iterations: solver.params().iterations,
+        iterations,
         newton_iterations: reference.iterations,
         reference_converged: reference.converged,
         newton_ms: reference.ms,
@@ -275,6 +299,24 @@ mod tests {
             assert!(line.starts_with("error ") && line.contains(&format!("1e-3 in {k} its")));
             assert!(!line.contains("approximate"));
         }
+    }
+
+    /// With a tolerance, the figure is at the iteration where the step stops.
+    #[test]
+    fn with_a_tolerance_the_error_is_where_the_step_stops() {
+        let (mut solver, state) = hanging_cloth(Acceleration::Anderson);
+        let params = SimParams {
+            iterations: 40,
+            tolerance: 1e-3,
+            ..solver.params().clone()
+        };
+        solver.set_params(&params).unwrap();
+        let accuracy = measure(&solver, &state, 40).unwrap();
+        let report = solver.clone().step(&mut state.clone()).unwrap();
+        let ran = report.objective.len() - 1;
+        assert!(ran < 40, "{ran}");
+        assert_eq!(accuracy.iterations, ran);
+        assert_eq!(accuracy.error(), accuracy.errors[ran]);
     }
 
     /// The figure is the real error: a step of `k` iterations lands exactly

@@ -7,7 +7,8 @@
 //! sagging, settling or swinging), the next correction is predictable from
 //! the last ones, and starting from the prediction leaves the iterations
 //! little to do: the `n = 22` tet cantilever reaches 1e-3 relative error
-//! against Newton in 1–2 iterations instead of 8. When they change fast (a
+//! against Newton in 3 iterations instead of 5 (Anderson; 4 instead of 8
+//! for plain PD), along its own motion. When they change fast (a
 //! stiff cloth ringing near `1/h`), old corrections are poor predictors.
 //!
 //! Three predictors are kept, each fitted (mass-weighted least squares)
@@ -17,9 +18,10 @@
 //! previous fit predicted this substep best: out of sample, so a predictor
 //! that only fits noise is not chosen.
 //!
-//! At a fixed point of the frame map (`q` returned with `v = 0`) every
-//! acceleration is zero, so the guess is `q` and the iterations start from
-//! it, as without extrapolation: rest states are still exact equilibria.
+//! A state the step maps to itself (`q` returned with `v = 0`, no contacts)
+//! has zero accelerations, so the guess is `q` and the iterations start
+//! from it, as without extrapolation: such rest states are still exact
+//! equilibria.
 
 use crate::mesh::Vec3;
 
@@ -33,12 +35,21 @@ pub struct Extrapolation {
     one: f64,
     /// `[γ₀, γ₁]` of the two-term predictor.
     two: [f64; 2],
-    /// The weights the next guess uses (one of the three predictors).
-    chosen: [f64; 2],
+    /// The predictor the next guess uses.
+    chosen: Predictor,
 }
 
-/// Bounds of the two-term weights: a linear trend is `(2, −1)`, one
-/// oscillating mode `(2 cos θ, −1)`; beyond these the fit is noise.
+/// Which of the three predictors a guess uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Predictor {
+    None,
+    One,
+    Two,
+}
+
+/// Bounds of the two-term weights, each clamped on its own (a guard, not a
+/// constrained fit): a linear trend is `(2, −1)` and one oscillating mode
+/// `(2 cos θ, −1)`, so fits far outside these follow noise.
 const TWO_TERM_BOUNDS: [(f64, f64); 2] = [(-2.0, 3.0), (-2.0, 2.0)];
 
 /// The two accelerations' Gram matrix and their products with the new one
@@ -71,14 +82,18 @@ impl Extrapolation {
             accelerations: vec![[Vec3::zeros(); 2]; m],
             one: 1.0,
             two: [1.0, 0.0],
-            chosen: [1.0, 0.0],
+            chosen: Predictor::One,
         }
     }
 
     /// The weights `[γ₀, γ₁]` the next guess gives the last two
     /// accelerations.
     pub fn weights(&self) -> [f64; 2] {
-        self.chosen
+        match self.chosen {
+            Predictor::None => [0.0; 2],
+            Predictor::One => [self.one, 0.0],
+            Predictor::Two => self.two,
+        }
     }
 
     /// The last two substeps' accelerations per vertex, newest first:
@@ -106,7 +121,7 @@ impl Extrapolation {
         free: impl Fn(usize) -> bool,
     ) {
         let [g0, g1] = if extrapolate {
-            self.chosen.map(|g| g * h2)
+            self.weights().map(|g| g * h2)
         } else {
             [0.0; 2]
         };
@@ -161,12 +176,13 @@ impl Extrapolation {
             // Nothing to predict from (the first substep from rest).
             return;
         }
-        // Out of sample: how the fits of the last substep did on this one.
+        // Out of sample: how the fits of the last substep did on this one
+        // picks the kind; the next guess takes that kind's fit to this one.
         let candidates = [[0.0; 2], [self.one, 0.0], self.two];
         let scores = candidates.map(|g| s.residual(g));
         if scores.iter().all(|r| r.is_finite()) {
             let best = (0..3).fold(1, |b, k| if scores[k] < scores[b] { k } else { b });
-            self.chosen = candidates[best];
+            self.chosen = [Predictor::None, Predictor::One, Predictor::Two][best];
         }
         let one = s.b0 / s.a00;
         if one.is_finite() {
@@ -229,6 +245,35 @@ mod tests {
         assert_eq!(fit.one, 1.0);
     }
 
+    /// `Sums::residual` is the explicit weighted sum of squares.
+    #[test]
+    fn the_residual_is_the_weighted_sum_of_squares() {
+        let a = [[e(0) + e(1), e(1) * 2.0], [e(2), e(0) - e(2)]];
+        let new = [e(0) * 3.0, e(1) - e(2)];
+        let m = [2.0, 0.5];
+        let mut s = Sums::default();
+        for ((a, n), m) in a.iter().zip(&new).zip(&m) {
+            s.a00 += m * a[0].norm_squared();
+            s.a01 += m * a[0].dot(&a[1]);
+            s.a11 += m * a[1].norm_squared();
+            s.b0 += m * n.dot(&a[0]);
+            s.b1 += m * n.dot(&a[1]);
+            s.bb += m * n.norm_squared();
+        }
+        let g = [0.7, -1.3];
+        let explicit: f64 = a
+            .iter()
+            .zip(&new)
+            .zip(&m)
+            .map(|((a, n), m)| m * (n - a[0] * g[0] - a[1] * g[1]).norm_squared())
+            .sum();
+        assert!(
+            (s.residual(g) - explicit).abs() < 1e-12,
+            "{}",
+            s.residual(g)
+        );
+    }
+
     /// The next guess takes the predictor whose last fit predicted best:
     /// the two-term one on a steady linear trend, none on noise that
     /// alternates in sign, the one-term one on a slowly decaying motion.
@@ -263,7 +308,8 @@ mod tests {
     fn the_guess_moves_free_vertices_only() {
         let fit = Extrapolation {
             accelerations: vec![[Vec3::new(0.0, 4.0, 0.0), Vec3::new(0.0, 0.0, 1.0)]; 2],
-            chosen: [0.5, 2.0],
+            two: [0.5, 2.0],
+            chosen: Predictor::Two,
             ..Extrapolation::new(2)
         };
         let start = vec![Vec3::new(1.0, 1.0, 1.0); 2];

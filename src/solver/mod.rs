@@ -102,8 +102,8 @@ pub struct StepReport {
     /// Vertices pushed out of a collider in the last substep.
     pub contacts: usize,
     /// With [`Solver::set_trace`] on: `g(x, p)` after every half step of the
-    /// last substep, `g(x₀, p₀), g(x₁, p₀), g(x₁, p₁), …` (`2·iterations + 1`
-    /// values; non-increasing for [`Acceleration::Plain`], where `x_{k+1}`
+    /// last substep, `g(x₀, p₀), g(x₁, p₀), g(x₁, p₁), …` (`2n + 1` values
+    /// for the `n` iterations it ran; non-increasing for [`Acceleration::Plain`], where `x_{k+1}`
     /// is the global step's output — an accelerated iterate is not).
     /// Empty otherwise.
     pub trace: Vec<f64>,
@@ -181,6 +181,12 @@ fn check_params(model: &Model, params: &SimParams) -> Result<(), SolverError> {
     }
     if params.substeps == 0 {
         return bad("substeps must be at least 1".into());
+    }
+    if !(params.tolerance.is_finite() && params.tolerance >= 0.0) {
+        return bad(format!(
+            "tolerance {} must be finite and at least 0",
+            params.tolerance
+        ));
     }
     if !(0.0..=1.0).contains(&params.damping) {
         return bad(format!("damping {} must be in [0, 1]", params.damping));
@@ -486,8 +492,9 @@ impl Solver {
     }
 
     /// [`Solver::step`], calling `observe(k, x)` in every substep with the
-    /// accepted iterate after `k = 0, 1, …, iterations` iterations (before
-    /// collisions): what a substep of `k` iterations would have ended on.
+    /// accepted iterate after `k = 0, 1, …, n` iterations (before
+    /// collisions; `n` is `iterations`, or fewer when the tolerance stopped
+    /// the substep): what a substep of `k` iterations would have ended on.
     /// For accuracy measurements.
     ///
     /// # Errors
@@ -538,10 +545,10 @@ impl Solver {
             // without forces plus the predicted acceleration (guess.rs).
             // (Starting at s, as Liu et al. do, gives a frame map whose fixed
             // points are not equilibria when the iterations stop short: a
-            // hanging cloth then rests with a residual force. Here a fixed
-            // point (q, v = 0) of the frame map has zero accelerations, so
-            // its frame started at q and had PD(q) = q by the monotone
-            // objective, i.e. ∇g(q) = 0: an exact equilibrium.)
+            // hanging cloth then rests with a residual force. Here a state
+            // the step maps to itself (q, v = 0, no contacts) has zero
+            // accelerations, so its step started at q and had PD(q) = q by
+            // the monotone objective, i.e. ∇g(q) = 0: an exact equilibrium.)
             let system = &self.system;
             self.history.guess(
                 self.params.extrapolate,
@@ -624,7 +631,7 @@ impl Solver {
         for k in 0..=iterations {
             let tl = Instant::now();
             // After the last iteration only the energies are needed.
-            let with_rhs = k < last;
+            let mut with_rhs = k < last;
             elastic = self.project(with_rhs);
             let mut objective = self.inertia_at(&self.x, inv_h2) + elastic.elastic();
             // Rises within round-off of g are not rejections: near the
@@ -634,6 +641,12 @@ impl Solver {
                 self.x.copy_from_slice(&self.fallback);
                 self.accel.reject();
                 report.rejected += 1;
+                if !with_rhs && k < iterations {
+                    // The tolerance stopped on the iterate just rejected:
+                    // the fallback's update was never checked, go on.
+                    last = iterations;
+                    with_rhs = true;
+                }
                 elastic = self.project(with_rhs);
                 objective = self.inertia_at(&self.x, inv_h2) + elastic.elastic();
             }
