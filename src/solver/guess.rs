@@ -65,6 +65,16 @@ struct Sums {
 }
 
 impl Sums {
+    /// Adds one vertex of mass `m`: its accelerations `a` and the new one.
+    fn add(&mut self, m: f64, a: &[Vec3; 2], new: &Vec3) {
+        self.a00 += m * a[0].norm_squared();
+        self.a01 += m * a[0].dot(&a[1]);
+        self.a11 += m * a[1].norm_squared();
+        self.b0 += m * new.dot(&a[0]);
+        self.b1 += m * new.dot(&a[1]);
+        self.bb += m * new.norm_squared();
+    }
+
     /// `‖new − γ₀ a₀ − γ₁ a₁‖²_M`.
     fn residual(&self, [g0, g1]: [f64; 2]) -> f64 {
         self.bb - 2.0 * (g0 * self.b0 + g1 * self.b1)
@@ -164,12 +174,7 @@ impl Extrapolation {
                 continue;
             }
             let new = (x - q - v * alpha_h) * inv_h2;
-            s.a00 += m * a[0].norm_squared();
-            s.a01 += m * a[0].dot(&a[1]);
-            s.a11 += m * a[1].norm_squared();
-            s.b0 += m * new.dot(&a[0]);
-            s.b1 += m * new.dot(&a[1]);
-            s.bb += m * new.norm_squared();
+            s.add(*m, a, &new);
             *a = [new, a[0]];
         }
         if s.a00.is_nan() || s.a00 <= 0.0 {
@@ -253,12 +258,7 @@ mod tests {
         let m = [2.0, 0.5];
         let mut s = Sums::default();
         for ((a, n), m) in a.iter().zip(&new).zip(&m) {
-            s.a00 += m * a[0].norm_squared();
-            s.a01 += m * a[0].dot(&a[1]);
-            s.a11 += m * a[1].norm_squared();
-            s.b0 += m * n.dot(&a[0]);
-            s.b1 += m * n.dot(&a[1]);
-            s.bb += m * n.norm_squared();
+            s.add(*m, a, n);
         }
         let g = [0.7, -1.3];
         let explicit: f64 = a
