@@ -251,16 +251,6 @@ pub const ACCURACY_METHODS: [(Acceleration, bool); 6] = [
     (Acceleration::Anderson, true),
 ];
 
-/// The name of an initial guess in the output: `inertial` or
-/// `extrapolated`.
-pub fn guess_name(extrapolate: bool) -> &'static str {
-    if extrapolate {
-        "extrapolated"
-    } else {
-        "inertial"
-    }
-}
-
 /// What one acceleration method costs to reach the tolerances on a scene,
 /// measured along its own motion (see [`accuracy`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -309,12 +299,18 @@ pub struct Sampling {
     pub max_iterations: usize,
 }
 
-/// Steps sampled along the motion of one configuration from rest: the
-/// solver and the state at each (the solver carries what it learned, e.g.
-/// Chebyshev's spectral radius; the state its extrapolation history), and
-/// the Newton solution of the next step.
+/// Steps sampled along the motion of one configuration from rest.
 struct Motion {
-    samples: Vec<(Solver, State, accuracy::Reference)>,
+    samples: Vec<Sample>,
+}
+
+/// One sampled step: the solver and the state there (the solver carries
+/// what it learned, e.g. Chebyshev's spectral radius; the state its
+/// extrapolation history), and the Newton solution of the next step.
+struct Sample {
+    solver: Solver,
+    state: State,
+    reference: accuracy::Reference,
 }
 
 impl Motion {
@@ -335,8 +331,11 @@ impl Motion {
             for _ in 0..sampling.every.max(1) {
                 solver.step(&mut state)?;
             }
-            let reference = accuracy::Reference::new(&solver, &state)?;
-            samples.push((solver.clone(), state.clone(), reference));
+            samples.push(Sample {
+                reference: accuracy::Reference::new(&solver, &state)?,
+                solver: solver.clone(),
+                state: state.clone(),
+            });
         }
         Ok(Self { samples })
     }
@@ -345,9 +344,7 @@ impl Motion {
     fn errors(&self, iterations: usize) -> Result<Vec<accuracy::Accuracy>, SolverError> {
         self.samples
             .iter()
-            .map(|(solver, state, reference)| {
-                accuracy::measure_against(solver, state, reference, iterations)
-            })
+            .map(|s| accuracy::measure_against(&s.solver, &s.state, &s.reference, iterations))
             .collect()
     }
 }
@@ -384,7 +381,7 @@ pub fn accuracy(
         .iter()
         .map(|a| a.errors[params.iterations.min(a.errors.len() - 1)])
         .collect();
-    let mut newton: Vec<f64> = explore.samples.iter().map(|s| s.2.ms()).collect();
+    let mut newton: Vec<f64> = explore.samples.iter().map(|s| s.reference.ms()).collect();
     let mut counts = [None, None];
     let mut ms = [None, None];
     for (k, &tolerance) in TOLERANCES.iter().enumerate() {
@@ -402,18 +399,18 @@ pub fn accuracy(
         let first = (first.round() as usize).max(1);
         if let Some((n, motion)) = settle(scene, &params, threads, sampling, tolerance, first)? {
             let mut times = Vec::with_capacity(motion.samples.len());
-            for (solver, state, _) in &motion.samples {
-                times.push(time_frame(solver, state, n)?);
+            for s in &motion.samples {
+                times.push(time_frame(&s.solver, &s.state, n)?);
             }
             counts[k] = Some(n);
             ms[k] = Some(median(&mut times));
         }
     }
-    let (solver, _, _) = &explore.samples[explore.samples.len() - 1];
+    let solver = &explore.samples[explore.samples.len() - 1].solver;
     Ok(AccuracyResult {
         scene: scene.name.clone(),
         method: method.name().into(),
-        guess: guess_name(extrapolate).into(),
+        guess: params.guess_name().into(),
         threads: solver.threads(),
         steps: explore.samples.len(),
         ms_to_1e3: ms[0],

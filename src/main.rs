@@ -449,14 +449,14 @@ fn bench_accuracy(
     let cell =
         |v: Option<f64>| v.map_or_else(|| format!(">{max_iterations}its"), |v| format!("{v:.2}"));
     let count = |v: Option<usize>| v.map_or_else(|| "–".into(), |v| v.to_string());
+    let sampling = bench::Sampling {
+        steps: steps.max(1),
+        every,
+        max_iterations,
+    };
     for scene in &scenes {
         let mut baseline_and_default = [None, None];
         for method in bench::ACCURACY_METHODS {
-            let sampling = bench::Sampling {
-                steps: steps.max(1),
-                every,
-                max_iterations,
-            };
             let r = bench::accuracy(scene, method, threads, sampling).map_err(runtime)?;
             if method == bench::ACCURACY_METHODS[0] {
                 baseline_and_default[0] = r.ms_to_1e3;
@@ -490,7 +490,7 @@ fn bench_accuracy(
                  inertial guess",
                 scene.name,
                 Acceleration::default(),
-                bench::guess_name(SimParams::default().extrapolate),
+                SimParams::default().guess_name(),
                 plain / default
             );
         }

@@ -1076,18 +1076,9 @@ fn a_tolerance_stops_the_iterations_once_the_update_is_small() {
     let n = iterates.len() - 1;
     assert!((2..60).contains(&n), "stopped after {n} iterations");
     assert_eq!(report.objective.len(), n + 1);
-    let relative_update = |k: usize| {
-        let (mut moved, mut step) = (0.0, 0.0);
-        for ((x, p), q) in iterates[k]
-            .iter()
-            .zip(&iterates[k - 1])
-            .zip(&state.positions)
-        {
-            moved += (x - p).norm_squared();
-            step += (x - q).norm_squared();
-        }
-        (moved / step).sqrt()
-    };
+    // ‖x_k − x_{k−1}‖ / ‖x_k − q‖.
+    let relative_update =
+        |k: usize| newton::relative_error(&iterates[k - 1], &iterates[k], &state.positions);
     assert!(relative_update(n) <= tol, "{}", relative_update(n));
     assert!(relative_update(n - 1) > tol, "{}", relative_update(n - 1));
     let measured = accuracy::measure(&solver, &state, 60).unwrap();

@@ -85,9 +85,7 @@ impl Reference {
             ms: t.elapsed().as_secs_f64() * 1e3,
         })
     }
-}
 
-impl Reference {
     /// Wall time of the Newton solve, in milliseconds.
     pub fn ms(&self) -> f64 {
         self.ms
@@ -136,18 +134,18 @@ pub fn measure_against(
     let mut previous: Vec<crate::mesh::Vec3> = Vec::new();
     pd.step_observed(&mut after, &mut |k, x| {
         errors.push(relative_error(x, &reference.positions, &state.positions));
-        if tolerance > 0.0 && k > 0 && k < iterations {
-            let (mut moved, mut step) = (0.0, 0.0);
-            for ((x, p), q) in x.iter().zip(&previous).zip(&state.positions) {
-                moved += (x - p).norm_squared();
-                step += (x - q).norm_squared();
-            }
-            if moved <= tolerance * tolerance * step {
+        if tolerance > 0.0 {
+            // Where the solver's tolerance stops (its criterion, on the
+            // accepted iterates).
+            if k > 0
+                && k < iterations
+                && relative_error(&previous, x, &state.positions) <= tolerance
+            {
                 iterations = k;
             }
+            previous.clear();
+            previous.extend_from_slice(x);
         }
-        previous.clear();
-        previous.extend_from_slice(x);
     })?;
     Ok(Accuracy {
         errors,

@@ -14,9 +14,9 @@
 //! Three predictors are kept, each fitted (mass-weighted least squares)
 //! after every substep to the acceleration the iterations just found:
 //! none, `γ₀ a₀` with `γ₀ ∈ [0, 1]`, and `γ₀ a₀ + γ₁ a₁` (which follows a
-//! linear trend or one oscillating mode). The next guess uses the one whose
-//! previous fit predicted this substep best: out of sample, so a predictor
-//! that only fits noise is not chosen.
+//! linear trend or one oscillating mode). The next guess uses the kind whose
+//! previous fit predicted this substep best (out of sample, so a predictor
+//! that only fits noise is not chosen), refitted to this substep.
 //!
 //! A state the step maps to itself (`q` returned with `v = 0`, no contacts)
 //! has zero accelerations, so the guess is `q` and the iterations start
@@ -46,6 +46,8 @@ enum Predictor {
     One,
     Two,
 }
+
+const PREDICTORS: [Predictor; 3] = [Predictor::None, Predictor::One, Predictor::Two];
 
 /// Bounds of the two-term weights, each clamped on its own (a guard, not a
 /// constrained fit): a linear trend is `(2, −1)` and one oscillating mode
@@ -98,18 +100,17 @@ impl Extrapolation {
 
     /// The weights `[γ₀, γ₁]` the next guess gives the last two
     /// accelerations.
-    pub fn weights(&self) -> [f64; 2] {
-        match self.chosen {
+    fn weights(&self) -> [f64; 2] {
+        self.weights_of(self.chosen)
+    }
+
+    /// The weights of `predictor`'s current fit.
+    fn weights_of(&self, predictor: Predictor) -> [f64; 2] {
+        match predictor {
             Predictor::None => [0.0; 2],
             Predictor::One => [self.one, 0.0],
             Predictor::Two => self.two,
         }
-    }
-
-    /// The last two substeps' accelerations per vertex, newest first:
-    /// `(x − q − α h v) / h²` before collisions.
-    pub fn accelerations(&self) -> &[[Vec3; 2]] {
-        &self.accelerations
     }
 
     /// Becomes a copy of `other` (same vertex count) without allocating.
@@ -183,30 +184,25 @@ impl Extrapolation {
         }
         // Out of sample: how the fits of the last substep did on this one
         // picks the kind; the next guess takes that kind's fit to this one.
-        let candidates = [[0.0; 2], [self.one, 0.0], self.two];
-        let scores = candidates.map(|g| s.residual(g));
+        let scores = PREDICTORS.map(|p| s.residual(self.weights_of(p)));
         if scores.iter().all(|r| r.is_finite()) {
+            // Ties keep the one-term predictor.
             let best = (0..3).fold(1, |b, k| if scores[k] < scores[b] { k } else { b });
-            self.chosen = [Predictor::None, Predictor::One, Predictor::Two][best];
+            self.chosen = PREDICTORS[best];
         }
         let one = s.b0 / s.a00;
         if one.is_finite() {
             self.one = one.clamp(0.0, 1.0);
         }
         let det = s.a00 * s.a11 - s.a01 * s.a01;
+        let two = [
+            (s.b0 * s.a11 - s.b1 * s.a01) / det,
+            (s.a00 * s.b1 - s.a01 * s.b0) / det,
+        ];
         // Two nearly parallel accelerations make the pair ill-posed: the
         // one-term fit says all they can.
-        self.two = if det > 1e-6 * s.a00 * s.a11 {
-            let g = [
-                (s.b0 * s.a11 - s.b1 * s.a01) / det,
-                (s.a00 * s.b1 - s.a01 * s.b0) / det,
-            ];
-            let bounded = |k: usize| g[k].clamp(TWO_TERM_BOUNDS[k].0, TWO_TERM_BOUNDS[k].1);
-            if g.iter().all(|g| g.is_finite()) {
-                [bounded(0), bounded(1)]
-            } else {
-                [self.one, 0.0]
-            }
+        self.two = if det > 1e-6 * s.a00 * s.a11 && two.iter().all(|g| g.is_finite()) {
+            [0, 1].map(|k| two[k].clamp(TWO_TERM_BOUNDS[k].0, TWO_TERM_BOUNDS[k].1))
         } else {
             [self.one, 0.0]
         };
@@ -241,7 +237,7 @@ mod tests {
         let new: Vec<Vec3> = old.iter().map(|a| a[0] * 1.5 - a[1] * 0.5).collect();
         let mut fit = Extrapolation::new(3);
         learn(&mut fit, &old, &new);
-        for ((s, o), n) in fit.accelerations().iter().zip(&old).zip(&new) {
+        for ((s, o), n) in fit.accelerations.iter().zip(&old).zip(&new) {
             assert_eq!(s, &[*n, o[0]]);
         }
         assert!((fit.two[0] - 1.5).abs() < 1e-12 && (fit.two[1] + 0.5).abs() < 1e-12);

@@ -103,8 +103,9 @@ pub struct StepReport {
     pub contacts: usize,
     /// With [`Solver::set_trace`] on: `g(x, p)` after every half step of the
     /// last substep, `g(x₀, p₀), g(x₁, p₀), g(x₁, p₁), …` (`2n + 1` values
-    /// for the `n` iterations it ran; non-increasing for [`Acceleration::Plain`], where `x_{k+1}`
-    /// is the global step's output — an accelerated iterate is not).
+    /// for the `n` iterations it ran; non-increasing for
+    /// [`Acceleration::Plain`], where `x_{k+1}` is the global step's output
+    /// — an accelerated iterate is not).
     /// Empty otherwise.
     pub trace: Vec<f64>,
 }
@@ -270,7 +271,7 @@ impl Solver {
             x: vec![Vec3::zeros(); m],
             v: vec![Vec3::zeros(); m],
             history: Extrapolation::new(m),
-            previous: Vec::new(),
+            previous: vec![Vec3::zeros(); m],
             fallback: vec![Vec3::zeros(); m],
             accel: Accelerator::new(params.acceleration, m),
             projections: None,
@@ -624,9 +625,6 @@ impl Solver {
         let rejected_before = report.rejected;
         let mut elastic = Energies::default();
         let tolerance = self.params.tolerance;
-        if tolerance > 0.0 {
-            self.previous.resize(self.x.len(), Vec3::zeros());
-        }
         let mut last = iterations;
         for k in 0..=iterations {
             let tl = Instant::now();
@@ -670,7 +668,11 @@ impl Solver {
             } else {
                 self.system.solve(&self.rhs, &mut self.x, parallel);
             }
-            if tolerance > 0.0 && self.converged(tolerance) {
+            // The update relative to the step, as the accuracy figure
+            // measures errors.
+            if tolerance > 0.0
+                && newton::relative_error(&self.previous, &self.x, &self.start) <= tolerance
+            {
                 last = k + 1;
             }
             global += tg.elapsed().as_secs_f64();
@@ -685,17 +687,6 @@ impl Solver {
         self.accel
             .finish_substep(self.diagonal, report.rejected > rejected_before);
         (elastic, local, global)
-    }
-
-    /// Whether the last iteration moved the vertices by at most `tolerance`
-    /// times the step's displacement: `‖x − previous‖ ≤ tol ‖x − q‖`.
-    fn converged(&self, tolerance: f64) -> bool {
-        let (mut moved, mut step) = (0.0, 0.0);
-        for ((x, p), q) in self.x.iter().zip(&self.previous).zip(&self.start) {
-            moved += (x - p).norm_squared();
-            step += (x - q).norm_squared();
-        }
-        moved <= tolerance * tolerance * step
     }
 
     /// Projects every constraint at the iterate `self.x`, with the

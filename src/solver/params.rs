@@ -63,6 +63,16 @@ impl Default for SimParams {
 }
 
 impl SimParams {
+    /// The name of the initial guess: `extrapolated` or `inertial`
+    /// (`q + α h v`, [`SimParams::extrapolate`] off).
+    pub fn guess_name(&self) -> &'static str {
+        if self.extrapolate {
+            "extrapolated"
+        } else {
+            "inertial"
+        }
+    }
+
     /// The time step of one substep.
     pub fn substep_dt(&self) -> f64 {
         self.dt / self.substeps.max(1) as f64

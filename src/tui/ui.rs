@@ -289,11 +289,7 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
         Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
         Line::from(format!("accel  {}", app.session.preset().sim.acceleration)),
-        Line::from(if app.session.preset().sim.extrapolate {
-            "guess  extrapolated"
-        } else {
-            "guess  inertial"
-        }),
+        Line::from(format!("guess  {}", app.session.preset().sim.guess_name())),
         Line::from(if app.session.is_measuring() {
             "error  measuring…".to_owned()
         } else {
