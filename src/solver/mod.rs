@@ -21,7 +21,7 @@ mod tets;
 
 use std::time::Instant;
 
-pub use accelerate::Acceleration;
+pub use accelerate::{Acceleration, Secants};
 pub use collide::Collider;
 pub use energy::Energies;
 pub use guess::Extrapolation;
@@ -47,6 +47,9 @@ pub struct State {
     /// What the forces did in the last two substeps and the predictors
     /// fitted to it: the next substep's initial guess extrapolates it.
     pub extrapolation: Extrapolation,
+    /// The secant pairs Anderson acceleration carries into the next
+    /// substep (empty for the other methods).
+    pub secants: Secants,
     /// Simulated time in seconds.
     pub time: f64,
     /// Frames stepped.
@@ -60,6 +63,7 @@ impl State {
             positions: model.rest.clone(),
             velocities: vec![Vec3::zeros(); model.rest.len()],
             extrapolation: Extrapolation::new(model.rest.len()),
+            secants: Secants::default(),
             time: 0.0,
             frame: 0,
         }
@@ -516,6 +520,9 @@ impl Solver {
         let mut velocities = std::mem::take(&mut self.v);
         velocities.copy_from_slice(&state.velocities);
         self.history.copy_from(&state.extrapolation);
+        let system = &self.system;
+        self.accel
+            .load_secants(&state.secants, |i| system.is_free(i));
         let step = (alpha * h, h * h);
         let mut elastic = Energies::default();
         for _ in 0..self.params.substeps {
@@ -591,6 +598,7 @@ impl Solver {
             state.positions.copy_from_slice(&self.x);
             state.velocities.copy_from_slice(&velocities);
             state.extrapolation.copy_from(&self.history);
+            state.secants.copy_from(self.accel.secants());
         }
         self.v = velocities;
         checked?;
