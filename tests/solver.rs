@@ -1114,23 +1114,34 @@ fn anderson_carries_secant_pairs_in_the_state() {
     assert!(state.velocities[bottom as usize].norm() > 1e-3);
     let mut pinned = model.clone();
     pinned.pins.pin([bottom]);
-    // Few iterations: the carried pairs are still in the window at the end.
+    // Few iterations: the carried pairs are in the window at every one.
     let few = SimParams {
         iterations: 2,
         ..scene.params()
     };
     let mut held = Solver::new(&pinned, &few).unwrap();
     let mut after = state.clone();
-    held.step(&mut after).unwrap();
-    assert_eq!(
-        after.positions[bottom as usize],
-        state.positions[bottom as usize]
-    );
+    let mut iterates = 0;
+    held.step_observed(&mut after, &mut |k, x| {
+        assert_eq!(x[bottom as usize], state.positions[bottom as usize], "{k}");
+        iterates += 1;
+    })
+    .unwrap();
+    assert_eq!(iterates, 3);
+    assert_eq!(after.secants.len(), 1);
+
+    // A step that makes no pair (one iteration) carries none.
+    let one = SimParams {
+        iterations: 1,
+        ..scene.params()
+    };
+    Solver::new(&model, &one).unwrap().step(&mut after).unwrap();
+    assert!(after.secants.is_empty());
 
     let mut plain =
         Solver::new(&model, &accelerated(&scene.params(), Acceleration::Plain)).unwrap();
-    plain.step(&mut after).unwrap();
-    assert!(after.secants.is_empty());
+    plain.step(&mut state).unwrap();
+    assert!(state.secants.is_empty());
 }
 
 /// A frame of `k` substeps is `k` frames of the substep's length: what a

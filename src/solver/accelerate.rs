@@ -149,12 +149,28 @@ pub(crate) struct Accelerator {
 /// the next one starts with (see the module docs): the part of a
 /// [`State`](super::State) that Anderson acceleration learned from the
 /// motion. Empty at rest, and for the other methods.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Secants {
     /// Pairs held (`0..=CARRIED_SECANTS`).
     count: usize,
     /// `[ΔG, ΔF]` per vertex and pair (single precision, like the window).
     pairs: Vec<[[Vec3f; 2]; CARRIED_SECANTS]>,
+}
+
+/// Equal when they hold the same pairs (what lies beyond `count` is
+/// scratch).
+impl PartialEq for Secants {
+    fn eq(&self, other: &Self) -> bool {
+        let n = self.count;
+        n == other.count
+            && (n == 0
+                || (self.pairs.len() == other.pairs.len()
+                    && self
+                        .pairs
+                        .iter()
+                        .zip(&other.pairs)
+                        .all(|(a, b)| a[..n] == b[..n])))
+    }
 }
 
 impl Secants {
@@ -228,11 +244,12 @@ impl Accelerator {
         self.rho
     }
 
-    /// Forgets the spectral-radius estimate and Anderson's history (the
-    /// matrix changed).
+    /// Forgets the spectral-radius estimate and Anderson's window (the
+    /// matrix changed). The pairs a state carries are loaded again at its
+    /// next step, as a fresh solver would: they are secants of a
+    /// neighbouring map in any case (see the module docs).
     pub(crate) fn invalidate(&mut self) {
         self.forget();
-        self.carry.count = 0;
         self.rho = None;
         self.estimate = Estimate::default();
     }
@@ -328,13 +345,13 @@ impl Accelerator {
     }
 
     /// The end of a substep's iterations (`rejected`: whether the
-    /// safeguard rejected any): a plain Chebyshev frame turns its update
-    /// norms into a spectral-radius estimate; a clean accelerated one
-    /// raises it.
+    /// safeguard rejected any): Anderson carries this substep's first pairs
+    /// (none if it made none: older ones would describe a map further
+    /// away); a plain Chebyshev frame turns its update norms into a
+    /// spectral-radius estimate; a clean accelerated one raises it.
     pub(crate) fn finish_substep(&mut self, diagonal: f64, rejected: bool) {
-        if self.method == Acceleration::Anderson && self.fresh > 0 {
-            // This substep's first pairs were written to the carry as
-            // they appeared.
+        if self.method == Acceleration::Anderson {
+            // They were written to the carry as they appeared.
             self.carry.count = self.fresh.min(CARRIED_SECANTS);
         }
         if self.method != Acceleration::Chebyshev {
@@ -479,12 +496,15 @@ impl Accelerator {
     /// θ = argmin ‖f − ΔF θ‖ from `b = ΔFᵀf` and the normal matrix, with
     /// the columns scaled to unit norm and a small ridge against
     /// near-dependence; `None` if it is singular or not finite. The unused
-    /// slots get an identity block and a zero right-hand side, so θ is 0
-    /// there and one fixed-size (stack) Cholesky serves every window.
+    /// slots, and columns with `ΔF = 0` (no information: a step from a
+    /// fixed point, or a carried pair whose rows were all on vertices
+    /// pinned since), get an identity block and a zero right-hand side, so
+    /// θ is 0 there and one fixed-size (stack) Cholesky serves every window.
     fn coefficients(&self, b: &[f64; ANDERSON_WINDOW]) -> Option<[f64; ANDERSON_WINDOW]> {
-        let columns = self.columns;
+        let used: [bool; ANDERSON_WINDOW] =
+            std::array::from_fn(|c| c < self.columns && self.normal[c][c] != 0.0);
         let scale: [f64; ANDERSON_WINDOW] = std::array::from_fn(|c| {
-            if c < columns {
+            if used[c] {
                 self.normal[c][c].sqrt()
             } else {
                 1.0
@@ -493,7 +513,7 @@ impl Accelerator {
         if scale.iter().any(|s| s.is_nan() || *s <= 0.0) {
             return None;
         }
-        let inside = |r: usize, c: usize| r < columns && c < columns;
+        let inside = |r: usize, c: usize| used[r] && used[c];
         let a = Normal::from_fn(|r, c| {
             if inside(r, c) {
                 self.normal[r][c] / (scale[r] * scale[c]) + if r == c { 1e-10 } else { 0.0 }
@@ -503,7 +523,7 @@ impl Accelerator {
                 0.0
             }
         });
-        let rhs = Window::from_fn(|r, _| if r < columns { b[r] / scale[r] } else { 0.0 });
+        let rhs = Window::from_fn(|r, _| if used[r] { b[r] / scale[r] } else { 0.0 });
         let theta = a.cholesky()?.solve(&rhs);
         let t: [f64; ANDERSON_WINDOW] = std::array::from_fn(|c| theta[c] / scale[c]);
         t.iter().all(|t| t.is_finite()).then_some(t)
@@ -599,8 +619,7 @@ mod tests {
         // The first pair is the first secant: G(x₁) − G(x₀) and f₁ − f₀.
         let first = carried.secants().pairs[m - 1][0];
         assert!(first[0].norm() > 0.0 && first[1].norm() > 0.0);
-        let mut afresh = carried.clone();
-        afresh.invalidate();
+        let mut afresh = Accelerator::new(Acceleration::Anderson, m);
         let mut y = x.clone();
         let with = iterate(&mut carried, &mut x, &target(1.5), 1);
         let without = iterate(&mut afresh, &mut y, &target(1.5), 1);

@@ -37,7 +37,10 @@ use accelerate::Accelerator;
 use system::System;
 use tets::{TetProjections, TetProjector};
 
-/// Positions and velocities of every vertex, `m × 3` each.
+/// What a step starts from: the positions and velocities of every vertex,
+/// and what the last steps learned (the extrapolation history and
+/// Anderson's carried secant pairs), so a state determines its next step
+/// whichever solver takes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
     /// Current positions.
