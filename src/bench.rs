@@ -306,7 +306,8 @@ struct Motion {
 
 /// One sampled step: the solver and the state there (the solver carries
 /// what it learned, e.g. Chebyshev's spectral radius; the state its
-/// extrapolation history), and the Newton solution of the next step.
+/// extrapolation history and Anderson's carried pairs), and the Newton
+/// solution of the next step.
 struct Sample {
     solver: Solver,
     state: State,

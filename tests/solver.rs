@@ -993,6 +993,22 @@ fn tet_blow_ups_are_reported_not_panics() {
     }
 }
 
+/// `scene`'s model, a solver with `params` and the state it reaches in
+/// `frames` frames from rest.
+fn stepped(
+    scene: &softbody::bench::Scene,
+    params: &SimParams,
+    frames: usize,
+) -> (Model, Solver, State) {
+    let model = scene.model();
+    let mut solver = Solver::new(&model, params).unwrap();
+    let mut state = State::at_rest(&model);
+    for _ in 0..frames {
+        solver.step(&mut state).unwrap();
+    }
+    (model, solver, state)
+}
+
 /// The extrapolated initial guess (the default) starts a sagging tet
 /// cantilever's step several times closer to the Newton solution than the
 /// motion without forces, and reaches 1e-3 in fewer iterations; with it off
@@ -1001,22 +1017,17 @@ fn tet_blow_ups_are_reported_not_panics() {
 fn the_extrapolated_guess_starts_closer_to_the_solution() {
     use softbody::solver::accuracy;
     let scene = softbody::bench::Scene::tet(8);
-    let model = scene.model();
     let measure = |extrapolate: bool| {
         let params = SimParams {
             extrapolate,
             ..scene.params()
         };
-        let mut solver = Solver::new(&model, &params).unwrap();
-        let mut state = State::at_rest(&model);
-        for _ in 0..12 {
-            solver.step(&mut state).unwrap();
-        }
+        let (model, solver, state) = stepped(&scene, &params, 12);
         let measured = accuracy::measure(&solver, &state, 40).unwrap();
-        (state, measured)
+        (model, state, measured)
     };
-    let (state, off) = measure(false);
-    let (_, on) = measure(true);
+    let (model, state, off) = measure(false);
+    let (_, _, on) = measure(true);
     assert!(on.errors[0] < off.errors[0] / 3.0, "{on:?} vs {off:?}");
     let (to_on, to_off) = (on.iterations_to(1e-3), off.iterations_to(1e-3));
     assert!(to_on.unwrap() < to_off.unwrap(), "{on:?} vs {off:?}");
@@ -1055,12 +1066,7 @@ fn the_extrapolated_guess_starts_closer_to_the_solution() {
 fn a_tolerance_stops_the_iterations_once_the_update_is_small() {
     use softbody::solver::accuracy;
     let scene = softbody::bench::Scene::cloth(16);
-    let model = scene.model();
-    let mut solver = Solver::new(&model, &scene.params()).unwrap();
-    let mut state = State::at_rest(&model);
-    for _ in 0..10 {
-        solver.step(&mut state).unwrap();
-    }
+    let (_, solver, state) = stepped(&scene, &scene.params(), 10);
     let tol = 1e-3;
     let params = SimParams {
         iterations: 60,
@@ -1094,12 +1100,7 @@ fn a_tolerance_stops_the_iterations_once_the_update_is_small() {
 fn anderson_carries_secant_pairs_in_the_state() {
     use softbody::solver::{Secants, accuracy};
     let scene = softbody::bench::Scene::cloth(16);
-    let model = scene.model();
-    let mut solver = Solver::new(&model, &scene.params()).unwrap();
-    let mut state = State::at_rest(&model);
-    for _ in 0..10 {
-        solver.step(&mut state).unwrap();
-    }
+    let (model, solver, mut state) = stepped(&scene, &scene.params(), 10);
     assert_eq!(state.secants.len(), 3);
     let with = accuracy::measure(&solver, &state, 40).unwrap();
     let mut bare = state.clone();

@@ -420,35 +420,45 @@ impl Accelerator {
     }
 
     fn anderson(&mut self, x: &mut [Vec3], out: &[Vec3]) {
-        if !self.has_last {
-            // The first iteration of a substep (or after the window was
-            // emptied): remember G and f, and step in the carried pairs,
-            // if any.
-            let columns = self.columns;
-            let mut b = [0.0; ANDERSON_WINDOW];
-            for i in 0..x.len() {
-                let f = out[i] - x[i];
-                self.last_f[i] = f;
-                for (c, dc) in self.df[i][..columns].iter().enumerate() {
-                    b[c] += dc.cast::<f64>().dot(&f);
-                }
-            }
-            self.last_g.copy_from_slice(out);
-            self.has_last = true;
-            match (columns > 0).then(|| self.coefficients(&b)).flatten() {
-                Some(t) => self.extrapolate(x, out, &t),
-                None => x.copy_from_slice(out),
-            }
-            return;
+        let b = if self.has_last {
+            self.add_column(x, out)
+        } else {
+            self.first_residual(x, out)
+        };
+        match self.coefficients(&b) {
+            Some(t) => self.mix(x, out, &t),
+            None => x.copy_from_slice(out),
         }
-        // One pass: the new column ΔG = G_k − G_{k−1}, ΔF = f_k − f_{k−1}
-        // (f = G(x) − x) at `j`; the last G and f become G_k and f_k; and
-        // the new row of ΔFᵀΔF and ΔFᵀf_k are summed as the column appears.
+    }
+
+    /// The first iteration of a substep: remembers `G(x)` and
+    /// `f = G(x) − x`, and returns `ΔFᵀf` over the carried pairs in the
+    /// window (none: θ is empty and the step is the plain `G(x)`).
+    fn first_residual(&mut self, x: &[Vec3], out: &[Vec3]) -> [f64; ANDERSON_WINDOW] {
+        let columns = self.columns;
+        let mut b = [0.0; ANDERSON_WINDOW];
+        for i in 0..x.len() {
+            let f = out[i] - x[i];
+            self.last_f[i] = f;
+            for (c, dc) in self.df[i][..columns].iter().enumerate() {
+                b[c] += dc.cast::<f64>().dot(&f);
+            }
+        }
+        self.last_g.copy_from_slice(out);
+        self.has_last = true;
+        b
+    }
+
+    /// One pass: the new column `ΔG = G_k − G_{k−1}`, `ΔF = f_k − f_{k−1}`
+    /// (`f = G(x) − x`) at `j`, also written to the carry while this
+    /// substep has made fewer than [`CARRIED_SECANTS`]; the last G and f
+    /// become `G_k` and `f_k`; the new row of `ΔFᵀΔF` and `ΔFᵀf_k`
+    /// (returned) are summed as the column appears.
+    fn add_column(&mut self, x: &[Vec3], out: &[Vec3]) -> [f64; ANDERSON_WINDOW] {
         let j = self.next;
         self.next = (j + 1) % ANDERSON_WINDOW;
         self.columns = (self.columns + 1).min(ANDERSON_WINDOW);
         let columns = self.columns;
-        // This substep's first pairs are also the next one's carried ones.
         let carried = (self.fresh < CARRIED_SECANTS).then_some(self.fresh);
         self.fresh += 1;
         let mut row = [0.0; ANDERSON_WINDOW];
@@ -475,14 +485,11 @@ impl Accelerator {
             self.normal[c][j] = value;
             self.normal[j][c] = value;
         }
-        match self.coefficients(&b) {
-            Some(t) => self.extrapolate(x, out, &t),
-            None => x.copy_from_slice(out),
-        }
+        b
     }
 
     /// `x_{k+1} = G_k − ΔG θ` over the window's columns.
-    fn extrapolate(&self, x: &mut [Vec3], out: &[Vec3], t: &[f64; ANDERSON_WINDOW]) {
+    fn mix(&self, x: &mut [Vec3], out: &[Vec3], t: &[f64; ANDERSON_WINDOW]) {
         let columns = self.columns;
         for ((xi, g), history) in x.iter_mut().zip(out).zip(&self.dg) {
             let mut step = Vec3::zeros();
