@@ -16,6 +16,37 @@ use cli::{Cli, Command};
 enum Failure {
     BadInput(anyhow::Error),
     Runtime(anyhow::Error),
+    /// Standard output was closed by its reader (`softbody bench | head -1`):
+    /// nothing more to say, as for any Unix filter.
+    Closed,
+}
+
+impl Failure {
+    /// A failed write to standard output.
+    fn output(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Self::Closed
+        } else {
+            Self::Runtime(anyhow::anyhow!("cannot write to standard output: {e}"))
+        }
+    }
+}
+
+/// `print!` that returns a failed write (a closed pipe) as a [`Failure`]
+/// instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*).map_err(Failure::output)?;
+    }};
+}
+
+/// `println!` that returns a failed write as a [`Failure`] (see [`out!`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*).map_err(Failure::output)?;
+    }};
 }
 
 fn main() -> ExitCode {
@@ -46,7 +77,7 @@ fn main() -> ExitCode {
         },
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) | Err(Failure::Closed) => ExitCode::SUCCESS,
         Err(Failure::BadInput(e)) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
@@ -189,10 +220,10 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
                     "structural": springs.structural.len(),
                     "bending": springs.bending.len(),
                 });
-                println!("{value}");
+                outln!("{value}");
             } else {
-                print!("{report}");
-                println!(
+                out!("{report}");
+                outln!(
                     "  springs:     {} structural, {} bending",
                     springs.structural.len(),
                     springs.bending.len()
@@ -267,14 +298,14 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
         value["migrated_from"] = serde_json::json!(loaded.migrated_from);
         value["factor_nnz"] = serde_json::json!(factor.factor_nnz);
         value["mixed_precision"] = serde_json::json!(factor.mixed_precision);
-        println!("{value}");
+        outln!("{value}");
     } else {
-        println!("{} ({})", file.display(), loaded.preset.name);
+        outln!("{} ({})", file.display(), loaded.preset.name);
         if let Some(version) = loaded.migrated_from {
-            println!("  migrated from format version {version}");
+            outln!("  migrated from format version {version}");
         }
-        print!("{summary}");
-        println!(
+        out!("{summary}");
+        outln!(
             "  factor:      {} unknowns, {} non-zeros in L ({} precision)",
             factor.unknowns,
             factor.factor_nnz,
@@ -347,7 +378,7 @@ fn bake(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    println!(
+    outln!(
         "{}: {} frames in {:.2} s ({:.2} ms per frame in the solver), {} OBJ files, energy.csv and summary.json in {}",
         file.display(),
         summary.frames,
@@ -397,8 +428,8 @@ fn tetrahedralize(
     if json {
         print_json(&report)?;
     } else {
-        println!("{}", file.display());
-        print!("{report}");
+        outln!("{}", file.display());
+        out!("{report}");
     }
     Ok(())
 }
@@ -431,7 +462,7 @@ fn bench_accuracy(
     let runtime = |e: softbody::solver::SolverError| Failure::Runtime(e.into());
     let scenes = bench_scenes(scene, bench::accuracy_scenes())?;
     if !json {
-        println!(
+        outln!(
             "{:<8} {:<10} {:<12} {:>7} {:>10} {:>9} {:>10} {:>9} {:>12} {:>8} {:>10}",
             "scene",
             "method",
@@ -467,7 +498,7 @@ fn bench_accuracy(
             if json {
                 print_json(&r)?;
             } else {
-                println!(
+                outln!(
                     "{:<8} {:<10} {:<12} {:>7} {:>10} {:>9} {:>10} {:>9} {:>12.3e} {:>8} {:>10.1}",
                     r.scene,
                     r.method,
@@ -485,7 +516,7 @@ fn bench_accuracy(
             }
         }
         if let ([Some(plain), Some(default)], false) = (baseline_and_default, json) {
-            println!(
+            outln!(
                 "{}: the default ({}, {}) reaches 1e-3 {:.2}× faster than plain PD from the \
                  inertial guess",
                 scene.name,
@@ -500,7 +531,7 @@ fn bench_accuracy(
 
 /// Prints `value` as one line of JSON.
 fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
-    println!(
+    outln!(
         "{}",
         serde_json::to_string(value).map_err(|e| Failure::Runtime(e.into()))?
     );
@@ -522,7 +553,7 @@ fn bench(
         s.precision = precision;
     }
     if !json {
-        println!(
+        outln!(
             "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10} {:>6}",
             "scene",
             "nodes",
@@ -552,7 +583,7 @@ fn bench(
         if json {
             print_json(&r)?;
         } else {
-            println!(
+            outln!(
                 "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10} {:>6}",
                 r.scene,
                 r.nodes,

@@ -264,3 +264,29 @@ fn a_bad_preset_exits_2_with_file_line_and_field() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A reader that stops early (`softbody bench | head -1`) ends the output
+/// quietly, as for any Unix filter: no panic, exit 0. The pipe's read end
+/// is closed before the binary starts, so every write to it fails.
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    for args in [
+        &["inspect", "meshes/box.obj"][..],
+        &["inspect", "--json", "presets/jelly.toml"],
+        &[
+            "bench", "--scene", "cloth10", "--frames", "2", "--warmup", "0",
+        ],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_softbody"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}

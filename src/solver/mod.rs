@@ -593,7 +593,7 @@ impl Solver {
         let tf = Instant::now();
         if report.contacts > 0 {
             // Collisions moved vertices after the last projection.
-            elastic = local_step(&self.model, &self.x, None, None);
+            elastic = self.project(false);
         }
         report.energies = self.energies_at(&self.x, &velocities, &elastic);
         let checked = self.check_blow_up(state.frame + 1, &velocities, &report.energies);
@@ -701,21 +701,25 @@ impl Solver {
     }
 
     /// Projects every constraint at the iterate `self.x`, with the
-    /// right-hand side `constant + Σ w Gᵀ p` in `self.rhs` when `with_rhs`.
+    /// right-hand side `constant + Σ w Gᵀ p` in `self.rhs` when `with_rhs`
+    /// (else only the energies: the last iterate's, for the safeguard and
+    /// the report).
     fn project(&mut self, with_rhs: bool) -> Energies {
-        if !with_rhs {
-            return local_step(&self.model, &self.x, None, None);
-        }
-        self.rhs.copy_from_slice(&self.constant);
-        if self.partials.is_empty() || self.projections.is_some() {
-            local_step(
-                &self.model,
-                &self.x,
-                Some(&mut self.rhs),
-                self.projections.as_mut(),
-            )
+        let rhs = if with_rhs {
+            self.rhs.copy_from_slice(&self.constant);
+            Some(&mut self.rhs[..])
         } else {
-            local_step_parallel(&self.model, &self.x, &mut self.rhs, &mut self.partials)
+            None
+        };
+        if self.partials.is_empty() || (with_rhs && self.projections.is_some()) {
+            let store = if with_rhs {
+                self.projections.as_mut()
+            } else {
+                None
+            };
+            local_step(&self.model, &self.x, rhs, store)
+        } else {
+            local_step_parallel(&self.model, &self.x, rhs, &mut self.partials)
         }
     }
 
@@ -960,38 +964,44 @@ fn chunk<T>(items: &[T], k: usize, parts: usize) -> &[T] {
 
 /// [`local_step`] with the springs and tets split over threads, each
 /// accumulating into its own buffer of `partials`; the buffers are then
-/// added to `rhs`.
+/// added to `rhs` (without `rhs`, only the energies are summed).
 fn local_step_parallel(
     model: &Model,
     x: &[Vec3],
-    rhs: &mut [Vec3],
+    mut rhs: Option<&mut [Vec3]>,
     partials: &mut [Vec<Vec3>],
 ) -> Energies {
     let parts = partials.len();
     let projector = TetProjector::new(model);
+    let scatter = rhs.is_some();
     let mut e = partials
         .par_iter_mut()
         .enumerate()
         .map(|(k, buf)| {
-            buf.fill(Vec3::zeros());
+            let mut buf = scatter.then(|| {
+                buf.fill(Vec3::zeros());
+                &mut buf[..]
+            });
             let mut e = Energies::default();
             for kind in SPRING_KINDS {
                 let part = chunk(model.springs.of_kind(kind), k, parts);
                 let w = model.weights.spring(kind);
-                e.set(kind, 0.5 * w * spring_block(part, w, x, Some(buf)));
+                e.set(kind, 0.5 * w * spring_block(part, w, x, buf.as_deref_mut()));
             }
             let part = chunk(&model.tets, k, parts);
-            let sums = tets::tet_block(&projector, part, x, Some(buf), None);
+            let sums = tets::tet_block(&projector, part, x, buf, None);
             e.set_tets(projector.weights(), sums);
             e
         })
         .reduce(Energies::default, Energies::add);
-    for buf in partials.iter() {
-        for (o, p) in rhs.iter_mut().zip(buf) {
-            *o += *p;
+    if let Some(rhs) = rhs.as_deref_mut() {
+        for buf in partials.iter() {
+            for (o, p) in rhs.iter_mut().zip(buf) {
+                *o += *p;
+            }
         }
     }
-    e.attachment = attachment_block(model, x, Some(rhs));
+    e.attachment = attachment_block(model, x, rhs);
     e
 }
 
