@@ -665,7 +665,8 @@ impl eframe::App for EditorApp {
         }
         let rates = [self.ui_fps, self.sim_fps()];
         if let Some(run) = &mut self.script {
-            run.frame_done(&ctx, self.viewport.rect, self.viewport.has_scene(), rates);
+            let (view, has_scene) = (self.viewport.rect, self.viewport.has_scene());
+            run.frame_done(&ctx, view, has_scene, rates, self.session.state().frame);
         }
     }
 

@@ -24,6 +24,7 @@ pub struct Script {
 /// The progress of a [`Script`].
 pub struct ScriptRun {
     script: Script,
+    started: std::time::Instant,
     drawn: usize,
     requested: bool,
     shot: Arc<Mutex<Option<Arc<ColorImage>>>>,
@@ -34,6 +35,7 @@ impl ScriptRun {
     pub fn new(script: Script) -> Self {
         Self {
             script,
+            started: std::time::Instant::now(),
             drawn: 0,
             requested: false,
             shot: Arc::default(),
@@ -41,14 +43,16 @@ impl ScriptRun {
     }
 
     /// Advances after a frame was laid out; `view` is the 3D view's
-    /// rectangle (points), `has_scene` whether it drew in 3D and `rates`
-    /// the UI and simulation frames per second (reported at the end).
+    /// rectangle (points), `has_scene` whether it drew in 3D, `rates` the
+    /// UI and simulation frames per second and `frame` the simulation's
+    /// frame (reported at the end, with the run's wall time).
     pub fn frame_done(
         &mut self,
         ctx: &egui::Context,
         view: Option<Rect>,
         has_scene: bool,
         rates: [f64; 2],
+        frame: u64,
     ) {
         self.drawn += 1;
         ctx.request_repaint();
@@ -78,9 +82,10 @@ impl ScriptRun {
         });
         let result = save_and_check(&image, &path, region, has_scene);
         let [ui_fps, sim_fps] = rates;
+        let seconds = self.started.elapsed().as_secs_f64();
         match &result {
             Ok(n) => eprintln!(
-                "screenshot {}: {n} pixels drawn in the 3D view (UI {ui_fps:.0} fps, simulation {sim_fps:.1} fps)",
+                "screenshot {}: {n} pixels drawn in the 3D view (UI {ui_fps:.0} fps, simulation {sim_fps:.1} fps; frame {frame} after {seconds:.1} s)",
                 path.display()
             ),
             Err(e) => eprintln!("screenshot {}: {e}", path.display()),
