@@ -711,12 +711,13 @@ impl Solver {
         } else {
             None
         };
-        if self.partials.is_empty() || (with_rhs && self.projections.is_some()) {
-            let store = if with_rhs {
-                self.projections.as_mut()
-            } else {
-                None
-            };
+        // Storing projections (the trace) takes the serial step.
+        let store = if with_rhs {
+            self.projections.as_mut()
+        } else {
+            None
+        };
+        if self.partials.is_empty() || store.is_some() {
             local_step(&self.model, &self.x, rhs, store)
         } else {
             local_step_parallel(&self.model, &self.x, rhs, &mut self.partials)
