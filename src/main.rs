@@ -49,6 +49,16 @@ macro_rules! outln {
     }};
 }
 
+/// `eprintln!` that ignores a failed write: a closed standard error
+/// (`2>&-`, a log pipe whose reader died) must not end a command, let alone
+/// a bake, with a panic.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(threads) = cli.threads.filter(|&t| t > 0)
@@ -56,7 +66,7 @@ fn main() -> ExitCode {
             .num_threads(threads)
             .build_global()
     {
-        eprintln!("error: cannot start {threads} threads: {e}");
+        errln!("error: cannot start {threads} threads: {e}");
         return ExitCode::from(1);
     }
     let result = match cli.command {
@@ -66,7 +76,7 @@ fn main() -> ExitCode {
             FrontEnd::Gui => gui(None, None, None, Vec::new()).or_else(|e| match e {
                 // No window after all: the terminal UI, else the help.
                 GuiFailure::NoWindow(msg) => {
-                    eprintln!("the editor cannot open a window ({msg})");
+                    errln!("the editor cannot open a window ({msg})");
                     fallback()
                 }
                 GuiFailure::Other(f) => Err(f),
@@ -79,11 +89,11 @@ fn main() -> ExitCode {
     match result {
         Ok(()) | Err(Failure::Closed) => ExitCode::SUCCESS,
         Err(Failure::BadInput(e)) => {
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::from(2)
         }
         Err(Failure::Runtime(e)) => {
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::from(1)
         }
     }
@@ -363,7 +373,7 @@ fn bake(
     let step = frames.div_ceil(10).max(1);
     let progress = |p: Progress| match &bar {
         Some(bar) => bar.set_position(p.frame as u64),
-        None if p.frame.is_multiple_of(step) || p.frame == p.frames => eprintln!(
+        None if p.frame.is_multiple_of(step) || p.frame == p.frames => errln!(
             "frame {}/{} ({:.0}%), {:.1} s elapsed, ETA {:.1} s",
             p.frame,
             p.frames,
@@ -390,7 +400,7 @@ fn bake(
     match summary.stopped {
         None => Ok(()),
         Some(reason) if STOP.load(Ordering::Relaxed) => {
-            eprintln!("stopped: {reason}; what was written is complete");
+            errln!("stopped: {reason}; what was written is complete");
             std::process::exit(INTERRUPTED.into())
         }
         Some(reason) => Err(Failure::Runtime(anyhow::anyhow!(

@@ -290,3 +290,46 @@ fn a_closed_output_pipe_ends_quietly() {
         assert!(stderr.is_empty(), "{args:?}: {stderr}");
     }
 }
+
+/// A closed standard error (`2>&-`, a log pipe whose reader died) changes
+/// nothing but the messages: bad input still exits 2, and a bake, whose
+/// progress lines go there when no terminal is attached, still writes every
+/// file and exits 0. (`eprintln!` panicked on the failed write: exit 101.)
+#[test]
+fn a_closed_error_pipe_changes_only_the_messages() {
+    let run = |args: &[&str]| {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        std::process::Command::new(env!("CARGO_BIN_EXE_softbody"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stderr(writer)
+            .output()
+            .unwrap()
+    };
+    let bad = run(&["inspect", "no/such/mesh.obj"]);
+    assert_eq!(bad.status.code(), Some(2), "{:?}", bad.status);
+
+    let dir = std::env::temp_dir().join(format!("softbody-cli-stderr-{}", std::process::id()));
+    let baked = run(&[
+        "bake",
+        "presets/hanging_cloth.toml",
+        "--frames",
+        "20",
+        "--every",
+        "10",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(baked.status.success(), "{:?}", baked.status);
+    for file in [
+        "hanging_cloth_0000.obj",
+        "hanging_cloth_0010.obj",
+        "hanging_cloth_0020.obj",
+        "energy.csv",
+        "summary.json",
+    ] {
+        assert!(dir.join(file).is_file(), "{file} missing");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -2,6 +2,7 @@
 //! N UI frames, save a screenshot of the whole window, check that the 3D
 //! view shows the mesh, and close.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -83,13 +84,15 @@ impl ScriptRun {
         let result = save_and_check(&image, &path, region, has_scene);
         let [ui_fps, sim_fps] = rates;
         let seconds = self.started.elapsed().as_secs_f64();
-        match &result {
-            Ok(n) => eprintln!(
+        // A closed standard error must not end the run with a panic.
+        let _ = match &result {
+            Ok(n) => writeln!(
+                std::io::stderr(),
                 "screenshot {}: {n} pixels drawn in the 3D view (UI {ui_fps:.0} fps, simulation {sim_fps:.1} fps; frame {frame} after {seconds:.1} s)",
                 path.display()
             ),
-            Err(e) => eprintln!("screenshot {}: {e}", path.display()),
-        }
+            Err(e) => writeln!(std::io::stderr(), "screenshot {}: {e}", path.display()),
+        };
         if let Ok(mut o) = self.script.outcome.lock() {
             *o = result.map(|_| ());
         }
