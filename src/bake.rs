@@ -45,6 +45,9 @@ pub struct BakeSummary {
     pub frames: usize,
     /// OBJ files written.
     pub objs_written: usize,
+    /// OBJ frames of an earlier bake of the same stem removed from the
+    /// output directory first (a sequence importer would play them on).
+    pub earlier_objs_removed: usize,
     /// Vertices and triangles of each OBJ.
     pub obj_vertices: usize,
     /// Triangles of each OBJ.
@@ -121,6 +124,8 @@ pub fn bake(
         move |source| BakeError::Write { path, source }
     };
     std::fs::create_dir_all(&options.out).map_err(write_err(&options.out))?;
+    let earlier_objs_removed =
+        remove_earlier_frames(&options.out, &options.stem).map_err(write_err(&options.out))?;
     let mut solver = Solver::new(model, &built.params)?;
     let mut state = State::at_rest(model);
     let triangles = model.render_triangles().to_vec();
@@ -163,7 +168,8 @@ pub fn bake(
         if wants(0) {
             send(0, &render);
         }
-        let mut frame_ms = Vec::with_capacity(options.frames);
+        // Grown as frames come (a typo'd `--frames` is no allocation).
+        let mut frame_ms = Vec::with_capacity(options.frames.min(1 << 16));
         let mut stopped = None;
         let mut energies = solver.energies(&state);
         let mut csv_result = Ok(());
@@ -182,8 +188,11 @@ pub fn bake(
             };
             frame_ms.push(t.elapsed().as_secs_f64() * 1e3);
             energies = report.energies;
+            // Flushed per frame: however the process ends, the file holds
+            // every frame simulated (one short write per frame).
             csv_result = csv_result.and_then(|()| {
-                write_csv_row(&mut csv, frame, state.time, &energies, &report.timings)
+                write_csv_row(&mut csv, frame, state.time, &energies, &report.timings)?;
+                csv.flush()
             });
             if wants(frame) {
                 model.render_positions(&state.positions, &mut render);
@@ -205,6 +214,7 @@ pub fn bake(
             frames_requested: options.frames,
             frames: frame_ms.len(),
             objs_written: 0,
+            earlier_objs_removed,
             obj_vertices,
             obj_triangles: triangles.len(),
             sim_vertices: model.vertex_count(),
@@ -232,6 +242,27 @@ pub fn bake(
     })
     .map_err(write_err(&summary_path))?;
     Ok(summary)
+}
+
+/// Removes the OBJ frames `{stem}_{digits}.obj` in `dir` (those of an
+/// earlier bake: a shorter or sparser bake would leave them after its own
+/// frames, where a sequence importer plays them); returns how many.
+fn remove_earlier_frames(dir: &Path, stem: &str) -> io::Result<usize> {
+    let is_frame = |name: &str| {
+        name.strip_prefix(stem)
+            .and_then(|rest| rest.strip_prefix('_'))
+            .and_then(|rest| rest.strip_suffix(".obj"))
+            .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() && entry.file_name().to_str().is_some_and(is_frame) {
+            std::fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// The median of `values` (sorts them); 0 for none.
@@ -277,14 +308,19 @@ fn write_obj_frame(
     positions: &[Vec3],
     triangles: &[[u32; 3]],
 ) -> io::Result<()> {
-    let mut w = BufWriter::with_capacity(1 << 16, File::create(path)?);
-    writeln!(w, "# Softbody Studio bake: {name}, frame {frame}")?;
-    writeln!(w, "o {}", name.replace(char::is_whitespace, "_"))?;
-    for p in positions {
-        writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
-    }
-    for t in triangles {
-        writeln!(w, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1)?;
-    }
-    w.flush()
+    // Replaced whole, so a bake stopped mid-frame (a second Ctrl-C) leaves
+    // no truncated OBJ for an importer to choke on.
+    crate::fsutil::write_replacing(path, |w| {
+        // The name is one line: a newline in it would start OBJ statements.
+        let comment = name.replace(char::is_control, " ");
+        writeln!(w, "# Softbody Studio bake: {comment}, frame {frame}")?;
+        writeln!(w, "o {}", name.replace(char::is_whitespace, "_"))?;
+        for p in positions {
+            writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
+        }
+        for t in triangles {
+            writeln!(w, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1)?;
+        }
+        Ok(())
+    })
 }

@@ -81,17 +81,25 @@ impl Scene {
             .collect()
     }
 
-    /// Finds a standard scene, or any `cloth{n}` (`n ≥ 3`) or `tet{n}`
-    /// (`n ≥ 2`), by name.
+    /// Finds a standard scene, or any `cloth{n}` (`n` in
+    /// [`Scene::CLOTH_RANGE`]) or `tet{n}` (in [`Scene::TET_RANGE`]), by name.
     pub fn by_name(name: &str) -> Option<Scene> {
-        let size = |prefix: &str, min: usize| {
+        let size = |prefix: &str, range: std::ops::RangeInclusive<usize>| {
             let n: usize = name.strip_prefix(prefix)?.parse().ok()?;
-            (n >= min).then_some(n)
+            range.contains(&n).then_some(n)
         };
-        size("cloth", 3)
+        size("cloth", Self::CLOTH_RANGE)
             .map(Self::cloth)
-            .or_else(|| size("tet", 2).map(Self::tet))
+            .or_else(|| size("tet", Self::TET_RANGE).map(Self::tet))
     }
+
+    /// The sizes of `clothN`: up to a million vertices.
+    pub const CLOTH_RANGE: std::ops::RangeInclusive<usize> = 3..=1000;
+
+    /// The sizes of `tetN`: up to 216,000 nodes (tet47, 103,823 nodes,
+    /// factorises into 49 M entries; the factor grows faster than the
+    /// nodes).
+    pub const TET_RANGE: std::ops::RangeInclusive<usize> = 2..=60;
 
     /// The model of this scene.
     pub fn model(&self) -> Model {
@@ -511,7 +519,16 @@ mod tests {
     fn scenes_by_name() {
         assert_eq!(Scene::by_name("cloth60"), Some(Scene::cloth(60)));
         assert_eq!(Scene::by_name("tet22"), Some(Scene::tet(22)));
-        for bad in ["tet1", "cloth2", "teapot", "tet", "tetx"] {
+        for bad in [
+            "tet1",
+            "cloth2",
+            "teapot",
+            "tet",
+            "tetx",
+            "cloth1001",
+            "tet61",
+            "tet18446744073709551616",
+        ] {
             assert_eq!(Scene::by_name(bad), None, "{bad}");
         }
         assert!(Scene::standard().iter().any(|s| s.kind == SceneKind::Tet));

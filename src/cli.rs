@@ -15,7 +15,7 @@ pub struct Cli {
     /// (spring models project on one, which measures faster) and the
     /// single-precision global solve of large models, which splits in two.
     /// Default: one per core.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = count_in::<0, 1024>)]
     pub threads: Option<usize>,
 }
 
@@ -61,8 +61,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// Weld vertices closer than this fraction of the bounding-box
-        /// diagonal (OBJ files; presets use the default).
-        #[arg(long, default_value_t = 1e-6)]
+        /// diagonal (OBJ files; presets use the default), at most 0.1.
+        #[arg(long, default_value_t = 1e-6, value_parser = parse_weld)]
         weld: f64,
     },
     /// Fill a closed (or nearly closed) surface with tetrahedra and report
@@ -126,14 +126,15 @@ pub enum Command {
         #[arg(long, value_parser = parse_precision, default_value = "auto")]
         precision: softbody::solver::Precision,
         /// With --accuracy: the steps measured (medians are reported).
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = count_in::<1, 1000>)]
         steps: usize,
         /// With --accuracy: frames of the reference motion between the
         /// measured steps.
         #[arg(long, default_value_t = 10)]
         every: usize,
-        /// With --accuracy: the most iterations tried per method.
-        #[arg(long, default_value_t = 500)]
+        /// With --accuracy: the most iterations tried per method (at most
+        /// 10,000, the most a model accepts).
+        #[arg(long, default_value_t = 500, value_parser = count_in::<1, { softbody::solver::SimParams::MAX_ITERATIONS }>)]
         max_iterations: usize,
     },
 }
@@ -142,6 +143,34 @@ pub enum Command {
 fn parse_precision(name: &str) -> Result<softbody::solver::Precision, String> {
     softbody::solver::Precision::from_name(name)
         .ok_or_else(|| format!("'{name}' is not one of auto, double, mixed"))
+}
+
+/// Parses a count in `[MIN, MAX]`: a typo (`--threads 1000000`) is an
+/// error, not hours of work or a failed allocation.
+fn count_in<const MIN: usize, const MAX: usize>(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a whole number"))?;
+    if (MIN..=MAX).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("{n} is not in [{MIN}, {MAX}]"))
+    }
+}
+
+/// Parses the weld tolerance: a fraction of the bounding-box diagonal in
+/// `[0, 0.1]`.
+fn parse_weld(text: &str) -> Result<f64, String> {
+    let weld: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number"))?;
+    if (0.0..=0.1).contains(&weld) {
+        Ok(weld)
+    } else {
+        Err(format!(
+            "{weld} is not a fraction of the bounding-box diagonal in [0, 0.1]"
+        ))
+    }
 }
 
 /// Parses an acceleration method by name.

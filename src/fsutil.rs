@@ -18,6 +18,28 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> io::Result<()> {
+    replace(path, write, true)
+}
+
+/// [`write_atomically`] without flushing the temporary file to disk before
+/// the rename: a killed process still leaves the old file or the new one,
+/// a power cut may not. For the many files of a bake, where a sync per
+/// frame would cost more than the frame.
+///
+/// # Errors
+/// As [`write_atomically`].
+pub fn write_replacing(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
+    replace(path, write, false)
+}
+
+fn replace(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+    sync: bool,
+) -> io::Result<()> {
     static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
@@ -34,7 +56,9 @@ pub fn write_atomically(
         let mut out = BufWriter::new(file);
         write(&mut out)?;
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.sync_all()?;
+        if sync {
+            file.sync_all()?;
+        }
         std::fs::rename(&temp, path)
     });
     result.inspect_err(|_| {

@@ -397,6 +397,14 @@ fn bake(
         summary.objs_written,
         options.out.display()
     );
+    if summary.earlier_objs_removed > 0 {
+        outln!(
+            "removed {} OBJ frames of an earlier bake of {} from {}",
+            summary.earlier_objs_removed,
+            options.stem,
+            options.out.display()
+        );
+    }
     match summary.stopped {
         None => Ok(()),
         Some(reason) if STOP.load(Ordering::Relaxed) => {
@@ -449,10 +457,15 @@ fn bench_scenes(
     scene: Option<&str>,
     default: Vec<softbody::bench::Scene>,
 ) -> Result<Vec<softbody::bench::Scene>, Failure> {
+    use softbody::bench::Scene;
     match scene {
-        Some(name) => Ok(vec![softbody::bench::Scene::by_name(name).ok_or_else(|| {
+        Some(name) => Ok(vec![Scene::by_name(name).ok_or_else(|| {
             Failure::BadInput(anyhow::anyhow!(
-                "unknown scene '{name}': use cloth30, cloth60, cloth100, cloth150, clothN, tet12, tet22 or tetN"
+                "unknown scene '{name}': use cloth30, cloth60, cloth100, cloth150, clothN ({} ≤ N ≤ {}), tet12, tet22 or tetN ({} ≤ N ≤ {})",
+                Scene::CLOTH_RANGE.start(),
+                Scene::CLOTH_RANGE.end(),
+                Scene::TET_RANGE.start(),
+                Scene::TET_RANGE.end(),
             ))
         })?]),
         None => Ok(default),

@@ -127,6 +127,27 @@ pub enum SessionError {
     /// A save without a path of a preset that has no file yet.
     #[error("the preset has no file yet; save it with a path")]
     NoPath,
+    /// A save to a file of another kind than a preset (a mesh, say),
+    /// which the preset would replace.
+    #[error("{}: a preset is saved as a .toml file, not over a file of another kind", .0.display())]
+    NotAPresetPath(PathBuf),
+}
+
+/// Where a preset saved as `path` goes: `path` with `.toml` added when it
+/// has no extension; an error for another extension (saving `bunny.obj`
+/// would replace the mesh).
+///
+/// # Errors
+/// [`SessionError::NotAPresetPath`] for an extension other than `.toml`.
+pub fn preset_path(mut path: PathBuf) -> Result<PathBuf, SessionError> {
+    match path.extension() {
+        None => {
+            path.set_extension("toml");
+            Ok(path)
+        }
+        Some(e) if e.eq_ignore_ascii_case("toml") => Ok(path),
+        Some(_) => Err(SessionError::NotAPresetPath(path)),
+    }
 }
 
 /// One recorded frame.
@@ -662,9 +683,10 @@ impl Session {
                 Ok(Applied::Reloaded)
             }
             Command::Save(path) => {
-                let path = path
-                    .or_else(|| self.path.clone())
-                    .ok_or(SessionError::NoPath)?;
+                let path = match path {
+                    Some(path) => preset_path(path)?,
+                    None => self.path.clone().ok_or(SessionError::NoPath)?,
+                };
                 // The same mesh file, named from the new file's directory.
                 let mut preset = self.preset.clone();
                 let from = self.base_path().to_owned();

@@ -137,35 +137,54 @@ fn bad_presets_exit_2_and_name_the_file() {
     assert!(!out.exists(), "nothing written for bad input");
 }
 
+/// `softbody bake PRESET --frames FRAMES --out OUT` in the background.
 #[cfg(unix)]
-#[test]
-fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
-    let out = scratch_path("bake-interrupt");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_softbody"))
-        .args([
-            "bake",
-            "presets/hanging_cloth.toml",
-            "--frames",
-            "1000000",
-            "--out",
-        ])
-        .arg(&out)
+fn spawn_bake(preset: &Path, frames: &str, out: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_softbody"))
+        .arg("bake")
+        .arg(preset)
+        .args(["--frames", frames, "--out"])
+        .arg(out)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .unwrap();
-    // Wait until it is well under way, then interrupt it.
+        .unwrap()
+}
+
+/// Waits (at most two minutes) until `path` exists.
+#[cfg(unix)]
+fn wait_for(path: &Path) {
     let started = std::time::Instant::now();
-    while !out.join("hanging_cloth_0020.obj").exists() {
-        assert!(started.elapsed().as_secs() < 60, "the bake did not start");
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    while !path.exists() {
+        assert!(started.elapsed().as_secs() < 120, "no {}", path.display());
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
+}
+
+/// Sends `child` a SIGINT (Ctrl-C).
+#[cfg(unix)]
+fn interrupt(child: &std::process::Child) {
     let kill = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
+    let out = scratch_path("bake-interrupt");
+    // The most frames there are: no allocation up front (it used to abort).
+    let mut child = spawn_bake(
+        Path::new("presets/hanging_cloth.toml"),
+        "18446744073709551615",
+        &out,
+    );
+    // Wait until it is well under way, then interrupt it.
+    wait_for(&out.join("hanging_cloth_0020.obj"));
+    interrupt(&child);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let summary: serde_json::Value =
@@ -188,6 +207,130 @@ fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
     assert!(
         !out.join(format!("hanging_cloth_{:04}.obj", frames + 1))
             .exists()
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// A second Ctrl-C ends a bake at once, mid-frame: what was written stays
+/// whole, every simulated frame's CSV row included (the CSV used to be
+/// left empty in its unflushed buffer).
+#[cfg(unix)]
+#[test]
+fn a_second_ctrl_c_keeps_what_was_written() {
+    let out = scratch_path("bake-interrupt-twice");
+    std::fs::create_dir_all(&out).unwrap();
+    // Slow frames: the second signal arrives while one is being solved.
+    let preset = out.join("slow.toml");
+    std::fs::write(
+        &preset,
+        "version = 1\nname = \"slow\"\n[mesh]\ngrid = { n = 80, width = 1.0 }\n\
+         [material]\ndensity = 0.3\n[pins]\nhard = [\"top_corners\"]\n[sim]\niterations = 400\n",
+    )
+    .unwrap();
+    let frames = out.join("frames");
+    let mut child = spawn_bake(&preset, "1000", &frames);
+    wait_for(&frames.join("slow_0001.obj"));
+    for _ in 0..2 {
+        interrupt(&child);
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let csv = std::fs::read_to_string(frames.join("energy.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines.len() >= 2, "header and frame 1 at least: {csv:?}");
+    let fields = lines[0].split(',').count();
+    for (k, line) in lines.iter().enumerate().skip(1) {
+        assert_eq!(line.split(',').count(), fields, "row {k}: {line}");
+        assert!(line.starts_with(&format!("{k},")), "row {k}: {line}");
+    }
+    // Every OBJ there is whole: no half-written frame.
+    let mut objs = 0;
+    for entry in std::fs::read_dir(&frames).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "obj") {
+            let (positions, _) = read_obj(&path);
+            assert_eq!(positions.len(), 6400, "{}", path.display());
+            objs += 1;
+        }
+    }
+    assert!(objs >= 2);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// A bake into a directory holding an earlier bake's frames removes them
+/// first (a sequence importer would play the stale ones after the new),
+/// and says so; files that are not its frames stay.
+#[test]
+fn rebaking_removes_the_earlier_frames() {
+    let out = scratch_path("bake-again");
+    let bake = |frames: &str| {
+        softbody(&[
+            "bake",
+            "presets/hanging_cloth.toml",
+            "--frames",
+            frames,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    assert!(bake("5").status.success());
+    let keep = [
+        "hanging_cloth_final.obj",
+        "notes_0001.obj",
+        "hanging_cloth_0001.txt",
+    ];
+    for name in keep {
+        std::fs::write(out.join(name), "kept").unwrap();
+    }
+    let o = bake("2");
+    assert!(o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("removed 6 OBJ frames of an earlier bake"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    for frame in 0..=5 {
+        let path = out.join(format!("hanging_cloth_{frame:04}.obj"));
+        assert_eq!(path.exists(), frame <= 2, "frame {frame}");
+    }
+    for name in keep {
+        assert_eq!(std::fs::read_to_string(out.join(name)).unwrap(), "kept");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["earlier_objs_removed"], 6);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// A preset name with a newline stays in its comment line: it cannot add
+/// statements (a vertex) to the baked OBJ.
+#[test]
+fn a_name_with_a_newline_stays_one_line() {
+    let out = scratch_path("bake-name");
+    std::fs::create_dir_all(&out).unwrap();
+    let text = std::fs::read_to_string("presets/hanging_cloth.toml").unwrap();
+    let name_line = text.lines().find(|l| l.starts_with("name =")).unwrap();
+    let preset = out.join("named.toml");
+    std::fs::write(
+        &preset,
+        text.replace(name_line, "name = \"cloth\\nv 9 9 9\\n#\"")
+            .replace("../meshes/", "../../meshes/"),
+    )
+    .unwrap();
+    let o = softbody(&[
+        "bake",
+        preset.to_str().unwrap(),
+        "--frames",
+        "1",
+        "--out",
+        out.join("frames").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let obj = std::fs::read_to_string(out.join("frames").join("named_0001.obj")).unwrap();
+    assert_eq!(obj.lines().filter(|l| l.starts_with("v ")).count(), 900);
+    assert!(
+        obj.lines().next().unwrap().contains("cloth v 9 9 9 #"),
+        "{obj:.80}"
     );
     std::fs::remove_dir_all(&out).unwrap();
 }

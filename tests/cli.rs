@@ -333,3 +333,58 @@ fn a_closed_error_pipe_changes_only_the_messages() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Numbers that would take hours, all memory or a hang are refused with the
+/// limit: worker threads, bench scene sizes and accuracy sampling, and the
+/// weld tolerance (a negative one welded everything, a tiny one made the
+/// weld quadratic and overflowed its cell keys).
+#[test]
+fn absurd_numbers_are_refused_with_the_limit() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_softbody"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    for (args, says) in [
+        (
+            &["--threads", "1000000", "inspect", "meshes/box.obj"][..],
+            "[0, 1024]",
+        ),
+        (&["bench", "--scene", "tet61"], "2 ≤ N ≤ 60"),
+        (&["bench", "--scene", "cloth100000"], "3 ≤ N ≤ 1000"),
+        (
+            &["bench", "--accuracy", "--steps", "18446744073709551615"],
+            "[1, 1000]",
+        ),
+        (
+            &["bench", "--accuracy", "--max-iterations", "2000000000"],
+            "[1, 10000]",
+        ),
+        (&["inspect", "meshes/sphere.obj", "--weld=-1"], "[0, 0.1]"),
+        (
+            &["inspect", "meshes/sphere.obj", "--weld", "NaN"],
+            "[0, 0.1]",
+        ),
+        (
+            &["tetrahedralize", "meshes/box.obj", "--resolution", "256"],
+            "use 2 to 128 cells",
+        ),
+    ] {
+        let out = run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    // The smallest weld tolerances still run, and weld no more than exact
+    // duplicates.
+    for weld in ["0", "1e-300"] {
+        let out = run(&["inspect", "--json", "meshes/sphere.obj", "--weld", weld]);
+        assert!(
+            out.status.success(),
+            "{weld}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -298,11 +298,19 @@ fn each_invalid_preset_names_its_field_and_line() {
         ),
         (
             format!("{HEADER}[sim]\niterations = 0\n"),
-            "bad.toml:7: sim.iterations: must be at least 1",
+            "bad.toml:7: sim.iterations: must lie in [1, 10000], found 0",
+        ),
+        (
+            format!("{HEADER}[sim]\niterations = 1000000000000\n"),
+            "bad.toml:7: sim.iterations: must lie in [1, 10000], found 1000000000000",
+        ),
+        (
+            format!("{HEADER}[sim]\nsubsteps = 101\n"),
+            "bad.toml:7: sim.substeps: must lie in [1, 100], found 101",
         ),
         (
             "version = 1\n[mesh]\nobj = \"a.obj\"\n[build]\nkind = \"tets\"\nresolution = 1\n[material]\ndensity = 1.0\n".to_owned(),
-            "bad.toml:6: build.resolution: must lie in 2 to 256 cells, found 1",
+            "bad.toml:6: build.resolution: must lie in 2 to 128 cells, found 1",
         ),
         (
             "version = 1\n[mesh]\nobj = \"a.obj\"\n[material]\ndensity = 1.0\n[pins]\nhard = [\"top_edge\"]\n".to_owned(),

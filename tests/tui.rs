@@ -606,3 +606,145 @@ fn an_autosave_left_by_a_crash_is_offered_at_start() {
     assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Ctrl-C is `q`: with unsaved changes it asks first, and a second Ctrl-C
+/// at the question leaves with the changes kept in the autosave, which the
+/// next run offers (it used to quit at once and delete the autosave).
+#[test]
+fn ctrl_c_asks_first_and_a_second_keeps_the_changes() {
+    use softbody::autosave::{Autosave, INTERVAL};
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(cloth().handle_key(ctrl_c), Action::Quit, "nothing unsaved");
+
+    let dir = scratch_dir("tui-ctrl-c");
+    let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    assert_eq!(app.handle_key(ctrl_c), Action::None);
+    assert_eq!(app.mode, Mode::ConfirmQuit);
+    assert!(screen(&app, 100, 30).contains("keeping them for the next run"));
+    assert!(!app.on_key(ctrl_c), "the second Ctrl-C quits");
+    app.finish();
+    let recovery = Autosave::new(dir.clone(), INTERVAL).recovery();
+    let recovery = recovery.expect("the changes are kept for the next run");
+    assert_eq!(recovery.preset.material.weights.bending, 3.0);
+
+    // Ctrl-C while the recovery is offered leaves it for the next run too.
+    let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    assert!(matches!(app.mode, Mode::Recover(_)));
+    assert!(!app.on_key(ctrl_c));
+    app.finish();
+    assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_some());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Opening another preset with unsaved changes asks first: stay, discard
+/// and open, or save and open.
+#[test]
+fn opening_with_unsaved_changes_asks_first() {
+    let cotton = PathBuf::from("presets/cotton.toml");
+    let choose_cotton = |app: &mut App| {
+        app.handle_key(ch('o'));
+        let Mode::Open { files, selected } = app.mode.clone() else {
+            panic!("not choosing: {:?}", app.mode);
+        };
+        let at = files.iter().position(|f| *f == cotton).unwrap();
+        for _ in at..selected {
+            app.handle_key(key(KeyCode::Up));
+        }
+        for _ in selected..at {
+            app.handle_key(key(KeyCode::Down));
+        }
+        app.handle_key(key(KeyCode::Enter))
+    };
+    let mut app = cloth();
+    app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    assert_eq!(choose_cotton(&mut app), Action::None);
+    assert_eq!(
+        app.mode,
+        Mode::ConfirmOpen {
+            path: cotton.clone()
+        }
+    );
+    assert!(screen(&app, 100, 30).contains("discard the changes and open"));
+    // Any other key stays, changes intact.
+    assert_eq!(app.handle_key(key(KeyCode::Esc)), Action::None);
+    assert_eq!(app.session.path(), Some(Path::new(CLOTH)));
+    assert!(app.session.is_dirty());
+    // d discards and opens.
+    choose_cotton(&mut app);
+    assert_eq!(
+        app.handle_key(ch('d')),
+        Action::Apply(Command::Load(cotton.clone()))
+    );
+    // s saves, then opens.
+    let file = scratch_dir("tui-open-save").join("cloth.toml");
+    let mut app = cloth();
+    app.apply(Command::Save(Some(file.clone())));
+    app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    choose_cotton(&mut app);
+    assert!(app.on_key(ch('s')));
+    assert_eq!(app.session.path(), Some(cotton.as_path()));
+    assert_eq!(Preset::load(&file).unwrap().material.weights.bending, 3.0);
+    // A save that fails (no file yet) stays on the changes.
+    let mut app = untitled();
+    app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    choose_cotton(&mut app);
+    assert!(app.on_key(ch('s')));
+    assert!(app.status.starts_with("error"), "{}", app.status);
+    assert!(app.session.is_dirty());
+    assert_eq!(app.session.path(), None);
+}
+
+/// Save-as never replaces a file of another kind (the mesh), adds `.toml`
+/// to a bare name, and asks before replacing another existing preset.
+#[test]
+fn save_as_protects_other_files() {
+    let dir = scratch_dir("tui-save-as");
+    let mesh = dir.join("sphere.obj");
+    std::fs::copy("meshes/sphere.obj", &mesh).unwrap();
+    let other = dir.join("other.toml");
+    std::fs::write(&other, "version = 1\n").unwrap();
+    let save_as = |app: &mut App, path: &Path| {
+        app.handle_key(ch('S'));
+        app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        type_text(app, &path.display().to_string());
+        app.on_key(key(KeyCode::Enter))
+    };
+    let mut app = cloth();
+    app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    save_as(&mut app, &mesh);
+    assert!(
+        app.status.contains("not over a file of another kind"),
+        "{}",
+        app.status
+    );
+    assert_eq!(
+        std::fs::read(&mesh).unwrap(),
+        std::fs::read("meshes/sphere.obj").unwrap()
+    );
+    // A bare name becomes a .toml preset.
+    save_as(&mut app, &dir.join("bare"));
+    assert_eq!(app.session.path(), Some(dir.join("bare.toml").as_path()));
+    assert!(Preset::load(&dir.join("bare.toml")).is_ok());
+    // Another existing preset: asked; any key but y keeps it.
+    app.apply(Command::SetWeight(WeightKind::Bending, 4.0));
+    save_as(&mut app, &other);
+    assert_eq!(
+        app.mode,
+        Mode::ConfirmOverwrite {
+            path: other.clone()
+        }
+    );
+    assert!(screen(&app, 100, 30).contains("replace it"));
+    app.on_key(ch('n'));
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "version = 1\n");
+    save_as(&mut app, &other);
+    app.on_key(ch('y'));
+    assert_eq!(Preset::load(&other).unwrap().material.weights.bending, 4.0);
+    // Its own file: saved without a question.
+    app.apply(Command::SetWeight(WeightKind::Bending, 5.0));
+    save_as(&mut app, &other);
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(Preset::load(&other).unwrap().material.weights.bending, 5.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -473,12 +473,8 @@ impl EditorApp {
                 let path = dialog.path().map(Path::to_owned);
                 self.dialog = None;
                 match (kind, path) {
-                    (DialogType::SaveFile, Some(mut path)) => {
-                        if path.extension().is_none() {
-                            path.set_extension("toml");
-                        }
-                        self.apply(Command::Save(Some(path)));
-                    }
+                    // The session adds `.toml` when the name has none.
+                    (DialogType::SaveFile, Some(path)) => self.apply(Command::Save(Some(path))),
                     (_, Some(path)) => self.ask_then(ctx, Pending::Open(path)),
                     (_, None) => {}
                 }

@@ -313,9 +313,19 @@ pub fn validate(
 ///
 /// A hash grid with cells of four tolerances: a vertex looks only into the
 /// neighbouring cells it is within `tol` of, so most vertices look into one.
+/// Cells are never below 1e-12 of the largest coordinate: a tiny (or zero)
+/// tolerance would otherwise overflow the cell keys into one cell and make
+/// the search quadratic (any cell of at least `tol` finds every pair).
 fn weld(positions: &[Vec3], used: &[bool], tol: f64) -> Vec<u32> {
     let mut remap: Vec<u32> = (0..positions.len() as u32).collect();
-    let cell = if tol > 0.0 { 4.0 * tol } else { 1.0 };
+    let scale = positions
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| **u)
+        .fold(0.0, |m: f64, (p, _)| m.max(p.amax()));
+    let cell = Some((4.0 * tol).max(scale * 1e-12))
+        .filter(|&c| c > 0.0)
+        .unwrap_or(1.0);
     let key = |p: &Vec3| p.map(|c| (c / cell).floor() as i64);
     let mut heads: HashMap<(i64, i64, i64), u32, BuildFx> =
         HashMap::with_capacity_and_hasher(positions.len(), BuildFx);

@@ -499,6 +499,15 @@ mod validate {
         }
     }
 
+    /// A count in `[1, max]`.
+    fn count(field: &str, n: usize, max: usize) -> Check {
+        if (1..=max).contains(&n) {
+            Ok(())
+        } else {
+            fail(field, format!("must lie in [1, {max}], found {n}"))
+        }
+    }
+
     fn within(field: &str, v: f64, lo: f64, hi: f64) -> Check {
         finite(field, v)?;
         if (lo..=hi).contains(&v) {
@@ -697,12 +706,8 @@ mod validate {
         } = s;
         positive("sim.dt", *dt)?;
         non_negative("sim.tolerance", *tolerance)?;
-        if *iterations == 0 {
-            return fail("sim.iterations", "must be at least 1");
-        }
-        if *substeps == 0 {
-            return fail("sim.substeps", "must be at least 1");
-        }
+        count("sim.iterations", *iterations, SimParams::MAX_ITERATIONS)?;
+        count("sim.substeps", *substeps, SimParams::MAX_SUBSTEPS)?;
         within("sim.damping", *damping, 0.0, 1.0)?;
         finite3("sim.gravity", gravity)?;
         for (i, c) in colliders.iter().enumerate() {

@@ -187,8 +187,19 @@ fn check_params(model: &Model, params: &SimParams) -> Result<(), SolverError> {
     if !(params.dt.is_finite() && params.dt > 0.0) {
         return bad(format!("time step {} must be positive", params.dt));
     }
-    if params.substeps == 0 {
-        return bad("substeps must be at least 1".into());
+    if !(1..=SimParams::MAX_SUBSTEPS).contains(&params.substeps) {
+        return bad(format!(
+            "substeps {} must lie in [1, {}]",
+            params.substeps,
+            SimParams::MAX_SUBSTEPS
+        ));
+    }
+    if params.iterations > SimParams::MAX_ITERATIONS {
+        return bad(format!(
+            "iterations {} must be at most {}",
+            params.iterations,
+            SimParams::MAX_ITERATIONS
+        ));
     }
     if !(params.tolerance.is_finite() && params.tolerance >= 0.0) {
         return bad(format!(

@@ -64,6 +64,16 @@ impl Default for SimParams {
 }
 
 impl SimParams {
+    /// The most iterations per substep a model accepts: far past where any
+    /// method stops gaining (`softbody bench --accuracy` reaches 1e-5 in
+    /// tens), and low enough that a typo (`1e12`) is an error instead of a
+    /// frame that never ends.
+    pub const MAX_ITERATIONS: usize = 10_000;
+
+    /// The most substeps per frame a model accepts (a frame of
+    /// `dt / 100`-steps; smaller steps want a smaller `dt`).
+    pub const MAX_SUBSTEPS: usize = 100;
+
     /// The name of the initial guess: `extrapolated` or `inertial`
     /// (`q + α h v`, [`SimParams::extrapolate`] off).
     pub fn guess_name(&self) -> &'static str {

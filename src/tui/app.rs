@@ -41,10 +41,13 @@ pub const KEYS: &[(&str, &str)] = &[
     ("u U", "undo / redo"),
     ("s", "save the preset (asks for a path if new)"),
     ("S", "save as: type a path"),
-    ("o", "open a preset from presets/"),
+    ("o", "open a preset from presets/ (asks first, as q)"),
     ("← → [ ]", "rotate / tilt the preview"),
     ("?", "this help"),
-    ("q", "quit (asks first when there are unsaved changes)"),
+    (
+        "q Ctrl-C",
+        "quit (asks first when there are unsaved changes)",
+    ),
 ];
 
 /// The entries of the pin menu, in the order it lists them.
@@ -93,6 +96,16 @@ pub enum Mode {
     Help,
     /// Quitting with unsaved changes: save, discard or stay.
     ConfirmQuit,
+    /// Save-as onto an existing preset: replace it or stay.
+    ConfirmOverwrite {
+        /// The existing file.
+        path: PathBuf,
+    },
+    /// Opening `path` with unsaved changes: save, discard or stay.
+    ConfirmOpen {
+        /// The preset to open.
+        path: PathBuf,
+    },
     /// An autosave from an earlier run that ended with unsaved changes:
     /// recover or discard it.
     Recover(Box<Recovery>),
@@ -109,6 +122,11 @@ pub enum Action {
     Quit,
     /// Save, then leave if that worked.
     SaveAndQuit,
+    /// Leave now, unsaved changes kept in the autosave for the next run (a
+    /// second Ctrl-C at the question).
+    Abandon,
+    /// Save, then open this preset if that worked.
+    SaveAndOpen(PathBuf),
 }
 
 /// The terminal UI: the session and the UI-only state around it.
@@ -196,7 +214,21 @@ impl App {
     /// read, never changed.
     pub fn handle_key(&mut self, key: KeyEvent) -> Action {
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-            return Action::Quit;
+            // Like `q`: unsaved changes ask first; a second Ctrl-C leaves
+            // with them in the autosave.
+            return match self.mode {
+                Mode::ConfirmQuit => Action::Abandon,
+                Mode::Recover(_) => {
+                    // Undecided: the autosave stays for the next run.
+                    self.autosave = None;
+                    Action::Quit
+                }
+                _ if self.session.is_dirty() => {
+                    self.mode = Mode::ConfirmQuit;
+                    Action::None
+                }
+                _ => Action::Quit,
+            };
         }
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => self.normal_key(key.code),
@@ -204,6 +236,15 @@ impl App {
             Mode::ConfirmQuit => match key.code {
                 KeyCode::Char('s') => Action::SaveAndQuit,
                 KeyCode::Char('d') => Action::Quit,
+                _ => Action::None,
+            },
+            Mode::ConfirmOverwrite { path } => match key.code {
+                KeyCode::Char('y') => Action::Apply(Command::Save(Some(path))),
+                _ => Action::None,
+            },
+            Mode::ConfirmOpen { path } => match key.code {
+                KeyCode::Char('s') => Action::SaveAndOpen(path),
+                KeyCode::Char('d') => Action::Apply(Command::Load(path)),
                 _ => Action::None,
             },
             Mode::Recover(recovery) => self.recover_key(key.code, *recovery),
@@ -227,7 +268,18 @@ impl App {
                 text,
                 key,
                 |text| Mode::SaveAs { text },
-                |_, text| Action::Apply(Command::Save(Some(PathBuf::from(text)))),
+                |app, text| {
+                    let path = PathBuf::from(text);
+                    match crate::session::preset_path(path.clone()) {
+                        // Another existing preset: ask before replacing it.
+                        Ok(target) if target.exists() && app.session.path() != Some(&target) => {
+                            app.mode = Mode::ConfirmOverwrite { path: target };
+                            Action::None
+                        }
+                        // A bad name is the session's to report.
+                        _ => Action::Apply(Command::Save(Some(path))),
+                    }
+                },
             ),
             Mode::PinGroup { text } => self.text_field(
                 text,
@@ -400,6 +452,11 @@ impl App {
                     files,
                 }
             }
+            KeyCode::Enter if self.session.is_dirty() => {
+                self.mode = Mode::ConfirmOpen {
+                    path: files[selected].clone(),
+                };
+            }
             KeyCode::Enter => return Action::Apply(Command::Load(files[selected].clone())),
             KeyCode::Esc => {}
             _ => self.mode = Mode::Open { files, selected },
@@ -440,6 +497,29 @@ impl App {
                 self.apply(Command::Save(None));
                 // A preset without a file, or a failed save: stay, and say why.
                 self.session.is_dirty()
+            }
+            Action::Abandon => {
+                let Some(autosave) = &mut self.autosave else {
+                    return false;
+                };
+                match autosave.write(&self.session) {
+                    Ok(()) => {
+                        // Left on disk for the next run to offer.
+                        self.autosave = None;
+                        false
+                    }
+                    Err(e) => {
+                        self.status = format!("error: autosave: {e}; not quitting");
+                        true
+                    }
+                }
+            }
+            Action::SaveAndOpen(path) => {
+                self.apply(Command::Save(None));
+                if !self.session.is_dirty() {
+                    self.apply(Command::Load(path));
+                }
+                true
             }
             Action::None => true,
             Action::Apply(command) => {

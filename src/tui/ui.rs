@@ -385,10 +385,25 @@ fn render_overlay(frame: &mut Frame, app: &App) {
             key_lines(&[
                 ("s", "save and quit"),
                 ("d", "discard the changes and quit"),
+                ("Ctrl-C", "quit, keeping them for the next run"),
                 ("other", "stay"),
             ]),
-            44,
+            50,
         ),
+        Mode::ConfirmOverwrite { path } => {
+            let title = format!(" {} exists ", path.display());
+            let keys = [("y", "replace it"), ("other", "keep it")];
+            popup(frame, &title, key_lines(&keys), 50);
+        }
+        Mode::ConfirmOpen { path } => {
+            let title = format!(" Unsaved changes: open {}? ", path.display());
+            let keys = [
+                ("s", "save, then open"),
+                ("d", "discard the changes and open"),
+                ("other", "stay"),
+            ];
+            popup(frame, &title, key_lines(&keys), 50);
+        }
         Mode::Recover(recovery) => {
             let origin = recovery
                 .origin

@@ -43,9 +43,10 @@ impl TetraOptions {
     /// bodies of the test data, the coarsest at which every closed one keeps
     /// its volume within 1 %.
     pub const DEFAULT_RESOLUTION: usize = 30;
-    /// Valid resolutions: below 2 cells nothing is resolved; at 256 a cubic
-    /// body's lattice already holds 35 million vertices (about 1.5 GB).
-    pub const RESOLUTION_RANGE: std::ops::RangeInclusive<usize> = 2..=256;
+    /// Valid resolutions: below 2 cells nothing is resolved; at 128 a cubic
+    /// body's lattice holds 2.1 million vertices and the tetrahedraliser
+    /// peaks near 3 GB (`meshes/box.obj`), eight times that at 256.
+    pub const RESOLUTION_RANGE: std::ops::RangeInclusive<usize> = 2..=128;
 }
 
 impl Default for TetraOptions {
