@@ -296,7 +296,10 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
     use softbody::solver::Solver;
     let bad = |e: softbody::preset::PresetError| Failure::BadInput(e.into());
     let loaded = Preset::load_reporting(file).map_err(bad)?;
-    let built = loaded.preset.build(file).map_err(bad)?;
+    let built = loaded
+        .preset
+        .build(file)
+        .map_err(|e| bad(e.with_line_from_file()))?;
     let solver = Solver::new(&built.model, &built.params)
         .map_err(|e| Failure::BadInput(anyhow::anyhow!("{}: {e}", file.display())))?;
     let factor = solver.factor_stats();
@@ -342,7 +345,9 @@ fn bake(
     static STOP: AtomicBool = AtomicBool::new(false);
     let bad = |e: softbody::preset::PresetError| Failure::BadInput(e.into());
     let preset = Preset::load(file).map_err(bad)?;
-    let built = preset.build(file).map_err(bad)?;
+    let built = preset
+        .build(file)
+        .map_err(|e| bad(e.with_line_from_file()))?;
     // A second Ctrl-C while stopping kills the process as usual.
     ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::Relaxed) {

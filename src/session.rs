@@ -407,7 +407,7 @@ impl Session {
     /// # Errors
     /// As [`Preset::load`] and [`Session::new`].
     pub fn open(path: &Path) -> Result<Self, SessionError> {
-        Self::new(Preset::load(path)?, Some(path.to_owned()))
+        Self::new(Preset::load(path)?, Some(path.to_owned())).map_err(located)
     }
 
     /// What a front end opens: `path` — a preset (`.toml`), or an OBJ
@@ -668,7 +668,7 @@ impl Session {
                     (Preset::load(&path)?, Some(path))
                 };
                 let base = path.as_deref().unwrap_or(Path::new(UNTITLED));
-                let (built, solver) = build(&preset, base)?;
+                let (built, solver) = build(&preset, base).map_err(located)?;
                 self.built = built;
                 self.solver = solver;
                 self.saved = preset.clone();
@@ -1071,6 +1071,15 @@ fn add(list: &mut Vec<Selector>, vertices: &[u32], built: &Built) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// `e` with the line of its preset field, for a preset just loaded from its
+/// file (see [`PresetError::with_line_from_file`]).
+fn located(e: SessionError) -> SessionError {
+    match e {
+        SessionError::Preset(e) => SessionError::Preset(e.with_line_from_file()),
+        other => other,
+    }
 }
 
 /// Builds `preset` and its solver.

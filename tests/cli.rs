@@ -388,3 +388,40 @@ fn absurd_numbers_are_refused_with_the_limit() {
         );
     }
 }
+
+/// A mesh error inside a preset error is said once (the error chain used to
+/// repeat it: `mesh.obj: empty.obj: the file is empty: empty.obj: the file
+/// is empty`), and a device is refused before reading (`/dev/zero` read
+/// until memory ran out).
+#[test]
+fn mesh_errors_are_said_once_and_devices_refused() {
+    let dir = std::env::temp_dir().join(format!("softbody-cli-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("empty.obj"), "").unwrap();
+    let preset = dir.join("empty.toml");
+    std::fs::write(
+        &preset,
+        "version = 1\n[mesh]\nobj = \"empty.obj\"\n[material]\ndensity = 1.0\n",
+    )
+    .unwrap();
+    let run = |file: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_softbody"))
+            .arg("inspect")
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    let out = run(&preset);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.matches("the file is empty").count(), 1, "{stderr}");
+    assert!(stderr.contains("empty.toml:3: mesh.obj: "), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    #[cfg(unix)]
+    {
+        let out = run(std::path::Path::new("/dev/zero"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("not a regular file"), "{stderr}");
+    }
+}

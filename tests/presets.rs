@@ -294,7 +294,11 @@ fn each_invalid_preset_names_its_field_and_line() {
         ),
         (
             format!("{HEADER}[sim]\ndt = 0.0\n"),
-            "bad.toml:7: sim.dt: must be positive, found 0",
+            "bad.toml:7: sim.dt: must lie in [1e-6, 10], found 0",
+        ),
+        (
+            format!("{HEADER}[sim]\ndt = 1e-300\n"),
+            "bad.toml:7: sim.dt: must lie in [1e-6, 10], found 1e-300",
         ),
         (
             format!("{HEADER}[sim]\niterations = 0\n"),
@@ -368,6 +372,10 @@ fn an_unknown_group_lists_the_mesh_groups() {
         ),
         "{err}"
     );
+    // Found while building, its line is the file's (as the CLI and the
+    // session report it for a preset they just loaded).
+    let located = err.with_line_from_file();
+    assert_eq!(located.line, Some(7), "{located}");
     // The group itself pins its 81 vertices, here also when tetrahedralised.
     let ok = text_with_group(&file, "left", "springs");
     assert_eq!(ok.model.pins.hard_vertices().len(), 81);
@@ -537,4 +545,31 @@ fn the_scale_presets_load() {
         panic!("an OBJ mesh")
     };
     assert!(dir.join(obj).is_file(), "{}", obj.display());
+}
+
+/// A plane's normal is only a direction: a huge one (whose norm overflows)
+/// selects what the unit one does, not every vertex.
+#[test]
+fn a_huge_plane_normal_selects_like_a_unit_one() {
+    let dir = scratch_dir("presets-normal");
+    let file = dir.join("cloth.toml");
+    let pinned = |point: &str, normal: &str| {
+        let text = format!(
+            "version = 1\n[mesh]\ngrid = {{ n = 20, width = 1.0 }}\n[material]\ndensity = 0.2\n\
+             [pins]\nhard = [{{ plane = {{ point = {point}, normal = {normal}, distance = 0.01 }} }}]\n"
+        );
+        std::fs::write(&file, text).unwrap();
+        let built = Preset::load(&file).unwrap().build(&file).unwrap();
+        built.model.pins.hard_vertices().to_vec()
+    };
+    let top = "[0, 0.5, 0]";
+    let unit = pinned(top, "[0, 1, 0]");
+    assert_eq!(unit.len(), 20, "the top row");
+    assert_eq!(pinned(top, "[0, 1e300, 1e-300]"), unit);
+    // The diagonal through the top-left corner.
+    let corner = "[-0.5, 0.5, 0]";
+    let diagonal = pinned(corner, "[1, 1, 0]");
+    assert_eq!(diagonal.len(), 20);
+    assert_eq!(pinned(corner, "[1e300, 1e300, 0]"), diagonal);
+    std::fs::remove_dir_all(&dir).ok();
 }

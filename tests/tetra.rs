@@ -216,6 +216,15 @@ fn flat_and_out_of_range_inputs_are_clear_errors() {
             TetraError::Resolution(resolution)
         );
     }
+    // Sizes whose powers leave double precision: an error naming the size
+    // (1e100 used to end in "internal error: the tet mesh is invalid").
+    // (At 1e-100 the import already refuses its underflowing faces.)
+    for radius in [1e100, 1e7] {
+        let ball = surface(&primitives::uv_sphere(radius, 8, 4));
+        let err = tetra::tetrahedralize(&ball, &TetraOptions::default()).unwrap_err();
+        assert!(matches!(err, TetraError::Size { .. }), "{err}");
+        assert!(err.to_string().contains("rescale it"), "{err}");
+    }
 }
 
 #[test]

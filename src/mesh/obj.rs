@@ -171,9 +171,12 @@ pub fn import_obj(
         line: None,
         kind,
     };
-    let size = std::fs::metadata(path)
-        .map_err(|e| err(ImportErrorKind::Io(e.to_string())))?
-        .len();
+    let meta = std::fs::metadata(path).map_err(|e| err(ImportErrorKind::Io(e.to_string())))?;
+    if !meta.is_file() {
+        // A directory, or a device such as /dev/zero that never ends.
+        return Err(err(ImportErrorKind::Io("not a regular file".to_owned())));
+    }
+    let size = meta.len();
     if size > options.max_bytes {
         return Err(err(ImportErrorKind::TooLarge {
             size,

@@ -205,9 +205,9 @@ impl Preset {
                     &ImportOptions::default(),
                     &ValidateOptions::default(),
                 )
-                .map_err(|source| PresetErrorKind::Mesh {
+                .map_err(|error| PresetErrorKind::Mesh {
                     field: "mesh.obj".to_owned(),
-                    source: Box::new(source),
+                    error: Box::new(error),
                 })?;
                 let model = if tets {
                     let options = TetraOptions {
@@ -235,10 +235,10 @@ impl Preset {
                 }
             }
             MeshSource::TetFile(file) => {
-                let mesh = mesh::read_tet_mesh(&dir.join(file)).map_err(|source| {
+                let mesh = mesh::read_tet_mesh(&dir.join(file)).map_err(|error| {
                     PresetErrorKind::TetFile {
                         field: "mesh.tet_file".to_owned(),
-                        source: Box::new(source),
+                        error: Box::new(error),
                     }
                 })?;
                 Source {
@@ -316,7 +316,9 @@ fn select(
             normal,
             distance,
         } => {
-            let n = normal.normalize();
+            // Scaled first: the norm of a huge normal overflows (and its
+            // normalisation would be zero, selecting every vertex).
+            let n = (normal / normal.amax()).normalize();
             Ok(where_rest(&|x| (x - point).dot(&n).abs() <= *distance))
         }
         Selector::Box { min, max } => Ok(where_rest(&|x| {

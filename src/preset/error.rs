@@ -98,20 +98,22 @@ pub enum PresetErrorKind {
         vertices: usize,
     },
     /// The OBJ mesh could not be loaded.
-    #[error("{field}: {source}")]
+    // The import error is part of the message, not a `source()`: error
+    // chains (`{:#}`) would print it twice.
+    #[error("{field}: {error}")]
     Mesh {
         /// Path of the mesh reference.
         field: String,
         /// The import error (with the mesh file and line).
-        source: Box<ImportError>,
+        error: Box<ImportError>,
     },
     /// The tet mesh file could not be read.
-    #[error("{field}: {source}")]
+    #[error("{field}: {error}")]
     TetFile {
         /// Path of the mesh reference.
         field: String,
         /// The read error (with the tet file and line).
-        source: Box<TetIoError>,
+        error: Box<TetIoError>,
     },
     /// The mesh could not be tetrahedralised.
     #[error("build: cannot tetrahedralise the mesh: {0}")]
@@ -149,6 +151,38 @@ impl PresetError {
             path: path.to_owned(),
             line: None,
             kind: Box::new(kind),
+        }
+    }
+
+    /// With the line of its field in the preset file, for an error found
+    /// after loading (building the model: a group the mesh lacks, a pin
+    /// that selects nothing, a mesh that fails to import). Only for a preset
+    /// as loaded from `path`: an edited one's fields may sit elsewhere.
+    #[must_use]
+    pub fn with_line_from_file(mut self) -> Self {
+        if self.line.is_none()
+            && let Some(field) = self.kind.field()
+            && let Ok(text) = std::fs::read_to_string(&self.path)
+            && let Ok(locator) = Locator::new(&text, &self.path)
+        {
+            self.line = locator.line_of_field(field);
+        }
+        self
+    }
+}
+
+impl PresetErrorKind {
+    /// The field path the error is about, if it names one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Self::Unknown { field, .. }
+            | Self::Invalid { field, .. }
+            | Self::UnknownGroup { field, .. }
+            | Self::IndexOutOfRange { field, .. }
+            | Self::Mesh { field, .. }
+            | Self::TetFile { field, .. } => Some(field),
+            Self::Tetrahedralize(_) => Some("build"),
+            Self::Read(_) | Self::Write(_) | Self::Syntax(_) | Self::Version(_) => None,
         }
     }
 }

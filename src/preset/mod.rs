@@ -452,7 +452,9 @@ impl Preset {
     /// density; a negative or non-finite weight; tet limits that exclude
     /// the rest state; `top_corners`/`top_edge` without a grid; a plane
     /// with a zero normal or negative distance; a box with `min > max`; a
-    /// non-positive `dt`, zero iterations or substeps, damping outside
+    /// `dt` outside `[1e-6, 10]` s, iterations outside `1..=`
+    /// [`SimParams::MAX_ITERATIONS`] or substeps outside `1..=`
+    /// [`SimParams::MAX_SUBSTEPS`], damping outside
     /// `[0, 1]`; a collider with a negative friction or non-positive
     /// radius; a field of view outside `(0, 180)`; any non-finite number.
     pub fn validate(&self) -> Result<(), PresetErrorKind> {
@@ -481,12 +483,22 @@ mod validate {
         }
     }
 
+    /// `v` as a message shows it: scientific notation for the very small
+    /// and very large (`1e-300`, not three hundred zeros).
+    fn number(v: f64) -> String {
+        if v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
+            format!("{v:e}")
+        } else {
+            format!("{v}")
+        }
+    }
+
     fn positive(field: &str, v: f64) -> Check {
         finite(field, v)?;
         if v > 0.0 {
             Ok(())
         } else {
-            fail(field, format!("must be positive, found {v}"))
+            fail(field, format!("must be positive, found {}", number(v)))
         }
     }
 
@@ -495,7 +507,7 @@ mod validate {
         if v >= 0.0 {
             Ok(())
         } else {
-            fail(field, format!("must not be negative, found {v}"))
+            fail(field, format!("must not be negative, found {}", number(v)))
         }
     }
 
@@ -513,7 +525,15 @@ mod validate {
         if (lo..=hi).contains(&v) {
             Ok(())
         } else {
-            fail(field, format!("must lie in [{lo}, {hi}], found {v}"))
+            fail(
+                field,
+                format!(
+                    "must lie in [{}, {}], found {}",
+                    number(lo),
+                    number(hi),
+                    number(v)
+                ),
+            )
         }
     }
 
@@ -663,7 +683,7 @@ mod validate {
             } => {
                 finite3(&format!("{field}.plane.point"), point)?;
                 finite3(&format!("{field}.plane.normal"), normal)?;
-                if normal.norm() == 0.0 {
+                if normal.amax() == 0.0 {
                     return fail(format!("{field}.plane.normal"), "must not be zero");
                 }
                 non_negative(&format!("{field}.plane.distance"), *distance)
@@ -704,7 +724,9 @@ mod validate {
             extrapolate: _,
             tolerance,
         } = s;
-        positive("sim.dt", *dt)?;
+        // Below a microsecond `M/h²` overflows the matrix; above 10 s a
+        // frame is no longer an animation step.
+        within("sim.dt", *dt, 1e-6, 10.0)?;
         non_negative("sim.tolerance", *tolerance)?;
         count("sim.iterations", *iterations, SimParams::MAX_ITERATIONS)?;
         count("sim.substeps", *substeps, SimParams::MAX_SUBSTEPS)?;

@@ -47,6 +47,10 @@ impl TetraOptions {
     /// body's lattice holds 2.1 million vertices and the tetrahedraliser
     /// peaks near 3 GB (`meshes/box.obj`), eight times that at 256.
     pub const RESOLUTION_RANGE: std::ops::RangeInclusive<usize> = 2..=128;
+    /// Bounding-box diagonals the tetrahedraliser takes, in the mesh's units:
+    /// past them its volumes and distances (powers of the size) leave
+    /// double precision's range or resolution.
+    pub const SIZE_RANGE: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
 }
 
 impl Default for TetraOptions {
@@ -67,6 +71,17 @@ pub enum TetraError {
         max = TetraOptions::RESOLUTION_RANGE.end()
     )]
     Resolution(usize),
+    /// The mesh is too small or too large for the lattice's arithmetic.
+    #[error(
+        "the mesh is {diagonal:.3e} across: tetrahedralising needs {min:e} to {max:e} \
+         (rescale it)",
+        min = TetraOptions::SIZE_RANGE.start(),
+        max = TetraOptions::SIZE_RANGE.end()
+    )]
+    Size {
+        /// Bounding-box diagonal.
+        diagonal: f64,
+    },
     /// All vertices lie in one plane: there is no volume to fill.
     #[error(
         "the surface is flat (all vertices within {thickness:.3e} of one plane, \
@@ -92,7 +107,15 @@ pub enum TetraError {
     /// The stuffed tets failed validation (a bug: the stencils guarantee
     /// positive volumes).
     #[error("internal error: the generated tet mesh is invalid: {0}")]
-    Invalid(#[from] TetMeshError),
+    Invalid(TetMeshError),
+}
+
+// By hand, not `#[from]`: that would also make the error its `source()`, and
+// error chains (`{:#}`) would print it twice.
+impl From<TetMeshError> for TetraError {
+    fn from(e: TetMeshError) -> Self {
+        Self::Invalid(e)
+    }
 }
 
 /// The result of [`tetrahedralize`].
@@ -119,8 +142,8 @@ pub struct Tetrahedralization {
 /// 0.1 to 0.45 s per closed mesh and up to 0.6 s for an open one.
 ///
 /// # Errors
-/// [`TetraError::Resolution`] out of range, [`TetraError::Flat`] for a
-/// planar surface, [`TetraError::NoInterior`] when nothing is inside at this
+/// [`TetraError::Resolution`] out of range, [`TetraError::Size`] for a
+/// mesh too small or large, [`TetraError::Flat`] for a planar surface, [`TetraError::NoInterior`] when nothing is inside at this
 /// resolution.
 pub fn tetrahedralize(
     surface: &SurfaceMesh,
@@ -133,6 +156,9 @@ pub fn tetrahedralize(
     let positions = surface.positions();
     let (lo, hi) = surface.bounds();
     let diagonal = (hi - lo).norm();
+    if !TetraOptions::SIZE_RANGE.contains(&diagonal) {
+        return Err(TetraError::Size { diagonal });
+    }
     let thickness = flatness(positions);
     if thickness <= 1e-9 * diagonal {
         return Err(TetraError::Flat {
