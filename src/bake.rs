@@ -105,7 +105,10 @@ pub enum BakeError {
 
 /// Bakes `built` into `options.out`, calling `progress` after every frame
 /// and stopping cleanly (everything written so far intact, the summary
-/// saying why) when `stop` is set or the simulation blows up.
+/// saying why) when `stop` is set or the simulation blows up. Once the
+/// solver is set up, an earlier bake's OBJ frames of the same stem
+/// (`{stem}_{frame:04}.obj`) and its `summary.json` are removed from
+/// `options.out`; the frames only when this bake writes OBJ files.
 ///
 /// # Errors
 /// [`BakeError::Solver`] if the model cannot be factorised,
@@ -124,9 +127,22 @@ pub fn bake(
         move |source| BakeError::Write { path, source }
     };
     std::fs::create_dir_all(&options.out).map_err(write_err(&options.out))?;
-    let earlier_objs_removed =
-        remove_earlier_frames(&options.out, &options.stem).map_err(write_err(&options.out))?;
+    // Set up before anything of an earlier bake is removed: a bake that
+    // cannot start leaves the directory as it was.
     let mut solver = Solver::new(model, &built.params)?;
+    let earlier_objs_removed = if options.every > 0 {
+        remove_earlier_frames(&options.out, &options.stem).map_err(write_err(&options.out))?
+    } else {
+        0
+    };
+    // An earlier summary describes files this bake replaces; a bake ended
+    // by a second Ctrl-C writes none.
+    let summary_path = options.out.join("summary.json");
+    if let Err(e) = std::fs::remove_file(&summary_path)
+        && e.kind() != io::ErrorKind::NotFound
+    {
+        return Err(write_err(&summary_path)(e));
+    }
     let mut state = State::at_rest(model);
     let triangles = model.render_triangles().to_vec();
     let mut render = Vec::new();
@@ -235,7 +251,6 @@ pub fn bake(
         seconds: start.elapsed().as_secs_f64(),
         ..summary
     };
-    let summary_path = options.out.join("summary.json");
     crate::fsutil::write_atomically(&summary_path, |w| {
         serde_json::to_writer_pretty(&mut *w, &summary).map_err(io::Error::other)?;
         w.write_all(b"\n")
@@ -244,22 +259,36 @@ pub fn bake(
     Ok(summary)
 }
 
-/// Removes the OBJ frames `{stem}_{digits}.obj` in `dir` (those of an
-/// earlier bake: a shorter or sparser bake would leave them after its own
-/// frames, where a sequence importer plays them); returns how many.
+/// Removes the OBJ frames `{stem}_{frame:04}.obj` (four digits or more) in
+/// `dir`, those of an earlier bake: a shorter or sparser bake would leave
+/// them after its own frames, where a sequence importer plays them. Returns
+/// how many. Also removes the hidden temporary files a bake ended mid-frame
+/// (a second Ctrl-C) left, `.{stem}_{frame:04}.obj.*.tmp`, uncounted.
 fn remove_earlier_frames(dir: &Path, stem: &str) -> io::Result<usize> {
-    let is_frame = |name: &str| {
-        name.strip_prefix(stem)
-            .and_then(|rest| rest.strip_prefix('_'))
-            .and_then(|rest| rest.strip_suffix(".obj"))
-            .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+    let frame_of = |name: &str| -> Option<bool> {
+        let (hidden, name) = match name.strip_prefix('.') {
+            Some(rest) => (true, rest),
+            None => (false, name),
+        };
+        let rest = name.strip_prefix(stem)?.strip_prefix('_')?;
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let after = &rest[digits..];
+        let whole = if hidden {
+            after.starts_with(".obj.") && after.ends_with(".tmp")
+        } else {
+            after == ".obj"
+        };
+        (digits >= 4 && whole).then_some(!hidden)
     };
     let mut removed = 0;
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
-        if entry.file_type()?.is_file() && entry.file_name().to_str().is_some_and(is_frame) {
+        let Some(counted) = entry.file_name().to_str().and_then(frame_of) else {
+            continue;
+        };
+        if entry.file_type()?.is_file() {
             std::fs::remove_file(entry.path())?;
-            removed += 1;
+            removed += usize::from(counted);
         }
     }
     Ok(removed)

@@ -14,7 +14,7 @@ pub struct Cli {
     /// Threads for the solver's parallel work: the local step of tet models
     /// (spring models project on one, which measures faster) and the
     /// single-precision global solve of large models, which splits in two.
-    /// Default: one per core.
+    /// Default (or 0): one per core; at most 1,024.
     #[arg(long, global = true, value_parser = count_in::<0, 1024>)]
     pub threads: Option<usize>,
 }
@@ -89,7 +89,9 @@ pub enum Command {
         /// Frames to simulate after the rest pose (frame 0).
         #[arg(long, default_value_t = 240)]
         frames: usize,
-        /// Output directory (created if missing).
+        /// Output directory (created if missing). An earlier bake's frames of
+        /// the same preset there (`{preset}_NNNN.obj`) and its summary are
+        /// removed first.
         #[arg(long)]
         out: PathBuf,
         /// Write the OBJ of every k-th frame only (0: no OBJ, energies only).

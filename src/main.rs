@@ -49,8 +49,8 @@ macro_rules! outln {
     }};
 }
 
-/// `eprintln!` that ignores a failed write: a closed standard error
-/// (`2>&-`, a log pipe whose reader died) must not end a command, let alone
+/// `eprintln!` that ignores a failed write: a standard error whose reader
+/// has gone (a log pipe that died: a broken pipe) must not end a command, let alone
 /// a bake, with a panic.
 macro_rules! errln {
     ($($arg:tt)*) => {{
@@ -466,7 +466,7 @@ fn bench_scenes(
     match scene {
         Some(name) => Ok(vec![Scene::by_name(name).ok_or_else(|| {
             Failure::BadInput(anyhow::anyhow!(
-                "unknown scene '{name}': use cloth30, cloth60, cloth100, cloth150, clothN ({} ≤ N ≤ {}), tet12, tet22 or tetN ({} ≤ N ≤ {})",
+                "no scene '{name}' (unknown, or too large): use cloth30, cloth60, cloth100, cloth150, clothN ({} ≤ N ≤ {}), tet12, tet22 or tetN ({} ≤ N ≤ {})",
                 Scene::CLOTH_RANGE.start(),
                 Scene::CLOTH_RANGE.end(),
                 Scene::TET_RANGE.start(),

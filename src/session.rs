@@ -53,7 +53,7 @@ use crate::mesh::Vec3;
 use crate::model::{Attachment, Model, Pins};
 use crate::preset::{Built, MeshSource, Preset, PresetError, PresetErrorKind, Selector};
 use crate::solver::accuracy::{self, Accuracy};
-use crate::solver::{Energies, Solver, SolverError, State, StepReport, Timings};
+use crate::solver::{Energies, SimParams, Solver, SolverError, State, StepReport, Timings};
 
 /// The preset the front ends open without an argument, when it exists
 /// (relative to the working directory); else [`Preset::default`].
@@ -129,7 +129,7 @@ pub enum SessionError {
     NoPath,
     /// A save to a file of another kind than a preset (a mesh, say),
     /// which the preset would replace.
-    #[error("{}: a preset is saved as a .toml file, not over a file of another kind", .0.display())]
+    #[error("{}: a preset file must end in .toml", .0.display())]
     NotAPresetPath(PathBuf),
 }
 
@@ -492,7 +492,7 @@ impl Session {
     /// describe this scene).
     pub fn measure_accuracy(&mut self) {
         if self.measuring.is_none() {
-            let iterations = (4 * self.preset.sim.iterations).max(100);
+            let iterations = (4 * self.preset.sim.iterations).clamp(100, SimParams::MAX_ITERATIONS);
             let task = accuracy::Task::new(&self.solver, &self.state, iterations);
             self.measuring = Some(accuracy::Running::spawn(task));
         }
@@ -668,7 +668,13 @@ impl Session {
                     (Preset::load(&path)?, Some(path))
                 };
                 let base = path.as_deref().unwrap_or(Path::new(UNTITLED));
-                let (built, solver) = build(&preset, base).map_err(located)?;
+                let built = build(&preset, base);
+                // Only a preset file has lines (an OBJ builds as untitled).
+                let (built, solver) = if path.is_some() {
+                    built.map_err(located)?
+                } else {
+                    built?
+                };
                 self.built = built;
                 self.solver = solver;
                 self.saved = preset.clone();

@@ -235,6 +235,12 @@ fn a_second_ctrl_c_keeps_what_was_written() {
         std::thread::sleep(std::time::Duration::from_millis(30));
     }
     assert_eq!(child.wait().unwrap().code(), Some(130));
+    // Ended by the second signal, mid-frame: the first one's clean stop
+    // would have written the summary.
+    assert!(
+        !frames.join("summary.json").exists(),
+        "not the second Ctrl-C's path"
+    );
     let csv = std::fs::read_to_string(frames.join("energy.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines.len() >= 2, "header and frame 1 at least: {csv:?}");
@@ -278,10 +284,27 @@ fn rebaking_removes_the_earlier_frames() {
         "hanging_cloth_final.obj",
         "notes_0001.obj",
         "hanging_cloth_0001.txt",
+        "hanging_cloth_60.obj",
     ];
     for name in keep {
         std::fs::write(out.join(name), "kept").unwrap();
     }
+    // Left by a bake ended mid-frame: removed, not counted.
+    let leftover = out.join(".hanging_cloth_0006.obj.123-4.tmp");
+    std::fs::write(&leftover, "half").unwrap();
+    // An energies-only bake (`--every 0`) writes no frames and keeps them.
+    let o = softbody(&[
+        "bake",
+        "presets/hanging_cloth.toml",
+        "--frames",
+        "1",
+        "--every",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert!(out.join("hanging_cloth_0005.obj").exists());
     let o = bake("2");
     assert!(o.status.success());
     assert!(
@@ -296,6 +319,7 @@ fn rebaking_removes_the_earlier_frames() {
     for name in keep {
         assert_eq!(std::fs::read_to_string(out.join(name)).unwrap(), "kept");
     }
+    assert!(!leftover.exists());
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["earlier_objs_removed"], 6);

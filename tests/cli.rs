@@ -291,7 +291,7 @@ fn a_closed_output_pipe_ends_quietly() {
     }
 }
 
-/// A closed standard error (`2>&-`, a log pipe whose reader died) changes
+/// A standard error whose reader has gone (a log pipe that died) changes
 /// nothing but the messages: bad input still exits 2, and a bake, whose
 /// progress lines go there when no terminal is attached, still writes every
 /// file and exits 0. (`eprintln!` panicked on the failed write: exit 101.)

@@ -9,6 +9,7 @@ use softbody::command::{Command, Param, WeightKind};
 use softbody::mesh::Vec3;
 use softbody::preset::{GridSpec, MeshSource, Preset, Selector};
 use softbody::session::{Applied, Session, SessionError};
+use softbody::solver::SimParams;
 
 mod common;
 use common::scratch_dir;
@@ -510,4 +511,14 @@ fn accuracy_measurements_belong_to_the_scene_they_measured() {
     session.apply(Command::Undo).unwrap();
     assert!(!session.is_measuring(), "the running one is abandoned");
     assert!(session.collect_accuracy().is_none());
+
+    // At the most iterations a preset takes, the measurement (which tries
+    // up to four times as many) stays within the solver's limit.
+    session
+        .apply(Command::SetParam(Param::Iterations(
+            SimParams::MAX_ITERATIONS,
+        )))
+        .unwrap();
+    session.measure_accuracy();
+    assert!(wait(&mut session).is_ok());
 }

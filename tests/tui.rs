@@ -714,7 +714,7 @@ fn save_as_protects_other_files() {
     app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
     save_as(&mut app, &mesh);
     assert!(
-        app.status.contains("not over a file of another kind"),
+        app.status.contains("a preset file must end in .toml"),
         "{}",
         app.status
     );

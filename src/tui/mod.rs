@@ -40,7 +40,15 @@ pub enum TuiError {
     Session(#[from] SessionError),
     /// The terminal could not be set up, drawn to or read from.
     #[error("terminal: {0}")]
-    Terminal(#[from] std::io::Error),
+    Terminal(std::io::Error),
+}
+
+// By hand, not `#[from]`: that would also make the error its `source()`, and
+// error chains (`{:#}`) would print it twice.
+impl From<std::io::Error> for TuiError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Terminal(e)
+    }
 }
 
 /// Opens `preset` (else [`DEFAULT_PRESET`] if it exists, else
