@@ -314,10 +314,14 @@ impl SparseCholesky {
 
     /// Copies `L` into `out` for fused solves.
     pub(crate) fn extract(&self, out: &mut FusedFactor) {
-        let SymbolicCholeskyRaw::Supernodal(symbolic) = self.symbolic.raw() else {
-            unreachable!("the factorisation is forced to be supernodal")
-        };
         let n = self.pattern.n;
+        let symbolic = match self.symbolic.raw() {
+            SymbolicCholeskyRaw::Supernodal(symbolic) => Ok(symbolic),
+            // Forced supernodal, faer still goes simplicial when its flop
+            // ratio is not above 0: a diagonal matrix (every constraint
+            // weight 0), whose compressed columns are read as they are.
+            SymbolicCholeskyRaw::Simplicial(symbolic) => Err(symbolic),
+        };
         if Arc::get_mut(&mut out.l).is_none() {
             // A clone still solves with the old L.
             out.l = Arc::default();
@@ -338,6 +342,25 @@ impl SparseCholesky {
         out.row_idx.clear();
         out.values.clear();
         out.col_ptr.push(0);
+        let symbolic = match symbolic {
+            Ok(symbolic) => symbolic,
+            Err(simplicial) => {
+                let (col_ptr, row_idx) = (simplicial.col_ptr(), simplicial.row_idx());
+                for c in 0..n {
+                    let range = col_ptr[c]..col_ptr[c + 1];
+                    for (&row, &value) in row_idx[range.clone()].iter().zip(&self.l_values[range]) {
+                        if row == c {
+                            out.inv_diag.push(1.0 / value);
+                        } else if value != 0.0 {
+                            out.row_idx.push(row as u32);
+                            out.values.push(value);
+                        }
+                    }
+                    out.col_ptr.push(out.row_idx.len() as u32);
+                }
+                return;
+            }
+        };
         let l = SupernodalLltRef::new(symbolic, &self.l_values);
         for s in 0..symbolic.n_supernodes() {
             let node = l.supernode(s);
