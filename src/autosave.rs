@@ -9,14 +9,23 @@
 //! relative (the recovered preset is put back in force on that file); an
 //! untitled preset's relative paths are made absolute, since the next run
 //! may start elsewhere.
+//!
+//! Every run writes its own slot, `autosave-{pid}-{start}.toml` and `.json`,
+//! and holds an advisory lock on its `.lock` file while the slot exists, so
+//! two editors or terminal UIs open at once never overwrite, offer or remove
+//! each other's changes: a start offers only slots whose lock nobody holds
+//! (their run has ended), the newest first. The single `autosave.toml` of
+//! earlier versions is such a slot too.
 
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 use crate::preset::{MeshSource, Preset, PresetError};
-use crate::session::Session;
+use crate::session::{Session, SessionError};
 
 /// How often unsaved changes are written.
 pub const INTERVAL: Duration = Duration::from_secs(30);
@@ -24,8 +33,10 @@ pub const INTERVAL: Duration = Duration::from_secs(30);
 /// The environment variable that overrides [`Autosave::default_dir`].
 pub const DIR_VARIABLE: &str = "SOFTBODY_AUTOSAVE_DIR";
 
-const PRESET_FILE: &str = "autosave.toml";
-const NOTE_FILE: &str = "autosave.json";
+/// The extensions of a slot's files: the preset, its note, its lock.
+const PRESET: &str = "toml";
+const NOTE: &str = "json";
+const LOCK: &str = "lock";
 
 /// Where the autosave came from.
 #[derive(Debug, Serialize, Deserialize)]
@@ -36,8 +47,45 @@ struct Note {
     written_at: u64,
 }
 
-/// A preset found in the autosave directory at start-up.
+/// The files of one run's autosave: `{dir}/{stem}.toml`, `.json`, `.lock`.
 #[derive(Clone, Debug, PartialEq)]
+struct Slot {
+    dir: PathBuf,
+    stem: String,
+}
+
+impl Slot {
+    fn file(&self, extension: &str) -> PathBuf {
+        self.dir.join(format!("{}.{extension}", self.stem))
+    }
+
+    /// Removes the slot's files, the note first (a slot is only offered
+    /// with its note), the lock last. Absent files are fine.
+    fn remove(&self) {
+        for extension in [NOTE, PRESET, LOCK] {
+            let _ = std::fs::remove_file(self.file(extension));
+        }
+    }
+
+    /// The lock of a slot whose run has ended (or that never had one),
+    /// taken so another starting run does not offer it too; `None` while
+    /// a live run holds it.
+    fn claim(&self) -> Option<Option<File>> {
+        let Ok(file) = File::options().write(true).open(self.file(LOCK)) else {
+            // No lock file: a slot of an earlier version.
+            return Some(None);
+        };
+        match file.try_lock() {
+            Ok(()) => Some(Some(file)),
+            Err(TryLockError::WouldBlock) => None,
+            // Locks unsupported here: offer it, as before slots had locks.
+            Err(TryLockError::Error(_)) => Some(None),
+        }
+    }
+}
+
+/// A preset found in the autosave directory at start-up.
+#[derive(Clone, Debug)]
 pub struct Recovery {
     /// The preset with the unsaved changes.
     pub preset: Preset,
@@ -45,6 +93,16 @@ pub struct Recovery {
     pub origin: Option<PathBuf>,
     /// When it was written.
     pub written_at: SystemTime,
+    slot: Slot,
+    /// The ended run's lock, held while this (or a clone) is offered.
+    _lock: Option<Arc<File>>,
+}
+
+impl PartialEq for Recovery {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.preset, &self.origin, self.written_at, &self.slot)
+            == (&other.preset, &other.origin, other.written_at, &other.slot)
+    }
 }
 
 impl Recovery {
@@ -55,7 +113,7 @@ impl Recovery {
     /// # Errors
     /// As [`Session::apply`] when the recovered preset does not build (its
     /// mesh moved, say).
-    pub fn into_session(self) -> Result<Session, crate::session::SessionError> {
+    pub fn into_session(self) -> Result<Session, SessionError> {
         let mut session = match &self.origin {
             Some(path) => Session::open(path).or_else(|_| Session::new(Preset::default(), None))?,
             None => Session::new(Preset::default(), None)?,
@@ -63,25 +121,51 @@ impl Recovery {
         session.apply(crate::command::Command::Restore(Box::new(self.preset)))?;
         Ok(session)
     }
+
+    /// Recovers this: the session to continue in (see
+    /// [`Recovery::into_session`]), written at once to `autosave`'s slot
+    /// (this run's), and only then the ended run's slot removed.
+    ///
+    /// # Errors
+    /// As [`Recovery::into_session`] (the ended run's slot stays); a failed
+    /// write leaves it too, and is reported by the next [`Autosave::tick`].
+    pub fn resume(self, autosave: Option<&mut Autosave>) -> Result<Session, SessionError> {
+        let slot = self.slot.clone();
+        let session = self.into_session()?;
+        if let Some(autosave) = autosave
+            && autosave.write(&session).is_ok()
+        {
+            slot.remove();
+        }
+        Ok(session)
+    }
 }
 
 /// The autosave of one front end's session.
 #[derive(Debug)]
 pub struct Autosave {
-    dir: PathBuf,
+    slot: Slot,
     interval: Duration,
     last: Option<Instant>,
-    written: bool,
+    /// The slot's lock, held while its files exist.
+    lock: Option<File>,
 }
 
 impl Autosave {
-    /// Autosaves into `dir` (created when first written) every `interval`.
+    /// Autosaves into a slot of its own in `dir` (created when first
+    /// written) every `interval`.
     pub fn new(dir: PathBuf, interval: Duration) -> Self {
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
         Self {
-            dir,
+            slot: Slot {
+                dir,
+                stem: format!("autosave-{}-{started}", std::process::id()),
+            },
             interval,
             last: None,
-            written: false,
+            lock: None,
         }
     }
 
@@ -101,7 +185,7 @@ impl Autosave {
 
     /// The directory autosaves go to.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.slot.dir
     }
 
     /// Called every UI frame: writes the preset when it has unsaved changes
@@ -112,7 +196,7 @@ impl Autosave {
     /// The write's error (the front end reports it; the next tick retries).
     pub fn tick(&mut self, session: &Session) -> Result<bool, PresetError> {
         if !session.is_dirty() {
-            if self.written {
+            if self.lock.is_some() {
                 self.clear();
             }
             return Ok(false);
@@ -131,14 +215,21 @@ impl Autosave {
     /// # Errors
     /// If the directory cannot be made or a file cannot be written.
     pub fn write(&mut self, session: &Session) -> Result<(), PresetError> {
-        let preset_path = self.dir.join(PRESET_FILE);
+        let preset_path = self.slot.file(PRESET);
         let io = |e: std::io::Error| {
             PresetError::new(
                 &preset_path,
                 crate::preset::PresetErrorKind::Write(e.to_string()),
             )
         };
-        std::fs::create_dir_all(&self.dir).map_err(io)?;
+        if self.lock.is_none() {
+            std::fs::create_dir_all(&self.slot.dir).map_err(io)?;
+            let lock = File::create(self.slot.file(LOCK)).map_err(io)?;
+            // Where locks are unsupported, another start may offer this
+            // slot while it runs, as before slots had locks.
+            let _ = lock.try_lock();
+            self.lock = Some(lock);
+        }
         let mut preset = session.preset().clone();
         if session.path().is_none() {
             absolutise(&mut preset);
@@ -153,37 +244,75 @@ impl Autosave {
                 .map_or(0, |d| d.as_secs()),
         };
         let json = serde_json::to_vec_pretty(&note).map_err(|e| io(e.into()))?;
-        crate::fsutil::write_atomically(&self.dir.join(NOTE_FILE), |out| {
+        crate::fsutil::write_atomically(&self.slot.file(NOTE), |out| {
             std::io::Write::write_all(out, &json)
         })
-        .map_err(io)?;
-        self.written = true;
-        Ok(())
+        .map_err(io)
     }
 
-    /// Removes the autosave (after a save, a clean exit, or once the
-    /// person declined to recover it).
+    /// Removes this run's autosave (after a save or a clean exit).
     pub fn clear(&mut self) {
-        for file in [PRESET_FILE, NOTE_FILE] {
-            // Absent already is fine.
-            let _ = std::fs::remove_file(self.dir.join(file));
-        }
-        self.written = false;
+        self.slot.remove();
+        self.lock = None;
         self.last = None;
     }
 
-    /// The autosave a previous run left, if any and if it still loads.
+    /// The newest autosave an ended run left, if any still loads (slots
+    /// of runs still open are not offered). Answer it with
+    /// [`Recovery::resume`] or [`Autosave::decline`]; dropped unanswered,
+    /// it stays for the next start.
     pub fn recovery(&self) -> Option<Recovery> {
-        let preset = Preset::load(&self.dir.join(PRESET_FILE)).ok()?;
-        let note: Note = std::fs::read(self.dir.join(NOTE_FILE))
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())?;
-        Some(Recovery {
-            preset,
-            origin: note.origin,
-            written_at: UNIX_EPOCH + Duration::from_secs(note.written_at),
-        })
+        let entries = std::fs::read_dir(&self.slot.dir).ok()?;
+        let mut found: Option<Recovery> = None;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let (Some(stem), Some(NOTE)) = (
+                path.file_stem().and_then(|s| s.to_str()),
+                path.extension().and_then(|e| e.to_str()),
+            ) else {
+                continue;
+            };
+            let slot = Slot {
+                dir: self.slot.dir.clone(),
+                stem: stem.to_owned(),
+            };
+            if slot == self.slot || !stem.starts_with("autosave") {
+                continue;
+            }
+            let newer = |note: &Note| found.as_ref().is_none_or(|r| r.written_at < at(note));
+            let Some(note) = std::fs::read(&path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<Note>(&bytes).ok())
+                .filter(newer)
+            else {
+                continue;
+            };
+            let Some(lock) = slot.claim() else {
+                continue;
+            };
+            let Ok(preset) = Preset::load(&slot.file(PRESET)) else {
+                continue;
+            };
+            found = Some(Recovery {
+                preset,
+                written_at: at(&note),
+                origin: note.origin,
+                slot,
+                _lock: lock.map(Arc::new),
+            });
+        }
+        found
     }
+
+    /// Discards `recovery`: removes the ended run's slot.
+    pub fn decline(&mut self, recovery: Recovery) {
+        recovery.slot.remove();
+    }
+}
+
+/// When `note` was written.
+fn at(note: &Note) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(note.written_at)
 }
 
 /// Makes the preset's relative mesh path absolute (from the working
@@ -209,17 +338,30 @@ mod tests {
         dir
     }
 
+    /// The slots' preset files in `dir`.
+    fn presets_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".toml"))
+            .collect();
+        names.sort();
+        names
+    }
+
     #[test]
     fn unsaved_changes_are_written_on_the_interval_and_cleared_when_saved() {
         let dir = temp_dir("cycle");
+        let state = dir.join("state");
         let preset_file = dir.join("work").join("cloth.toml");
         std::fs::create_dir_all(preset_file.parent().unwrap()).unwrap();
         Preset::default().save(&preset_file).unwrap();
         let mut session = Session::open(&preset_file).unwrap();
-        let mut autosave = Autosave::new(dir.join("state"), Duration::from_millis(50));
+        let mut autosave = Autosave::new(state.clone(), Duration::from_millis(50));
         // Nothing unsaved: nothing written.
         assert!(!autosave.tick(&session).unwrap());
-        assert!(autosave.recovery().is_none());
+        assert!(Autosave::new(state.clone(), INTERVAL).recovery().is_none());
         session
             .apply(Command::SetWeight(WeightKind::Bending, 3.5))
             .unwrap();
@@ -231,20 +373,32 @@ mod tests {
         assert!(!autosave.tick(&session).unwrap());
         std::thread::sleep(Duration::from_millis(60));
         assert!(autosave.tick(&session).unwrap());
-        let recovery = autosave.recovery().expect("an autosave");
+        // Not offered to another run while this one is open...
+        let mut next = Autosave::new(state.clone(), Duration::from_millis(50));
+        assert!(next.recovery().is_none());
+        // ... but once it has ended without a clean exit.
+        drop(autosave);
+        let recovery = next.recovery().expect("an autosave");
         assert_eq!(recovery.preset, *session.preset());
         assert_eq!(recovery.origin, Some(preset_file.canonicalize().unwrap()));
         // The recovered session is the file with the change in force,
-        // unsaved, and undo goes back to the file's preset.
-        let mut recovered = recovery.into_session().unwrap();
+        // unsaved, and undo goes back to the file's preset; it is in the
+        // recovering run's slot at once, the ended run's slot gone.
+        let ended = presets_in(&state);
+        let mut recovered = recovery.resume(Some(&mut next)).unwrap();
         assert_eq!(recovered.preset(), session.preset());
         assert!(recovered.is_dirty());
+        let now = presets_in(&state);
+        assert_eq!(now.len(), 1);
+        assert_ne!(now, ended);
         recovered.apply(Command::Undo).unwrap();
         assert_eq!(recovered.preset(), &Preset::default());
         // Saving makes the autosave go on the next tick.
-        session.apply(Command::Save(None)).unwrap();
-        assert!(!autosave.tick(&session).unwrap());
-        assert!(autosave.recovery().is_none());
+        recovered.apply(Command::Save(None)).unwrap();
+        assert!(!next.tick(&recovered).unwrap());
+        assert!(presets_in(&state).is_empty());
+        drop(next);
+        assert!(Autosave::new(state, INTERVAL).recovery().is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -257,7 +411,9 @@ mod tests {
         session.apply(Command::SetDensity(0.3)).unwrap();
         let mut autosave = Autosave::new(dir.clone(), INTERVAL);
         assert!(autosave.tick(&session).unwrap());
-        let recovery = autosave.recovery().unwrap();
+        drop(autosave);
+        let mut next = Autosave::new(dir.clone(), INTERVAL);
+        let recovery = next.recovery().unwrap();
         assert_eq!(recovery.origin, None);
         let MeshSource::Obj(path) = &recovery.preset.mesh else {
             panic!("an OBJ preset")
@@ -270,8 +426,53 @@ mod tests {
             recovered.model().vertex_count(),
             session.model().vertex_count()
         );
-        autosave.clear();
-        assert!(autosave.recovery().is_none());
+        // Declined: gone.
+        next.decline(next.recovery().unwrap());
+        assert!(next.recovery().is_none());
+        assert!(presets_in(&dir).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Two front ends open at once: neither offers, overwrites or removes
+    /// the other's unsaved changes; a start offers the newest slot of the
+    /// runs that have ended, an earlier version's single autosave included.
+    #[test]
+    fn runs_open_at_once_keep_their_own_autosaves() {
+        let dir = temp_dir("concurrent");
+        let edit = |density: f64| {
+            let mut session = Session::new(Preset::default(), None).unwrap();
+            session.apply(Command::SetDensity(density)).unwrap();
+            session
+        };
+        let (one, two) = (edit(0.25), edit(0.5));
+        let mut first = Autosave::new(dir.clone(), INTERVAL);
+        let mut second = Autosave::new(dir.clone(), INTERVAL);
+        assert!(first.tick(&one).unwrap() && second.tick(&two).unwrap());
+        assert_eq!(presets_in(&dir).len(), 2);
+        assert!(first.recovery().is_none() && second.recovery().is_none());
+        // The first saves or exits cleanly: the second's changes stay.
+        first.clear();
+        assert_eq!(presets_in(&dir).len(), 1);
+        drop(first);
+        // An earlier version's autosave, older than the second run's.
+        let mut legacy = edit(0.75).preset().clone();
+        legacy.name = "legacy".into();
+        legacy.save(&dir.join("autosave.toml")).unwrap();
+        std::fs::write(
+            dir.join("autosave.json"),
+            r#"{"origin": null, "written_at": 1000}"#,
+        )
+        .unwrap();
+        let third = Autosave::new(dir.clone(), INTERVAL);
+        assert!(third.recovery().is_some_and(|r| r.preset.name == "legacy"));
+        // The second run ends without a clean exit: its slot is the newest.
+        drop(second);
+        let recovery = third.recovery().expect("two ended runs");
+        assert_eq!(recovery.preset.material.density, 0.5);
+        // While one start holds the offer, another does not offer it too.
+        let fourth = Autosave::new(dir.clone(), INTERVAL);
+        assert!(fourth.recovery().is_some_and(|r| r.preset.name == "legacy"));
+        drop(recovery);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -287,8 +488,12 @@ mod tests {
     fn a_damaged_autosave_is_not_offered() {
         let dir = temp_dir("damaged");
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(PRESET_FILE), "version = 1\nname = ").unwrap();
-        std::fs::write(dir.join(NOTE_FILE), "{}").unwrap();
+        std::fs::write(dir.join("autosave.toml"), "version = 1\nname = ").unwrap();
+        std::fs::write(dir.join("autosave.json"), "{}").unwrap();
+        assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());
+        // A sound note does not make the damaged preset offered either.
+        let note = r#"{"origin": null, "written_at": 5}"#;
+        std::fs::write(dir.join("autosave.json"), note).unwrap();
         assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -668,13 +668,9 @@ impl Session {
                     (Preset::load(&path)?, Some(path))
                 };
                 let base = path.as_deref().unwrap_or(Path::new(UNTITLED));
-                let built = build(&preset, base);
                 // Only a preset file has lines (an OBJ builds as untitled).
-                let (built, solver) = if path.is_some() {
-                    built.map_err(located)?
-                } else {
-                    built?
-                };
+                let (built, solver) = build(&preset, base)
+                    .map_err(|e| if path.is_some() { located(e) } else { e })?;
                 self.built = built;
                 self.solver = solver;
                 self.saved = preset.clone();

@@ -1211,3 +1211,29 @@ fn substeps_are_frames_of_the_substep_length() {
     assert!(contacts > 0, "the cloth never reached the colliders");
     assert_eq!(a.secants.len(), 3);
 }
+
+/// One free vertex among hard pins: its 1 × 1 system is one faer factorises
+/// simplicially even when forced supernodal (AMD counts no flops), which
+/// the fused solve's extraction once took for unreachable (the random soak
+/// test, CI run37). It steps as Newton does, in every precision.
+#[test]
+fn a_single_free_vertex_steps_like_newton() {
+    let mut model = cloth(5, Weights::default());
+    model.pins = Pins::hard((0..25).filter(|&v| v != 12));
+    let params = SimParams {
+        iterations: 100,
+        ..SimParams::default()
+    };
+    let start = State::at_rest(&model);
+    let reference = newton::step(&model, &params, &start, &NewtonOptions::default()).unwrap();
+    for precision in Precision::ALL {
+        let mut solver = Solver::new(&model, &params).unwrap();
+        solver.set_precision(precision);
+        let mut state = start.clone();
+        solver.step(&mut state).unwrap();
+        let err = relative_error(&state.positions, &reference.positions, &start.positions);
+        assert!(err < 1e-9, "{precision:?}: relative error {err:e}");
+        assert!(state.positions[12].y < model.rest[12].y);
+        assert_eq!(state.positions[11], model.rest[11]);
+    }
+}

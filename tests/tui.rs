@@ -580,8 +580,13 @@ fn an_autosave_left_by_a_crash_is_offered_at_start() {
     // A run that changed the bending weight, autosaved, and died.
     let mut crashed = cloth();
     crashed.apply(Command::SetWeight(WeightKind::Bending, 7.0));
-    let mut autosave = Autosave::new(dir.clone(), INTERVAL);
-    autosave.write(&crashed.session).unwrap();
+    let crash = || {
+        // Written, and the run's lock released as it ends.
+        Autosave::new(dir.clone(), INTERVAL)
+            .write(&crashed.session)
+            .unwrap()
+    };
+    crash();
 
     let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
     assert!(matches!(app.mode, Mode::Recover(_)));
@@ -593,18 +598,31 @@ fn an_autosave_left_by_a_crash_is_offered_at_start() {
     assert_eq!(app.mode, Mode::Normal);
     assert_eq!(app.session.preset().material.weights.bending, 7.0);
     assert!(app.session.is_dirty());
-    // Unsaved, so the next tick writes it again; a clean exit removes it.
+    // Still unsaved: now in this run's autosave (the ended run's is gone),
+    // which another start does not offer while this run is open; a clean
+    // exit removes it.
     app.tick_autosave();
-    assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_some());
-    app.finish();
+    assert_eq!(autosaves_in(&dir), 1);
     assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());
+    app.finish();
+    assert_eq!(autosaves_in(&dir), 0);
     // Declined: gone too.
-    autosave.write(&crashed.session).unwrap();
+    crash();
     let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
     app.handle_key(ch('x'));
     assert_eq!(app.session.preset().material.weights.bending, 20.0);
     assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());
+    assert_eq!(autosaves_in(&dir), 0);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The autosaved presets in `dir`.
+fn autosaves_in(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+        .count()
 }
 
 /// Ctrl-C is `q`: with unsaved changes it asks first, and a second Ctrl-C
@@ -627,12 +645,15 @@ fn ctrl_c_asks_first_and_a_second_keeps_the_changes() {
     let recovery = Autosave::new(dir.clone(), INTERVAL).recovery();
     let recovery = recovery.expect("the changes are kept for the next run");
     assert_eq!(recovery.preset.material.weights.bending, 3.0);
+    // (An offer holds the ended run's lock, so no other start offers it.)
+    drop(recovery);
 
     // Ctrl-C while the recovery is offered leaves it for the next run too.
     let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
     assert!(matches!(app.mode, Mode::Recover(_)));
     assert!(!app.on_key(ctrl_c));
     app.finish();
+    drop(app);
     assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }

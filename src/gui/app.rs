@@ -557,7 +557,7 @@ impl EditorApp {
         match answer {
             Some(true) => {
                 let recovery = self.recovery.take().expect("offered");
-                match recovery.into_session() {
+                match recovery.resume(self.autosave.as_mut()) {
                     Ok(session) => {
                         self.session = session;
                         self.unsynced = true;
@@ -571,9 +571,9 @@ impl EditorApp {
                 }
             }
             Some(false) => {
-                self.recovery = None;
+                let recovery = self.recovery.take().expect("offered");
                 if let Some(autosave) = &mut self.autosave {
-                    autosave.clear();
+                    autosave.decline(recovery);
                 }
             }
             None => {}
@@ -673,7 +673,8 @@ impl eframe::App for EditorApp {
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         // A clean exit: unsaved changes were saved or knowingly discarded
         // (closing asks first); only a crash leaves the autosave behind.
-        if let (Some(autosave), None) = (&mut self.autosave, &self.recovery) {
+        // An offer left unanswered stays for the next start.
+        if let Some(autosave) = &mut self.autosave {
             autosave.clear();
         }
     }

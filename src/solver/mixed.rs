@@ -40,7 +40,9 @@ pub enum Precision {
     Auto,
     /// `L` in double precision.
     Double,
-    /// `L` in single precision, corrected with a double-precision residual.
+    /// `L` in single precision, corrected with a double-precision residual
+    /// (a factor faer leaves simplicial, which only a system without
+    /// off-diagonal entries is, stays in double).
     Mixed,
 }
 

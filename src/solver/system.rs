@@ -306,24 +306,23 @@ impl SparseCholesky {
     /// triangle `values` on the pattern this factorises).
     fn extract_mixed(&self, out: &mut MixedFactor, values: &[f64]) {
         let SymbolicCholeskyRaw::Supernodal(symbolic) = self.symbolic.raw() else {
-            unreachable!("the factorisation is forced to be supernodal")
+            unreachable!("only a supernodal factorisation is solved in mixed precision")
         };
         let perm = self.symbolic.perm().map(|p| p.arrays().0);
         out.extract(symbolic, &self.l_values, perm, (&self.pattern, values));
     }
 
+    /// Whether faer made the factorisation supernodal. Forced supernodal,
+    /// it still goes simplicial when its flop count is not above zero: AMD
+    /// counts no flops for a system without off-diagonal entries (one free
+    /// vertex among hard pins, say; the random soak test found it).
+    fn is_supernodal(&self) -> bool {
+        matches!(self.symbolic.raw(), SymbolicCholeskyRaw::Supernodal(_))
+    }
+
     /// Copies `L` into `out` for fused solves.
     pub(crate) fn extract(&self, out: &mut FusedFactor) {
         let n = self.pattern.n;
-        let symbolic = match self.symbolic.raw() {
-            SymbolicCholeskyRaw::Supernodal(symbolic) => Ok(symbolic),
-            // Forced supernodal, faer still goes simplicial when its flop
-            // ratio is not above the threshold (0). The soak test reached it
-            // once (CI run37; the trigger is not isolated: a diagonal system
-            // and an all-pinned one stay supernodal); its compressed columns
-            // are read as they are.
-            SymbolicCholeskyRaw::Simplicial(symbolic) => Err(symbolic),
-        };
         if Arc::get_mut(&mut out.l).is_none() {
             // A clone still solves with the old L.
             out.l = Arc::default();
@@ -344,9 +343,10 @@ impl SparseCholesky {
         out.row_idx.clear();
         out.values.clear();
         out.col_ptr.push(0);
-        let symbolic = match symbolic {
-            Ok(symbolic) => symbolic,
-            Err(simplicial) => {
+        let symbolic = match self.symbolic.raw() {
+            SymbolicCholeskyRaw::Supernodal(symbolic) => symbolic,
+            SymbolicCholeskyRaw::Simplicial(simplicial) => {
+                // Compressed columns already: read as they are.
                 let (col_ptr, row_idx) = (simplicial.col_ptr(), simplicial.row_idx());
                 for c in 0..n {
                     let range = col_ptr[c]..col_ptr[c + 1];
@@ -774,7 +774,7 @@ impl System {
         let Some(factor) = &mut self.factor else {
             return;
         };
-        let mixed = self.precision.is_mixed(factor.len_val());
+        let mixed = self.precision.is_mixed(factor.len_val()) && factor.is_supernodal();
         if !factor.holds_values() {
             // Released after a single-precision copy; these values were
             // factorised then, so they factorise again.

@@ -218,11 +218,8 @@ impl App {
             // with them in the autosave.
             return match self.mode {
                 Mode::ConfirmQuit => Action::Abandon,
-                Mode::Recover(_) => {
-                    // Undecided: the autosave stays for the next run.
-                    self.autosave = None;
-                    Action::Quit
-                }
+                // Undecided: the ended run's autosave stays for the next.
+                Mode::Recover(_) => Action::Quit,
                 _ if self.session.is_dirty() => {
                     self.mode = Mode::ConfirmQuit;
                     Action::None
@@ -468,7 +465,7 @@ impl App {
     /// keys keep the offer up.
     fn recover_key(&mut self, code: KeyCode, recovery: Recovery) -> Action {
         match code {
-            KeyCode::Char('r') => match recovery.into_session() {
+            KeyCode::Char('r') => match recovery.resume(self.autosave.as_mut()) {
                 Ok(session) => {
                     self.session = session;
                     self.selected = 0;
@@ -479,7 +476,7 @@ impl App {
             },
             KeyCode::Char('x') | KeyCode::Esc => {
                 if let Some(autosave) = &mut self.autosave {
-                    autosave.clear();
+                    autosave.decline(recovery);
                 }
             }
             _ => self.mode = Mode::Recover(Box::new(recovery)),
