@@ -153,5 +153,29 @@ else
   echo "FAILED: piped softbody prints the help"
 fi
 
+# 4. Two terminal UIs at once: neither offers the other's unsaved changes;
+# once one is killed, the next start offers its changes back. (The first
+# records its pid, for a kill without procps.)
+start "sh -c 'echo \$\$ > $tmp/pid; exec $bin tui presets/hanging_cloth.toml'"
+wait_for "a first terminal UI starts" starts_paused
+tm send-keys -t tui Down +
+autosaved() { compgen -G "$SOFTBODY_AUTOSAVE_DIR/autosave-*.json" >/dev/null; }
+wait_for "an unsaved change is autosaved at once" autosaved
+tm new-session -d -s other -x 100 -y 30 "'$bin' tui presets/hanging_cloth.toml; sleep 600"
+other_started() { tm capture-pane -p -t other | grep -qF "Parameters"; }
+wait_for "a second one starts alongside" other_started
+if tm capture-pane -p -t other | grep -qF "Recover unsaved changes?"; then
+  fail "the second does not offer the first's changes while it runs"
+else
+  pass "the second does not offer the first's changes while it runs"
+fi
+tm send-keys -t other q
+kill -KILL "$(cat "$tmp/pid")"
+wait_for "the first is killed" exited
+start "'$bin' tui presets/hanging_cloth.toml"
+wait_for "the next start offers the killed one's changes" shows "Recover unsaved changes?"
+tm send-keys -t tui r
+wait_for "r recovers them" shows "shear        889.1"
+
 echo "tui e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]
