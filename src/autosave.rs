@@ -10,16 +10,19 @@
 //! untitled preset's relative paths are made absolute, since the next run
 //! may start elsewhere.
 //!
-//! Every run writes its own slot, `autosave-{pid}-{start}.toml` and `.json`,
-//! and holds an advisory lock on its `.lock` file while the slot exists, so
-//! two editors or terminal UIs open at once never overwrite, offer or remove
-//! each other's changes: a start offers only slots whose lock nobody holds
-//! (their run has ended), the newest first. The single `autosave.toml` of
-//! earlier versions is such a slot too.
+//! Every run writes its own slot, `autosave-{pid}-{start}-{k}.toml` and
+//! `.json`, and from its first write to its end holds an advisory lock on
+//! the slot's `.lock` file, so two editors or terminal UIs open at once do
+//! not overwrite, offer or remove each other's changes: a start offers only
+//! a slot whose lock it can take (its run has ended), the newest first, and
+//! holds that lock while it offers it. The single `autosave.toml` of
+//! earlier versions is such a slot too. (Where the file system has no
+//! locks, every slot counts as ended, as before there were slots.)
 
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +40,11 @@ pub const DIR_VARIABLE: &str = "SOFTBODY_AUTOSAVE_DIR";
 const PRESET: &str = "toml";
 const NOTE: &str = "json";
 const LOCK: &str = "lock";
+
+/// How old a lock file without a note must be before a start removes it
+/// (a crash after a save left it): far longer than a run takes between
+/// creating its lock file and locking it.
+const STALE_LOCK: Duration = Duration::from_secs(60);
 
 /// Where the autosave came from.
 #[derive(Debug, Serialize, Deserialize)]
@@ -59,20 +67,31 @@ impl Slot {
         self.dir.join(format!("{}.{extension}", self.stem))
     }
 
-    /// Removes the slot's files, the note first (a slot is only offered
-    /// with its note), the lock last. Absent files are fine.
-    fn remove(&self) {
-        for extension in [NOTE, PRESET, LOCK] {
+    /// Removes the slot's note (first: a slot is only offered with its
+    /// note) and preset. Absent files are fine.
+    fn remove_files(&self) {
+        for extension in [NOTE, PRESET] {
             let _ = std::fs::remove_file(self.file(extension));
         }
     }
 
-    /// The lock of a slot whose run has ended (or that never had one),
-    /// taken so another starting run does not offer it too; `None` while
-    /// a live run holds it.
+    /// Removes the whole slot, its lock file last.
+    fn remove(&self) {
+        self.remove_files();
+        let _ = std::fs::remove_file(self.file(LOCK));
+    }
+
+    /// The lock of a slot whose run has ended, taken so another starting
+    /// run does not offer it too (a slot of an earlier version gets a lock
+    /// file for this); `None` while a live run holds it.
     fn claim(&self) -> Option<Option<File>> {
-        let Ok(file) = File::options().write(true).open(self.file(LOCK)) else {
-            // No lock file: a slot of an earlier version.
+        let Ok(file) = File::options()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(self.file(LOCK))
+        else {
+            // Cannot even open one: offer it, as before slots had locks.
             return Some(None);
         };
         match file.try_lock() {
@@ -83,6 +102,9 @@ impl Slot {
         }
     }
 }
+
+/// A slot and the lock taken on it (if locks work here).
+type Claimed = (Slot, Option<Arc<File>>);
 
 /// A preset found in the autosave directory at start-up.
 #[derive(Clone, Debug)]
@@ -95,7 +117,7 @@ pub struct Recovery {
     pub written_at: SystemTime,
     slot: Slot,
     /// The ended run's lock, held while this (or a clone) is offered.
-    _lock: Option<Arc<File>>,
+    lock: Option<Arc<File>>,
 }
 
 impl PartialEq for Recovery {
@@ -124,18 +146,20 @@ impl Recovery {
 
     /// Recovers this: the session to continue in (see
     /// [`Recovery::into_session`]), written at once to `autosave`'s slot
-    /// (this run's), and only then the ended run's slot removed.
+    /// (this run's); the ended run's slot, kept locked meanwhile, is
+    /// removed once that write succeeds (if it fails, by the first that
+    /// does, or when the changes are saved).
     ///
     /// # Errors
-    /// As [`Recovery::into_session`] (the ended run's slot stays); a failed
-    /// write leaves it too, and is reported by the next [`Autosave::tick`].
+    /// As [`Recovery::into_session`] (the ended run's slot stays). A failed
+    /// write is not one: the next [`Autosave::tick`] retries and reports it.
     pub fn resume(self, autosave: Option<&mut Autosave>) -> Result<Session, SessionError> {
-        let slot = self.slot.clone();
+        let ended = (self.slot.clone(), self.lock.clone());
         let session = self.into_session()?;
-        if let Some(autosave) = autosave
-            && autosave.write(&session).is_ok()
-        {
-            slot.remove();
+        if let Some(autosave) = autosave {
+            autosave.ended = Some(ended);
+            // An error leaves `last` unset: the next tick writes again.
+            let _ = autosave.write(&session);
         }
         Ok(session)
     }
@@ -147,25 +171,33 @@ pub struct Autosave {
     slot: Slot,
     interval: Duration,
     last: Option<Instant>,
-    /// The slot's lock, held while its files exist.
+    /// The slot's lock, held from the first write to the end of the run.
     lock: Option<File>,
+    /// Whether the slot's preset and note are on disk.
+    written: bool,
+    /// A recovered run's slot, removed after this run's next write.
+    ended: Option<Claimed>,
 }
 
 impl Autosave {
     /// Autosaves into a slot of its own in `dir` (created when first
     /// written) every `interval`.
     pub fn new(dir: PathBuf, interval: Duration) -> Self {
+        static MADE: AtomicUsize = AtomicUsize::new(0);
         let started = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
+        let k = MADE.fetch_add(1, Ordering::Relaxed);
         Self {
             slot: Slot {
                 dir,
-                stem: format!("autosave-{}-{started}", std::process::id()),
+                stem: format!("autosave-{}-{started}-{k}", std::process::id()),
             },
             interval,
             last: None,
             lock: None,
+            written: false,
+            ended: None,
         }
     }
 
@@ -196,7 +228,7 @@ impl Autosave {
     /// The write's error (the front end reports it; the next tick retries).
     pub fn tick(&mut self, session: &Session) -> Result<bool, PresetError> {
         if !session.is_dirty() {
-            if self.lock.is_some() {
+            if self.written || self.ended.is_some() {
                 self.clear();
             }
             return Ok(false);
@@ -225,8 +257,9 @@ impl Autosave {
         if self.lock.is_none() {
             std::fs::create_dir_all(&self.slot.dir).map_err(io)?;
             let lock = File::create(self.slot.file(LOCK)).map_err(io)?;
-            // Where locks are unsupported, another start may offer this
-            // slot while it runs, as before slots had locks.
+            // Nobody else takes a fresh lock file without a note (see
+            // STALE_LOCK). Where locks are unsupported, another start may
+            // offer this slot while it runs, as before slots had locks.
             let _ = lock.try_lock();
             self.lock = Some(lock);
         }
@@ -247,14 +280,24 @@ impl Autosave {
         crate::fsutil::write_atomically(&self.slot.file(NOTE), |out| {
             std::io::Write::write_all(out, &json)
         })
-        .map_err(io)
+        .map_err(io)?;
+        self.written = true;
+        if let Some((ended, _lock)) = self.ended.take() {
+            ended.remove();
+        }
+        Ok(())
     }
 
-    /// Removes this run's autosave (after a save or a clean exit).
+    /// Removes this run's autosave (after a save or a clean exit), and a
+    /// recovered run's slot not yet removed. The lock file stays, locked,
+    /// until the run ends.
     pub fn clear(&mut self) {
-        self.slot.remove();
-        self.lock = None;
+        self.slot.remove_files();
+        self.written = false;
         self.last = None;
+        if let Some((ended, _lock)) = self.ended.take() {
+            ended.remove();
+        }
     }
 
     /// The newest autosave an ended run left, if any still loads (slots
@@ -266,12 +309,18 @@ impl Autosave {
         let mut found: Option<Recovery> = None;
         for entry in entries.flatten() {
             let path = entry.path();
-            let (Some(stem), Some(NOTE)) = (
+            let (Some(stem), Some(extension)) = (
                 path.file_stem().and_then(|s| s.to_str()),
                 path.extension().and_then(|e| e.to_str()),
             ) else {
                 continue;
             };
+            if extension == LOCK {
+                remove_if_stale(&path);
+            }
+            if extension != NOTE {
+                continue;
+            }
             let slot = Slot {
                 dir: self.slot.dir.clone(),
                 stem: stem.to_owned(),
@@ -298,7 +347,7 @@ impl Autosave {
                 written_at: at(&note),
                 origin: note.origin,
                 slot,
-                _lock: lock.map(Arc::new),
+                lock: lock.map(Arc::new),
             });
         }
         found
@@ -307,6 +356,33 @@ impl Autosave {
     /// Discards `recovery`: removes the ended run's slot.
     pub fn decline(&mut self, recovery: Recovery) {
         recovery.slot.remove();
+    }
+}
+
+impl Drop for Autosave {
+    /// The run ends: its lock file goes unless it guards a written slot
+    /// (unsaved changes left for the next start).
+    fn drop(&mut self) {
+        if self.lock.is_some() && !self.written {
+            let _ = std::fs::remove_file(self.slot.file(LOCK));
+        }
+    }
+}
+
+/// Removes the lock file at `path` if no slot note is beside it, nobody
+/// holds it, and it is older than [`STALE_LOCK`].
+fn remove_if_stale(path: &Path) {
+    let old = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > STALE_LOCK);
+    if old
+        && !path.with_extension(NOTE).exists()
+        && let Ok(file) = File::options().write(true).open(path)
+        && file.try_lock().is_ok()
+    {
+        let _ = std::fs::remove_file(path);
     }
 }
 
@@ -343,6 +419,7 @@ mod tests {
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n.ends_with(".toml"))
             .collect();
@@ -473,6 +550,49 @@ mod tests {
         let fourth = Autosave::new(dir.clone(), INTERVAL);
         assert!(fourth.recovery().is_some_and(|r| r.preset.name == "legacy"));
         drop(recovery);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A recovery whose first write fails keeps the ended run's slot (its
+    /// changes are nowhere else on disk) until a write succeeds; a run's
+    /// lock file goes when the run ends with nothing unsaved, and one a
+    /// crash after a save left is swept once it is old.
+    #[test]
+    fn an_ended_slot_goes_only_once_its_changes_are_written_again() {
+        let dir = temp_dir("resume-fails");
+        let mut session = Session::new(Preset::default(), None).unwrap();
+        session.apply(Command::SetDensity(0.4)).unwrap();
+        Autosave::new(dir.clone(), INTERVAL)
+            .write(&session)
+            .unwrap();
+        let mut next = Autosave::new(dir.clone(), INTERVAL);
+        let ended = presets_in(&dir);
+        // A directory where this run's preset goes: its write fails.
+        let blocker = next.slot.file(PRESET);
+        std::fs::create_dir_all(&blocker).unwrap();
+        let recovered = next.recovery().unwrap().resume(Some(&mut next)).unwrap();
+        assert_eq!(recovered.preset().material.density, 0.4);
+        assert_eq!(presets_in(&dir), ended, "the ended slot stays");
+        std::fs::remove_dir(&blocker).unwrap();
+        assert!(next.tick(&recovered).unwrap(), "due again at once");
+        let now = presets_in(&dir);
+        assert_eq!(now.len(), 1);
+        assert_ne!(now, ended, "written here, the ended slot gone");
+        next.clear();
+        let lock = next.slot.file(LOCK);
+        assert!(lock.exists(), "kept while the run lasts");
+        drop(next);
+        assert!(!lock.exists(), "nothing unsaved: gone with the run");
+        // A crash after a save leaves a lock file without a note.
+        std::fs::create_dir_all(&dir).unwrap();
+        let stale = dir.join("autosave-1-2-3.lock");
+        let file = File::create(&stale).unwrap();
+        let scan = || Autosave::new(dir.clone(), INTERVAL).recovery();
+        assert!(scan().is_none() && stale.exists(), "young: kept");
+        file.set_modified(SystemTime::now() - 2 * STALE_LOCK)
+            .unwrap();
+        drop(file);
+        assert!(scan().is_none() && !stale.exists(), "old: swept");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

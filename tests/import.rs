@@ -385,3 +385,35 @@ fn all_degenerate_faces_is_an_error() {
     let err = validate(&raw, Path::new("dot.obj"), &ValidateOptions::default()).unwrap_err();
     assert_eq!(err.kind, ImportErrorKind::NoValidTriangles { faces: 1 });
 }
+
+/// A mesh in the wrong units is refused with its size: at 1e-100 or 1e200
+/// across it used to be "all faces degenerate" (the squares inside a cross
+/// product's norm underflowed or overflowed). Within the range, the same
+/// faces at every scale.
+#[test]
+fn meshes_far_too_small_or_large_are_refused_with_their_size() {
+    let unit = primitives::cuboid(softbody::mesh::Vec3::new(1.0, 2.0, 3.0), 3);
+    let check = |scale: f64| {
+        let mut raw = unit.clone();
+        for p in &mut raw.positions {
+            *p *= scale;
+        }
+        validate(&raw, Path::new("scaled.obj"), &ValidateOptions::default())
+            .map(|(surface, stats)| (surface.triangles().to_vec(), stats.degenerate_triangles))
+    };
+    let expected = check(1.0).unwrap();
+    for scale in [1e-9, 1e-3, 1e3, 1e8] {
+        assert_eq!(check(scale).unwrap(), expected, "scale {scale:e}");
+    }
+    let diagonal = 14f64.sqrt();
+    for scale in [1e-300, 1e-100, 1e-10, 1e9, 1e100, 1e300] {
+        let err = check(scale).unwrap_err();
+        let ImportErrorKind::Size { diagonal: d } = err.kind else {
+            panic!("scale {scale:e}: {err}");
+        };
+        assert!((d / (diagonal * scale) - 1.0).abs() < 1e-12, "{d:e}");
+        assert!(!mesh::SIZE_RANGE.contains(&d));
+        let message = err.to_string();
+        assert!(message.contains("scaled.obj") && message.contains(&format!("{d:.3e}")));
+    }
+}

@@ -216,10 +216,10 @@ fn flat_and_out_of_range_inputs_are_clear_errors() {
             TetraError::Resolution(resolution)
         );
     }
-    // Sizes whose powers leave double precision: an error naming the size
-    // (1e100 used to end in "internal error: the tet mesh is invalid").
-    // (At 1e-100 the import already refuses its underflowing faces.)
-    for radius in [1e100, 1e7] {
+    // Sizes the import takes but the lattice does not: an error naming the
+    // size (1e100, which the import now refuses, used to end in "internal
+    // error: the tet mesh is invalid").
+    for radius in [1e7, 1e-7] {
         let ball = surface(&primitives::uv_sphere(radius, 8, 4));
         let err = tetra::tetrahedralize(&ball, &TetraOptions::default()).unwrap_err();
         assert!(matches!(err, TetraError::Size { .. }), "{err}");

@@ -28,7 +28,9 @@ pub use tet_io::{
     MshVersion, TetIoError, TetIoErrorKind, read_tet_mesh, tetgen_paths, write_tet_mesh,
 };
 pub use topology::EdgeTopology;
-pub use validate::{SurfaceMesh, ValidateOptions, ValidationStats, VertexGroup, validate};
+pub use validate::{
+    SIZE_RANGE, SurfaceMesh, ValidateOptions, ValidationStats, VertexGroup, validate,
+};
 
 /// A position in model space (metres by convention).
 pub type Vec3 = nalgebra::Vector3<f64>;

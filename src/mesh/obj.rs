@@ -114,6 +114,14 @@ pub enum ImportErrorKind {
         /// Faces before validation.
         faces: usize,
     },
+    /// The mesh is too small or too large to simulate in metres.
+    #[error(
+        "the mesh is {diagonal:.3e} across (its bounding box's diagonal); meshes from 1e-9 to 1e9 across can be simulated: scale it in your modeller"
+    )]
+    Size {
+        /// The bounding box's diagonal.
+        diagonal: f64,
+    },
     /// Too many vertices for 32-bit indices.
     #[error("more than 4 billion vertices are not supported")]
     TooManyVertices,

@@ -6,6 +6,7 @@ use super::obj::ParseStats;
 use super::raw::GroupKind;
 use super::topology::{EdgeKind, connected_components};
 use super::validate::{SurfaceMesh, ValidationStats};
+use crate::param::format_value;
 
 /// Axis-aligned bounding box.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -227,17 +228,20 @@ impl fmt::Display for MeshReport {
             if self.closed { "closed" } else { "open" }
         )?;
         match self.volume {
-            Some(v) => writeln!(f, "  volume:      {v:.6}")?,
+            Some(v) => writeln!(f, "  volume:      {}", format_value(v))?,
             None => writeln!(
                 f,
                 "  volume:      none (not a closed, consistently oriented surface)"
             )?,
         }
         let b = &self.bounds;
+        let corner = |c: &[f64; 3]| c.map(format_value).join(", ");
         writeln!(
             f,
-            "  bounds:      [{:.4}, {:.4}, {:.4}] .. [{:.4}, {:.4}, {:.4}] (diagonal {:.4})",
-            b.min[0], b.min[1], b.min[2], b.max[0], b.max[1], b.max[2], b.diagonal
+            "  bounds:      [{}] .. [{}] (diagonal {})",
+            corner(&b.min),
+            corner(&b.max),
+            format_value(b.diagonal)
         )?;
         if !self.groups.is_empty() {
             writeln!(f, "  groups:")?;

@@ -147,11 +147,17 @@ fn used_bounds(positions: &[Vec3], used: Option<&[bool]>) -> (Vec3, Vec3) {
     }
 }
 
+/// The bounding-box diagonals (in metres) of the meshes [`validate`]
+/// accepts: a mesh far outside them is in the wrong units, and its masses,
+/// areas and energies come near the ends of double precision.
+pub const SIZE_RANGE: std::ops::RangeInclusive<f64> = 1e-9..=1e9;
+
 /// Validates `raw` into a [`SurfaceMesh`]; `path` names the source in errors.
 ///
 /// # Errors
 /// [`ImportErrorKind::NoFaces`] for no polygons, [`ImportErrorKind::IndexOutOfRange`]
-/// or [`ImportErrorKind::NonFinite`] for inconsistent generated data, and
+/// or [`ImportErrorKind::NonFinite`] for inconsistent generated data,
+/// [`ImportErrorKind::Size`] for a diagonal outside [`SIZE_RANGE`], and
 /// [`ImportErrorKind::NoValidTriangles`] when every triangle is degenerate.
 pub fn validate(
     raw: &RawMesh,
@@ -199,7 +205,18 @@ pub fn validate(
         }
     }
     let (lo, hi) = used_bounds(&raw.positions, Some(&used));
-    let diagonal = (hi - lo).norm();
+    // Scaled first: the squares inside the norm of a diagonal of 1e200
+    // overflow.
+    let extent = (hi - lo).amax();
+    let diagonal = if extent > 0.0 {
+        extent * ((hi - lo) / extent).norm()
+    } else {
+        0.0
+    };
+    // (A mesh of no size at all is all degenerate faces, below.)
+    if diagonal > 0.0 && !SIZE_RANGE.contains(&diagonal) {
+        return Err(fail(0, ImportErrorKind::Size { diagonal }));
+    }
     let mut stats = ValidationStats {
         input_vertices: n,
         input_polygons: polygons,
