@@ -50,8 +50,11 @@ use std::path::{Path, PathBuf};
 
 use crate::command::Command;
 use crate::mesh::Vec3;
+use crate::model::tetra::TetraOptions;
 use crate::model::{Attachment, Model, Pins};
-use crate::preset::{Built, MeshSource, Preset, PresetError, PresetErrorKind, Selector};
+use crate::preset::{
+    Build, BuildKind, Built, MeshSource, PinSpec, Preset, PresetError, PresetErrorKind, Selector,
+};
 use crate::solver::accuracy::{self, Accuracy};
 use crate::solver::{Energies, SimParams, Solver, SolverError, State, StepReport, Timings};
 
@@ -588,6 +591,11 @@ impl Session {
     /// error the session is unchanged. A blow-up while stepping is not an
     /// error: see [`Applied::BlewUp`].
     pub fn apply(&mut self, command: Command) -> Result<Applied, SessionError> {
+        if matches!(command, Command::Undo | Command::Redo) && self.gesture.is_some() {
+            // Undone mid-drag: the rest of the drag is a new undo step (its
+            // first change pushes the preset undo went back to).
+            self.gesture = Some(false);
+        }
         match command {
             Command::Play => {
                 self.playing = true;
@@ -616,7 +624,7 @@ impl Session {
             Command::SetParam(param) => self.edit(|p| param.apply_to(&mut p.sim)),
             Command::SetLimits(limits) => self.edit(|p| p.material.limits = limits),
             Command::SetMaterial(material) => self.edit(|p| p.material = material),
-            Command::SetBuild(build) => self.edit(|p| p.build = build),
+            Command::SetBuild(build) => self.rebuild_as(build),
             Command::Restore(preset) => self.change_to(*preset),
             Command::SetPins(pins) => self.edit(|p| p.pins = pins),
             Command::PinHard(vertices) => self.pin(&vertices, PinOp::Hard),
@@ -800,6 +808,71 @@ impl Session {
         let mut next = self.preset.clone();
         change(&mut next);
         self.change_to(next)
+    }
+
+    /// Builds the mesh another way. Pins set by vertex index stay where
+    /// they were when the vertices are renumbered (springs ↔ tets, or
+    /// another tet resolution: a surface and a tet lattice share no
+    /// numbering): each becomes the new model's vertex nearest its rest
+    /// position. One undo step.
+    fn rebuild_as(&mut self, build: Build) -> Result<Applied, SessionError> {
+        let resolution = |b: &Build| b.resolution.unwrap_or(TetraOptions::DEFAULT_RESOLUTION);
+        let old = &self.preset.build;
+        let renumbered = build.kind != old.kind
+            || (build.kind == BuildKind::Tets && resolution(&build) != resolution(old));
+        let mut next = self.preset.clone();
+        next.build = build;
+        let pins = next.pins.clone();
+        let by_index = |s: &Selector| matches!(s, Selector::Indices(_) | Selector::Except { .. });
+        if !renumbered || !pins.hard.iter().chain(&pins.soft).any(by_index) {
+            return self.change_to(next);
+        }
+        let rest = self.built.model.rest.clone();
+        // Built first without them, then given their new numbers (a change
+        // of pins only, which does not build again).
+        let strip = |list: &[Selector]| -> Vec<Selector> {
+            list.iter()
+                .filter_map(|s| match s {
+                    Selector::Indices(_) => None,
+                    Selector::Except { of, .. } => Some((**of).clone()),
+                    other => Some(other.clone()),
+                })
+                .collect()
+        };
+        next.pins = PinSpec {
+            hard: strip(&pins.hard),
+            soft: strip(&pins.soft),
+        };
+        let applied = self.change_to(next)?;
+        let new_rest = &self.built.model.rest;
+        let renumber = |indices: &[u32]| -> Vec<u32> {
+            let mut out: Vec<u32> = indices
+                .iter()
+                .filter_map(|&i| nearest_vertex(new_rest, &rest[i as usize]))
+                .collect();
+            out.sort_unstable();
+            out.dedup();
+            out
+        };
+        let moved = |list: &[Selector]| -> Vec<Selector> {
+            list.iter()
+                .map(|s| match s {
+                    Selector::Indices(indices) => Selector::Indices(renumber(indices)),
+                    Selector::Except { of, indices } => Selector::Except {
+                        of: of.clone(),
+                        indices: renumber(indices),
+                    },
+                    other => other.clone(),
+                })
+                .collect()
+        };
+        let mut pinned = self.preset.clone();
+        pinned.pins = PinSpec {
+            hard: moved(&pins.hard),
+            soft: moved(&pins.soft),
+        };
+        self.transition(&pinned)?;
+        Ok(applied)
     }
 
     fn change_to(&mut self, next: Preset) -> Result<Applied, SessionError> {
@@ -1082,6 +1155,16 @@ fn located(e: SessionError) -> SessionError {
         SessionError::Preset(e) => SessionError::Preset(e.with_line_from_file()),
         other => other,
     }
+}
+
+/// The index of the point of `points` nearest `x` (`None` if there are
+/// none).
+fn nearest_vertex(points: &[Vec3], x: &Vec3) -> Option<u32> {
+    (0..points.len() as u32).min_by(|&a, &b| {
+        (points[a as usize] - x)
+            .norm_squared()
+            .total_cmp(&(points[b as usize] - x).norm_squared())
+    })
 }
 
 /// Builds `preset` and its solver.

@@ -255,6 +255,95 @@ impl egui::DroppedFile for Dropped {
     }
 }
 
+/// Opening another document clears the selection even when it has as many
+/// vertices (the old selection used to carry over, ready to be pinned).
+#[test]
+fn opening_another_document_clears_the_selection() {
+    use softbody::gui::selection::SelectMode;
+    let mut harness = editor("presets/hanging_cloth.toml");
+    harness
+        .state_mut()
+        .selection
+        .apply(SelectMode::Replace, &[0, 1, 2]);
+    // A rebuild of the same document keeps it.
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Bending, 30.0));
+    assert_eq!(harness.state().selection.len(), 3);
+    harness
+        .state_mut()
+        .apply(Command::Load(PathBuf::from("presets/silk.toml")));
+    let app = harness.state();
+    assert!(app.message.starts_with("opened"), "{}", app.message);
+    assert_eq!(app.session.model().vertex_count(), 900);
+    assert!(app.selection.is_empty());
+}
+
+/// A number typed into a slider's box is one change once entered, not one
+/// per key (typing 0.05 into dt used to send 0 first, an error).
+#[test]
+fn a_typed_number_is_one_change_once_entered() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    let rect = harness
+        .get_by_role_and_label(Role::Slider, "structural")
+        .rect();
+    let boxes: Vec<egui::Rect> = harness
+        .query_all_by_role(Role::SpinButton)
+        .map(|n| n.rect())
+        .filter(|r| (r.center().y - rect.center().y).abs() < 4.0 && r.left() >= rect.right())
+        .collect();
+    let field = boxes.first().expect("the slider's number box").center();
+    // A click (no drag) edits the number as text.
+    click_at(&mut harness, field, Modifiers::NONE);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    harness.step();
+    for c in ["2", "5", "0", "0"] {
+        harness.event(egui::Event::Text(c.into()));
+        harness.step();
+    }
+    assert_eq!(
+        harness.state().session.undo_len(),
+        0,
+        "nothing while typing"
+    );
+    harness.key_press(Key::Enter);
+    harness.run();
+    let app = harness.state();
+    assert_eq!(app.session.preset().material.weights.structural, 2500.0);
+    assert_eq!(app.session.undo_len(), 1);
+}
+
+/// A slider drag released away from where it last moved (the release frame
+/// carries its last change) is still one undo step: the change used to be
+/// made after the gesture closed, as a step of its own.
+#[test]
+fn a_slider_drag_released_elsewhere_is_one_undo_step() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    let before = harness.state().session.preset().material.weights.structural;
+    let rect = harness
+        .get_by_role_and_label(Role::Slider, "structural")
+        .rect();
+    let a = rect.left_center() + egui::vec2(6.0, 0.0);
+    harness.hover_at(a);
+    harness.step();
+    harness.drag_at(a);
+    harness.step();
+    harness.hover_at(rect.center());
+    harness.step();
+    harness.drop_at(rect.right_center());
+    harness.step();
+    harness.step();
+    let app = harness.state();
+    assert_ne!(app.session.preset().material.weights.structural, before);
+    assert_eq!(app.session.undo_len(), 1);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(
+        harness.state().session.preset().material.weights.structural,
+        before
+    );
+}
+
 fn drop_file(harness: &mut Harness<'static, EditorApp>, path: &str) {
     harness
         .input_mut()

@@ -522,3 +522,84 @@ fn accuracy_measurements_belong_to_the_scene_they_measured() {
     session.measure_accuracy();
     assert!(wait(&mut session).is_ok());
 }
+
+/// Undo in the middle of a drag: the rest of the drag is an undo step of
+/// its own, so undo after it goes back to where the first undo went (it
+/// used to merge into the undone step and leave nothing to go back to).
+#[test]
+fn undo_mid_gesture_starts_a_new_step() {
+    let mut s = session();
+    let original = s.preset().clone();
+    s.begin_gesture();
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 30.0));
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 40.0));
+    apply(&mut s, Command::Undo);
+    assert_eq!(s.preset(), &original);
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 50.0));
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 60.0));
+    s.end_gesture();
+    assert_eq!(s.undo_len(), 1);
+    apply(&mut s, Command::Undo);
+    assert_eq!(s.preset(), &original);
+}
+
+/// Pins set by vertex index follow the body when it is built another way:
+/// a surface and a tet lattice share no numbering, so each pinned vertex
+/// becomes the new model's vertex nearest its rest position (they used to
+/// land on unrelated lattice vertices, and the way back was refused as out
+/// of range). Undo restores the pins as they were.
+#[test]
+fn pins_by_index_stay_in_place_across_a_build_change() {
+    use softbody::preset::{Build, BuildKind};
+    let sphere = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/sphere.obj");
+    let mut s = Session::new(Preset::for_obj(&sphere), None).unwrap();
+    let top = |s: &Session| {
+        let rest = &s.model().rest;
+        rest.iter().map(|x| x.y).fold(f64::NEG_INFINITY, f64::max)
+    };
+    let cap = top(&s) - 0.15;
+    let picked: Vec<u32> = (0..s.model().vertex_count() as u32)
+        .filter(|&v| s.model().rest[v as usize].y > cap)
+        .collect();
+    assert!(picked.len() > 3);
+    apply(&mut s, Command::PinHard(picked.clone()));
+    let springs = s.preset().clone();
+    let pinned_near_the_top = |s: &Session| {
+        let hard = s.model().pins.hard_vertices();
+        assert!(!hard.is_empty());
+        let rest = &s.model().rest;
+        assert!(
+            hard.iter().all(|&v| rest[v as usize].y > cap - 0.1),
+            "pins away from the top: {:?}",
+            hard.iter().map(|&v| rest[v as usize].y).collect::<Vec<_>>()
+        );
+        hard.len()
+    };
+    let tets = Build {
+        kind: BuildKind::Tets,
+        resolution: Some(10),
+        ..Build::default()
+    };
+    apply(&mut s, Command::SetBuild(tets));
+    assert!(!s.model().tets.is_empty());
+    pinned_near_the_top(&s);
+    assert_eq!(s.undo_len(), 2, "one step for the pins, one for the build");
+    // Another resolution renumbers again.
+    apply(
+        &mut s,
+        Command::SetBuild(Build {
+            resolution: Some(14),
+            ..tets
+        }),
+    );
+    pinned_near_the_top(&s);
+    // And back to springs: the same surface vertices or their neighbours.
+    apply(&mut s, Command::SetBuild(Build::default()));
+    assert!(s.model().tets.is_empty());
+    assert!(pinned_near_the_top(&s) > 0);
+    for _ in 0..3 {
+        apply(&mut s, Command::Undo);
+    }
+    assert_eq!(s.preset(), &springs);
+    assert_eq!(s.model().pins.hard_vertices(), &picked[..]);
+}

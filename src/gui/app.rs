@@ -197,6 +197,9 @@ impl EditorApp {
                 self.viewport.reset();
                 self.aim();
                 if loading {
+                    // Another document: the old selection means nothing
+                    // there, even with as many vertices.
+                    self.selection = Selection::new(self.session.model().vertex_count());
                     if let Some(path) = self.session.path().map(Path::to_owned) {
                         self.remember(&path);
                     }
@@ -387,7 +390,12 @@ impl EditorApp {
 
     /// Carries out the panels' requests.
     fn requests(&mut self, ctx: &egui::Context, requests: Vec<Request>) {
-        for request in requests {
+        // A drag's release frame can carry its last change: made inside the
+        // gesture, not as an undo step of its own.
+        let (ends, requests): (Vec<_>, Vec<_>) = requests
+            .into_iter()
+            .partition(|r| matches!(r, Request::EndGesture));
+        for request in requests.into_iter().chain(ends) {
             match request {
                 Request::Command(command) => self.apply(command),
                 Request::BeginGesture => self.session.begin_gesture(),

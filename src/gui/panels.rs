@@ -76,7 +76,12 @@ fn number(
 ) {
     let name = ui.label(label);
     let response = ui
-        .add(egui::DragValue::new(value).range(range).speed(speed))
+        .add(
+            egui::DragValue::new(value)
+                .range(range)
+                .speed(speed)
+                .update_while_editing(false),
+        )
         .labelled_by(name.id);
     gesture(&response, out);
 }
@@ -123,7 +128,7 @@ fn help(param: ParamId) -> &'static str {
 }
 
 /// A slider with numeric entry for `param`: live while dragged (one undo
-/// step per drag), at once when typed.
+/// step per drag), once entered when typed.
 fn param_slider(ui: &mut egui::Ui, session: &Session, param: ParamId, out: &mut Vec<Request>) {
     let preset = session.preset();
     let current = param.value(preset);
@@ -133,7 +138,9 @@ fn param_slider(ui: &mut egui::Ui, session: &Session, param: ParamId, out: &mut 
         .logarithmic(log)
         .clamping(egui::SliderClamping::Never)
         .text(param.label())
-        .custom_formatter(|v, _| format_value(v));
+        .custom_formatter(|v, _| format_value(v))
+        // A typed number is one change once entered, not one per key.
+        .update_while_editing(false);
     if log {
         let smallest = if param == ParamId::Tolerance {
             1e-6
@@ -198,7 +205,11 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
             let default = crate::model::tetra::TetraOptions::DEFAULT_RESOLUTION;
             let mut resolution = build.resolution.unwrap_or(default);
             let response = ui
-                .add(egui::Slider::new(&mut resolution, lo..=hi).text("resolution"))
+                .add(
+                    egui::Slider::new(&mut resolution, lo..=hi)
+                        .text("resolution")
+                        .update_while_editing(false),
+                )
                 .on_hover_text("Lattice cells across the longest side (rebuilds on release)");
             let settled = response.drag_stopped() || (response.changed() && !response.dragged());
             if settled && Some(resolution) != build.resolution {
@@ -382,7 +393,11 @@ pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) 
     }
     let mut substeps = preset.sim.substeps;
     let response = ui
-        .add(egui::Slider::new(&mut substeps, 1..=32).text("substeps"))
+        .add(
+            egui::Slider::new(&mut substeps, 1..=32)
+                .text("substeps")
+                .update_while_editing(false),
+        )
         .on_hover_text("Solver steps per frame, each h / substeps long");
     gesture(&response, out);
     if response.changed() && substeps != preset.sim.substeps {

@@ -45,7 +45,8 @@
 //! grid `"top_corners"` and `"top_edge"`; `except` takes a selector's
 //! vertices but some (`{ except = { of = "top_edge", indices = [0] } }`,
 //! written when the editor unpins part of a rule). Rules and groups survive
-//! re-meshing; indices do not. A soft pin pulls its vertex to its rest
+//! re-meshing; indices do not (but a session that builds its mesh another
+//! way moves them to the nearest vertices of the new model). A soft pin pulls its vertex to its rest
 //! position with the `attachment` weight; a vertex both hard- and
 //! soft-pinned is hard.
 //!
