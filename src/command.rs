@@ -35,7 +35,8 @@ pub enum Command {
     /// Set the tet strain and volume limits.
     SetLimits(TetLimits),
     /// Replace the whole material (density, weights, limits) at once: a
-    /// one-click material preset.
+    /// one-click material preset. The attachment weight, which belongs to
+    /// the pins and the grab, stays.
     SetMaterial(Material),
     /// Change how the model is built from its mesh (springs or tets and
     /// their options): a new model at rest.

@@ -113,7 +113,8 @@ impl ParamId {
             ParamId::Tolerance => match (value > 0.0, up) {
                 (false, true) => 1e-4,
                 (false, false) => 0.0,
-                (true, true) => (value * LOG_STEP).min(0.1),
+                // (Never down: a typed tolerance may be above 0.1.)
+                (true, true) => (value * LOG_STEP).min(value.max(0.1)),
                 (true, false) => Some(value / LOG_STEP).filter(|&t| t >= 1e-6).unwrap_or(0.0),
             },
             ParamId::Damping => {
@@ -257,6 +258,8 @@ mod tests {
         assert_eq!(ParamId::Tolerance.stepped(0.0, false), 0.0);
         assert!((ParamId::Tolerance.stepped(1e-3, true) - 1e-3 * LOG_STEP).abs() < 1e-15);
         assert_eq!(ParamId::Tolerance.stepped(0.09, true), 0.1);
+        // A typed tolerance above the stepping range: + never lowers it.
+        assert_eq!(ParamId::Tolerance.stepped(0.5, true), 0.5);
         assert_eq!(ParamId::Tolerance.stepped(1.5e-6, false), 0.0);
         assert_eq!(ParamId::Damping.stepped(1.0, true), 1.0);
         assert_eq!(ParamId::Damping.stepped(0.0, false), 0.0);

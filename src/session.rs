@@ -623,7 +623,13 @@ impl Session {
             Command::SetDensity(density) => self.edit(|p| p.material.density = density),
             Command::SetParam(param) => self.edit(|p| param.apply_to(&mut p.sim)),
             Command::SetLimits(limits) => self.edit(|p| p.material.limits = limits),
-            Command::SetMaterial(material) => self.edit(|p| p.material = material),
+            // The attachment weight belongs to the pins and the grab, not
+            // the material: it stays.
+            Command::SetMaterial(material) => self.edit(|p| {
+                let attachment = p.material.weights.attachment;
+                p.material = material;
+                p.material.weights.attachment = attachment;
+            }),
             Command::SetBuild(build) => self.rebuild_as(build),
             Command::Restore(preset) => self.change_to(*preset),
             Command::SetPins(pins) => self.edit(|p| p.pins = pins),

@@ -279,20 +279,44 @@ fn opening_another_document_clears_the_selection() {
     assert!(app.selection.is_empty());
 }
 
-/// A number typed into a slider's box is one change once entered, not one
-/// per key (typing 0.05 into dt used to send 0 first, an error).
-#[test]
-fn a_typed_number_is_one_change_once_entered() {
-    let mut harness = editor("presets/hanging_cloth.toml");
-    let rect = harness
-        .get_by_role_and_label(Role::Slider, "structural")
-        .rect();
+/// The centre of the number box beside the slider labelled `label`.
+fn number_box(harness: &Harness<'static, EditorApp>, label: &str) -> Pos2 {
+    let rect = harness.get_by_role_and_label(Role::Slider, label).rect();
     let boxes: Vec<egui::Rect> = harness
         .query_all_by_role(Role::SpinButton)
         .map(|n| n.rect())
         .filter(|r| (r.center().y - rect.center().y).abs() < 4.0 && r.left() >= rect.right())
         .collect();
-    let field = boxes.first().expect("the slider's number box").center();
+    boxes.first().expect("the slider's number box").center()
+}
+
+/// Clicking into a slider's box and out again (Enter, nothing typed)
+/// changes nothing: the box shows the value rounded (1234.5678 as 1235),
+/// and leaving it used to apply the rounded value as an unsaved change.
+#[test]
+fn a_number_box_left_unedited_changes_nothing() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Structural, 1234.5678));
+    harness.run();
+    let before = harness.state().session.preset().clone();
+    let field = number_box(&harness, "structural");
+    click_at(&mut harness, field, Modifiers::NONE);
+    assert!(harness.ctx.memory(|m| m.focused()).is_some(), "editing");
+    harness.key_press(Key::Enter);
+    harness.run();
+    let app = harness.state();
+    assert_eq!(app.session.preset(), &before);
+    assert_eq!(app.session.undo_len(), 1);
+}
+
+/// A number typed into a slider's box is one change once entered, not one
+/// per key (typing 0.05 into dt used to send 0 first, an error).
+#[test]
+fn a_typed_number_is_one_change_once_entered() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    let field = number_box(&harness, "structural");
     // A click (no drag) edits the number as text.
     click_at(&mut harness, field, Modifiers::NONE);
     harness.key_press_modifiers(Modifiers::COMMAND, Key::A);

@@ -603,3 +603,24 @@ fn pins_by_index_stay_in_place_across_a_build_change() {
     assert_eq!(s.preset(), &springs);
     assert_eq!(s.model().pins.hard_vertices(), &picked[..]);
 }
+
+/// A one-click material replaces density, weights and limits but keeps the
+/// attachment weight, which belongs to the pins and the grab (it used to
+/// go back to the library's 1000).
+#[test]
+fn a_material_keeps_the_attachment_weight() {
+    use softbody::preset::library;
+    let mut s = session();
+    apply(&mut s, Command::SetWeight(WeightKind::Attachment, 250.0));
+    let denim = library::materials()
+        .iter()
+        .find(|m| m.name == "denim")
+        .expect("denim in the library")
+        .material;
+    apply(&mut s, Command::SetMaterial(denim));
+    let material = &s.preset().material;
+    assert_eq!(material.weights.attachment, 250.0);
+    assert_eq!(material.weights.structural, denim.weights.structural);
+    assert_eq!(material.density, denim.density);
+    assert_eq!(s.model().weights.attachment, 250.0);
+}

@@ -606,9 +606,21 @@ fn an_autosave_left_by_a_crash_is_offered_at_start() {
     assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());
     app.finish();
     assert_eq!(autosaves_in(&dir), 0);
-    // Declined: gone too.
+    // Esc, as in every other question, decides nothing: the changes stay
+    // for the next start (it used to discard them).
     crash();
     let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    assert!(screen(&app, 100, 30).contains("decide at the next start"));
+    app.handle_key(key(KeyCode::Esc));
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(app.status.contains("kept"), "{}", app.status);
+    assert_eq!(app.session.preset().material.weights.bending, 20.0);
+    app.finish();
+    drop(app);
+    assert_eq!(autosaves_in(&dir), 1);
+    // Declined with x: gone.
+    let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    assert!(matches!(app.mode, Mode::Recover(_)));
     app.handle_key(ch('x'));
     assert_eq!(app.session.preset().material.weights.bending, 20.0);
     assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());

@@ -64,6 +64,26 @@ fn gesture(response: &egui::Response, out: &mut Vec<Request>) {
     }
 }
 
+/// Parses a typed number as egui does (whitespace ignored, `−` for `-`),
+/// except that the text shown for `current`, left unchanged, gives back
+/// `current` exactly: clicking into a box and out again used to apply its
+/// rounded display (a weight of 1234.5678 became 1235).
+fn keep_unedited(current: f64) -> impl Fn(&str) -> Option<f64> {
+    let shown = format_value(current);
+    move |text| {
+        let text: String = text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| if c == '−' { '-' } else { c })
+            .collect();
+        if text == shown {
+            Some(current)
+        } else {
+            text.parse().ok()
+        }
+    }
+}
+
 /// A labelled number field (the label names it for screen readers too);
 /// its drags are gestures.
 fn number(
@@ -75,11 +95,14 @@ fn number(
     out: &mut Vec<Request>,
 ) {
     let name = ui.label(label);
+    let current = *value;
     let response = ui
         .add(
             egui::DragValue::new(value)
                 .range(range)
                 .speed(speed)
+                .custom_formatter(|v, _| format_value(v))
+                .custom_parser(keep_unedited(current))
                 .update_while_editing(false),
         )
         .labelled_by(name.id);
@@ -139,6 +162,7 @@ fn param_slider(ui: &mut egui::Ui, session: &Session, param: ParamId, out: &mut 
         .clamping(egui::SliderClamping::Never)
         .text(param.label())
         .custom_formatter(|v, _| format_value(v))
+        .custom_parser(keep_unedited(current))
         // A typed number is one change once entered, not one per key.
         .update_while_editing(false);
     if log {
@@ -278,7 +302,10 @@ pub fn material(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         for &LibraryMaterial { name, material, .. } in
             library::materials().iter().filter(|m| m.kind == kind)
         {
-            let selected = preset.material == material;
+            // (Applying one keeps the attachment weight: see SetMaterial.)
+            let mut applied = material;
+            applied.weights.attachment = preset.material.weights.attachment;
+            let selected = preset.material == applied;
             if ui
                 .selectable_label(selected, name)
                 .on_hover_text(format!("Use the {name} material (density and weights)"))

@@ -461,8 +461,8 @@ impl App {
         Action::None
     }
 
-    /// `r` recovers the offered autosave, `x` or Esc discards it; other
-    /// keys keep the offer up.
+    /// `r` recovers the offered autosave, `x` discards it, Esc leaves it for
+    /// the next start; other keys keep the offer up.
     fn recover_key(&mut self, code: KeyCode, recovery: Recovery) -> Action {
         match code {
             KeyCode::Char('r') => match recovery.resume(self.autosave.as_mut()) {
@@ -474,10 +474,15 @@ impl App {
                 }
                 Err(e) => self.status = format!("error: cannot recover the autosave: {e}"),
             },
-            KeyCode::Char('x') | KeyCode::Esc => {
+            KeyCode::Char('x') => {
                 if let Some(autosave) = &mut self.autosave {
                     autosave.decline(recovery);
                 }
+            }
+            // Undecided, as Esc is in every other question: the changes
+            // stay in the autosave for the next start.
+            KeyCode::Esc => {
+                self.status = "the autosaved changes are kept for the next start".to_owned();
             }
             _ => self.mode = Mode::Recover(Box::new(recovery)),
         }

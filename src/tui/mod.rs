@@ -51,6 +51,17 @@ impl From<std::io::Error> for TuiError {
     }
 }
 
+/// Where `o` lists presets: `presets` when it is a directory, else the
+/// directory of the preset `path` opened (a bare file name's is the working
+/// directory, not the empty path, which `o` could not list).
+fn preset_dir(presets: &Path, path: Option<&Path>) -> PathBuf {
+    Some(presets.to_owned())
+        .filter(|dir| dir.is_dir())
+        .or_else(|| path.and_then(Path::parent).map(Path::to_owned))
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
 /// Opens `preset` (else [`DEFAULT_PRESET`] if it exists, else
 /// [`Preset::default`]) and runs the terminal UI until the person quits.
 ///
@@ -60,14 +71,10 @@ impl From<std::io::Error> for TuiError {
 /// terminal is restored in every case.
 pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     let (session, path) = Session::open_or_default(preset.as_deref())?;
-    let preset_dir = Some(PathBuf::from(PRESET_DIR))
-        .filter(|dir| dir.is_dir())
-        .or_else(|| path.as_deref().and_then(Path::parent).map(Path::to_owned))
-        .unwrap_or_else(|| PathBuf::from("."));
-    let mut app = App::new(session, preset_dir).with_autosave(Autosave::new(
-        Autosave::default_dir(),
-        crate::autosave::INTERVAL,
-    ));
+    let mut app =
+        App::new(session, preset_dir(Path::new(PRESET_DIR), path.as_deref())).with_autosave(
+            Autosave::new(Autosave::default_dir(), crate::autosave::INTERVAL),
+        );
     // `try_init` installs a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init()?;
     let _restore = Restore;
@@ -104,5 +111,22 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_are_listed_from_the_opened_preset_s_directory() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let none = here.join("no-such-dir");
+        let listed = |path: Option<&str>| preset_dir(&none, path.map(Path::new));
+        assert_eq!(listed(Some("cloth.toml")), PathBuf::from("."));
+        assert_eq!(listed(Some("work/cloth.toml")), PathBuf::from("work"));
+        assert_eq!(listed(None), PathBuf::from("."));
+        let presets = here.join("presets");
+        assert_eq!(preset_dir(&presets, Some(Path::new("cloth.toml"))), presets);
     }
 }

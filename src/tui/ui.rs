@@ -417,7 +417,11 @@ fn render_overlay(frame: &mut Frame, app: &App) {
                 Line::from(format!(" unsaved changes ({origin}).")),
                 Line::from(""),
             ];
-            lines.extend(key_lines(&[("r", "recover them"), ("x", "discard them")]));
+            lines.extend(key_lines(&[
+                ("r", "recover them"),
+                ("x", "discard them"),
+                ("Esc", "decide at the next start"),
+            ]));
             popup(frame, " Recover unsaved changes? ", lines, 64);
         }
         Mode::PinGroup { text } => popup(frame, " Pin group ", field(text), 40),
