@@ -144,6 +144,11 @@ impl Recovery {
         Ok(session)
     }
 
+    /// Discards this: removes the ended run's slot.
+    pub fn decline(self) {
+        self.slot.remove();
+    }
+
     /// Recovers this: the session to continue in (see
     /// [`Recovery::into_session`]), written at once to `autosave`'s slot
     /// (this run's); the ended run's slot, kept locked meanwhile, is
@@ -302,7 +307,7 @@ impl Autosave {
 
     /// The newest autosave an ended run left, if any still loads (slots
     /// of runs still open are not offered). Answer it with
-    /// [`Recovery::resume`] or [`Autosave::decline`]; dropped unanswered,
+    /// [`Recovery::resume`] or [`Recovery::decline`]; dropped unanswered,
     /// it stays for the next start.
     pub fn recovery(&self) -> Option<Recovery> {
         let entries = std::fs::read_dir(&self.slot.dir).ok()?;
@@ -351,11 +356,6 @@ impl Autosave {
             });
         }
         found
-    }
-
-    /// Discards `recovery`: removes the ended run's slot.
-    pub fn decline(&mut self, recovery: Recovery) {
-        recovery.slot.remove();
     }
 }
 
@@ -489,7 +489,7 @@ mod tests {
         let mut autosave = Autosave::new(dir.clone(), INTERVAL);
         assert!(autosave.tick(&session).unwrap());
         drop(autosave);
-        let mut next = Autosave::new(dir.clone(), INTERVAL);
+        let next = Autosave::new(dir.clone(), INTERVAL);
         let recovery = next.recovery().unwrap();
         assert_eq!(recovery.origin, None);
         let MeshSource::Obj(path) = &recovery.preset.mesh else {
@@ -504,7 +504,7 @@ mod tests {
             session.model().vertex_count()
         );
         // Declined: gone.
-        next.decline(next.recovery().unwrap());
+        next.recovery().unwrap().decline();
         assert!(next.recovery().is_none());
         assert!(presets_in(&dir).is_empty());
         let _ = std::fs::remove_dir_all(&dir);

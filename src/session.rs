@@ -53,7 +53,7 @@ use crate::mesh::Vec3;
 use crate::model::tetra::TetraOptions;
 use crate::model::{Attachment, Model, Pins};
 use crate::preset::{
-    Build, BuildKind, Built, MeshSource, PinSpec, Preset, PresetError, PresetErrorKind, Selector,
+    Build, BuildKind, Built, MeshSource, Preset, PresetError, PresetErrorKind, Selector,
 };
 use crate::solver::accuracy::{self, Accuracy};
 use crate::solver::{Energies, SimParams, Solver, SolverError, State, StepReport, Timings};
@@ -836,19 +836,11 @@ impl Session {
         let rest = self.built.model.rest.clone();
         // Built first without them, then given their new numbers (a change
         // of pins only, which does not build again).
-        let strip = |list: &[Selector]| -> Vec<Selector> {
-            list.iter()
-                .filter_map(|s| match s {
-                    Selector::Indices(_) => None,
-                    Selector::Except { of, .. } => Some((**of).clone()),
-                    other => Some(other.clone()),
-                })
-                .collect()
-        };
-        next.pins = PinSpec {
-            hard: strip(&pins.hard),
-            soft: strip(&pins.soft),
-        };
+        next.pins = pins.map(|s| match s {
+            Selector::Indices(_) => None,
+            Selector::Except { of, .. } => Some((**of).clone()),
+            other => Some(other.clone()),
+        });
         let applied = self.change_to(next)?;
         let new_rest = &self.built.model.rest;
         let renumber = |indices: &[u32]| -> Vec<u32> {
@@ -860,23 +852,17 @@ impl Session {
             out.dedup();
             out
         };
-        let moved = |list: &[Selector]| -> Vec<Selector> {
-            list.iter()
-                .map(|s| match s {
-                    Selector::Indices(indices) => Selector::Indices(renumber(indices)),
-                    Selector::Except { of, indices } => Selector::Except {
-                        of: of.clone(),
-                        indices: renumber(indices),
-                    },
-                    other => other.clone(),
-                })
-                .collect()
-        };
         let mut pinned = self.preset.clone();
-        pinned.pins = PinSpec {
-            hard: moved(&pins.hard),
-            soft: moved(&pins.soft),
-        };
+        pinned.pins = pins.map(|s| {
+            Some(match s {
+                Selector::Indices(indices) => Selector::Indices(renumber(indices)),
+                Selector::Except { of, indices } => Selector::Except {
+                    of: of.clone(),
+                    indices: renumber(indices),
+                },
+                other => other.clone(),
+            })
+        });
         self.transition(&pinned)?;
         Ok(applied)
     }

@@ -579,9 +579,8 @@ impl EditorApp {
                 }
             }
             Some(false) => {
-                let recovery = self.recovery.take().expect("offered");
-                if let Some(autosave) = &mut self.autosave {
-                    autosave.decline(recovery);
+                if let Some(recovery) = self.recovery.take() {
+                    recovery.decline();
                 }
             }
             None => {}

@@ -201,6 +201,17 @@ pub struct PinSpec {
     pub soft: Vec<Selector>,
 }
 
+impl PinSpec {
+    /// Both lists with each selector mapped by `f` (dropped where it gives
+    /// `None`).
+    pub fn map(&self, f: impl Fn(&Selector) -> Option<Selector>) -> Self {
+        Self {
+            hard: self.hard.iter().filter_map(&f).collect(),
+            soft: self.soft.iter().filter_map(&f).collect(),
+        }
+    }
+}
+
 /// A set of model vertices.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]

@@ -474,11 +474,7 @@ impl App {
                 }
                 Err(e) => self.status = format!("error: cannot recover the autosave: {e}"),
             },
-            KeyCode::Char('x') => {
-                if let Some(autosave) = &mut self.autosave {
-                    autosave.decline(recovery);
-                }
-            }
+            KeyCode::Char('x') => recovery.decline(),
             // Undecided, as Esc is in every other question: the changes
             // stay in the autosave for the next start.
             KeyCode::Esc => {
