@@ -846,7 +846,9 @@ impl Session {
         let renumber = |indices: &[u32]| -> Vec<u32> {
             let mut out: Vec<u32> = indices
                 .iter()
-                .filter_map(|&i| nearest_vertex(new_rest, &rest[i as usize]))
+                // (An `except` index beyond the model, which a hand-written
+                // preset may hold and nothing selects, is dropped.)
+                .filter_map(|&i| nearest_vertex(new_rest, rest.get(i as usize)?))
                 .collect();
             out.sort_unstable();
             out.dedup();

@@ -563,6 +563,18 @@ fn pins_by_index_stay_in_place_across_a_build_change() {
         .collect();
     assert!(picked.len() > 3);
     apply(&mut s, Command::PinHard(picked.clone()));
+    // A hand-written rule that leaves out an index beyond the model (which
+    // selects nothing) must not trip the renumbering.
+    let bottom = Selector::Box {
+        min: Vec3::repeat(-1.0),
+        max: Vec3::new(1.0, -0.45, 1.0),
+    };
+    let mut pins = s.preset().pins.clone();
+    pins.soft = vec![Selector::Except {
+        of: Box::new(bottom),
+        indices: vec![1_000_000],
+    }];
+    apply(&mut s, Command::SetPins(pins));
     let springs = s.preset().clone();
     let pinned_near_the_top = |s: &Session| {
         let hard = s.model().pins.hard_vertices();
@@ -583,7 +595,11 @@ fn pins_by_index_stay_in_place_across_a_build_change() {
     apply(&mut s, Command::SetBuild(tets));
     assert!(!s.model().tets.is_empty());
     pinned_near_the_top(&s);
-    assert_eq!(s.undo_len(), 2, "one step for the pins, one for the build");
+    assert_eq!(
+        s.undo_len(),
+        3,
+        "a step each for the pins, the rule and the build"
+    );
     // Another resolution renumbers again.
     apply(
         &mut s,
