@@ -71,10 +71,14 @@ total_differs() { [ -n "$(total)" ] && [ "$(total)" != "$1" ]; }
 starts_paused() { shows "frame 0 " && shows "paused"; }
 exited() { [ -s "$tmp/status" ]; }
 
+# A session that keeps the tmux server up: killing the server between runs
+# raced with starting the next one (the new session went down with it).
+tm new-session -d -s keeper "sleep 3600"
+
 # start COMMAND: runs COMMAND in a 100x30 tmux session whose shell
 # records the exit status and then keeps the pane for inspection.
 start() {
-  tm kill-server 2>/dev/null || true
+  tm kill-session -t tui 2>/dev/null || true
   rm -f "$tmp/status"
   tm new-session -d -s tui -x 100 -y 30 \
     "$1; echo \$? > '$tmp/status'; sleep 600"
