@@ -39,7 +39,8 @@ pub enum Command {
     /// the pins and the grab, stays.
     SetMaterial(Material),
     /// Change how the model is built from its mesh (springs or tets and
-    /// their options): a new model at rest.
+    /// their options): a new model at rest. Another kind takes its own
+    /// density (see [`BuildKind::default_density`](crate::preset::BuildKind::default_density)).
     SetBuild(Build),
     /// Hard-pin these vertices (stored as an `indices` selector; a soft pin
     /// on them is removed).

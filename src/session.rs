@@ -820,13 +820,17 @@ impl Session {
     /// they were when the vertices are renumbered (springs ↔ tets, or
     /// another tet resolution: a surface and a tet lattice share no
     /// numbering): each becomes the new model's vertex nearest its rest
-    /// position. One undo step.
+    /// position. Switching kinds gives the density of the new kind
+    /// ([`BuildKind::default_density`]: its unit changes). One undo step.
     fn rebuild_as(&mut self, build: Build) -> Result<Applied, SessionError> {
         let resolution = |b: &Build| b.resolution.unwrap_or(TetraOptions::DEFAULT_RESOLUTION);
         let old = &self.preset.build;
         let renumbered = build.kind != old.kind
             || (build.kind == BuildKind::Tets && resolution(&build) != resolution(old));
         let mut next = self.preset.clone();
+        if build.kind != old.kind {
+            next.material.density = build.kind.default_density();
+        }
         next.build = build;
         let pins = next.pins.clone();
         let by_index = |s: &Selector| matches!(s, Selector::Indices(_) | Selector::Except { .. });

@@ -620,6 +620,49 @@ fn pins_by_index_stay_in_place_across_a_build_change() {
     assert_eq!(s.model().pins.hard_vertices(), &picked[..]);
 }
 
+/// A density's unit changes with the build (kg/m² ↔ kg/m³), so switching
+/// kinds takes the new kind's density: a sphere 1 m across built as tets
+/// weighs what soft rubber that size does (it kept the cloth's 0.15, a body
+/// of 0.08 kg, lighter than air), and back as springs a cloth's areal
+/// density. Undo brings back the tuned density.
+#[test]
+fn a_build_change_takes_the_new_kind_s_density() {
+    use softbody::preset::{Build, BuildKind};
+    let sphere = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/sphere.obj");
+    let mut s = Session::new(Preset::for_obj(&sphere), None).unwrap();
+    apply(&mut s, Command::SetDensity(0.4));
+    let tuned = s.preset().clone();
+    let tets = Build {
+        kind: BuildKind::Tets,
+        resolution: Some(10),
+        ..Build::default()
+    };
+    apply(&mut s, Command::SetBuild(tets));
+    assert_eq!(s.preset().material.density, 1100.0);
+    let ball = 1100.0 * 4.0 / 3.0 * std::f64::consts::PI * 0.5f64.powi(3);
+    let mass = s.model().total_mass();
+    assert!(
+        (mass - ball).abs() < 0.1 * ball,
+        "{mass} kg for a 1 m soft-rubber ball of {ball} kg"
+    );
+    // Another resolution is the same kind: the density stays.
+    apply(&mut s, Command::SetDensity(1050.0));
+    apply(
+        &mut s,
+        Command::SetBuild(Build {
+            resolution: Some(12),
+            ..tets
+        }),
+    );
+    assert_eq!(s.preset().material.density, 1050.0);
+    apply(&mut s, Command::SetBuild(Build::default()));
+    assert_eq!(s.preset().material.density, 0.15);
+    for _ in 0..4 {
+        apply(&mut s, Command::Undo);
+    }
+    assert_eq!(s.preset(), &tuned);
+}
+
 /// A one-click material replaces density, weights and limits but keeps the
 /// attachment weight, which belongs to the pins and the grab (it used to
 /// go back to the library's 1000).

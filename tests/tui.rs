@@ -512,6 +512,35 @@ fn advance_steps_only_while_playing() {
     assert!(app.session.state().frame > 0);
 }
 
+/// A blow-up while playing is told in the status line and the header; a
+/// later outcome (a save) shows in the status line while the header keeps
+/// the blow-up (its warning used to hide every later message until play,
+/// reset or open).
+#[test]
+fn a_blow_up_does_not_hide_later_messages() {
+    let mut preset = Preset::default();
+    preset.sim.gravity = Vec3::new(0.0, -1.0e12, 0.0);
+    let mut app = App::new(Session::new(preset, None).unwrap(), "presets".into());
+    app.on_key(ch(' '));
+    app.advance(std::time::Duration::from_millis(50));
+    assert!(app.session.warning().is_some());
+    assert!(!app.session.is_playing());
+    assert!(app.status.starts_with("blew up: "), "{}", app.status);
+    assert_shows(&screen(&app, 120, 40), &["blew up, paused", " blew up: "]);
+    let file = scratch_dir("tui-blow-up").join("saved.toml");
+    app.on_key(ch('S'));
+    let ctrl_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    app.handle_key(ctrl_u);
+    type_text(&mut app, &file.display().to_string());
+    assert!(app.on_key(key(KeyCode::Enter)));
+    assert!(app.status.starts_with("saved"), "{}", app.status);
+    let shown = screen(&app, 120, 40);
+    assert_shows(&shown, &["blew up, paused", " saved "]);
+    // Reset ends the blow-up.
+    app.apply(Command::Reset);
+    assert!(!screen(&app, 120, 40).contains("blew up"));
+}
+
 #[test]
 fn a_tet_model_lists_the_tet_weights() {
     let preset = Preset {

@@ -187,6 +187,7 @@ impl EditorApp {
         self.unsynced = true;
         let loading = matches!(command, Command::Load(_));
         let vertices = self.session.model().vertex_count();
+        let kind = self.session.preset().build.kind;
         self.message = match self.session.apply(command) {
             Ok(Applied::Saved(path)) => {
                 self.remember(&path);
@@ -204,6 +205,15 @@ impl EditorApp {
                         self.remember(&path);
                     }
                     format!("opened {}", self.session.preset().name)
+                } else if self.session.preset().build.kind != kind {
+                    let preset = self.session.preset();
+                    let kind = preset.build.kind;
+                    format!(
+                        "rebuilt the model as {}; density {} {} (its unit changed)",
+                        kind.label(),
+                        crate::param::format_value(preset.material.density),
+                        kind.density_unit()
+                    )
                 } else {
                     "rebuilt the model from its mesh".to_owned()
                 }

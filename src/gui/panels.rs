@@ -211,11 +211,8 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     ui.add_enabled_ui(from_obj, |ui| {
         ui.horizontal(|ui| {
             ui.label("build as");
-            for (kind, label) in [
-                (BuildKind::Springs, "springs"),
-                (BuildKind::Tets, "tetrahedra"),
-            ] {
-                if ui.radio(build.kind == kind, label).clicked() && build.kind != kind {
+            for kind in [BuildKind::Springs, BuildKind::Tets] {
+                if ui.radio(build.kind == kind, kind.label()).clicked() && build.kind != kind {
                     out.push(Request::Command(Command::SetBuild(Build { kind, ..build })));
                 }
             }

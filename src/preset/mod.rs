@@ -174,6 +174,37 @@ pub enum BuildKind {
     Tets,
 }
 
+impl BuildKind {
+    /// The density a preset takes when it switches to this kind: a
+    /// density's unit changes with the kind (kg/m² ↔ kg/m³), so the old
+    /// number means nothing in the new one (a cloth's 0.15 kg/m² read as
+    /// kg/m³ made a body lighter than air). Springs: cotton's 0.15 kg/m²,
+    /// the default cloth; tets: soft rubber's 1100 kg/m³, the body the
+    /// default tet weights describe.
+    pub fn default_density(self) -> f64 {
+        match self {
+            Self::Springs => 0.15,
+            Self::Tets => 1100.0,
+        }
+    }
+
+    /// The kind in words: `springs` or `tetrahedra`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Springs => "springs",
+            Self::Tets => "tetrahedra",
+        }
+    }
+
+    /// The unit of a density of this kind: `kg/m²` or `kg/m³`.
+    pub fn density_unit(self) -> &'static str {
+        match self {
+            Self::Springs => "kg/m²",
+            Self::Tets => "kg/m³",
+        }
+    }
+}
+
 /// Mass and stiffness.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -296,7 +327,7 @@ impl Default for Preset {
             mesh: MeshSource::Grid(GridSpec { n: 30, width: 1.0 }),
             build: Build::default(),
             material: Material {
-                density: 0.15,
+                density: BuildKind::Springs.default_density(),
                 weights: Weights {
                     structural: 1000.0,
                     shear: 500.0,

@@ -548,8 +548,14 @@ impl App {
     /// Steps the session when playing, in real time, for at most `budget`
     /// of wall time (see [`Pacer`]).
     pub fn advance(&mut self, budget: Duration) {
+        let calm = self.session.warning().is_none();
         if let Err(e) = self.pacer.advance(&mut self.session, budget) {
             self.status = format!("error: {e}");
+        } else if calm && let Some(warning) = self.session.warning() {
+            // A blow-up while playing: what it was replaces the last
+            // outcome, and later outcomes replace it (the header keeps
+            // showing the blow-up until play, reset or open).
+            self.status = format!("blew up: {warning}");
         }
         match self.session.collect_accuracy() {
             Some(Ok(measured)) => self.status = format!("accuracy: {measured}"),

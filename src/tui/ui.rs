@@ -71,6 +71,8 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
     };
     let (mode, style) = if session.is_playing() {
         ("▶ playing", Style::new().green().bold())
+    } else if session.warning().is_some() {
+        ("⚠ blew up, paused", Style::new().red().bold())
     } else {
         ("❚❚ paused", Style::new().yellow().bold())
     };
@@ -306,10 +308,17 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
 }
 
 fn render_status(frame: &mut Frame, area: Rect, app: &App) {
-    let line = if let Some(warning) = app.session.warning() {
+    // The latest outcome first: a blow-up's warning (also in the header)
+    // must not hide what came after it.
+    let line = if !app.status.is_empty() {
+        let line = Line::from(format!(" {}", app.status));
+        if app.status.starts_with("error") || app.status.starts_with("blew up") {
+            line.red()
+        } else {
+            line
+        }
+    } else if let Some(warning) = app.session.warning() {
         Line::from(format!(" warning: {warning}")).red()
-    } else if !app.status.is_empty() {
-        Line::from(format!(" {}", app.status))
     } else {
         Line::from(" ? help │ space play │ n step │ ↑↓ +- Enter edit │ S save as │ q quit")
             .dark_gray()
