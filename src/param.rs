@@ -6,9 +6,21 @@ use std::time::{Duration, Instant};
 
 use crate::command::{Command, Param, WeightKind};
 use crate::mesh::Vec3;
-use crate::model::Model;
+use crate::model::{Model, Weights};
 use crate::preset::Preset;
 use crate::session::{Applied, Session, SessionError};
+
+/// The weight `+` gives a weight of `kind` that is zero: its default, or
+/// for the tet constraints that are off by default (strain limit, volume)
+/// the default strain weight, a stiffness of the body's own order (it went
+/// to 1, which for a weight in Pa did nothing visible for 20 presses).
+pub fn switched_on(kind: WeightKind) -> f64 {
+    let defaults = Weights::default();
+    match kind.get(&defaults) {
+        w if w > 0.0 => w,
+        _ => defaults.strain,
+    }
+}
 
 /// The factor `+` and `-` multiply and divide log-scaled values by: four
 /// steps per decade.
@@ -98,13 +110,18 @@ impl ParamId {
     }
 
     /// The value one `+` (`up`) or `-` step from `value`: weights, density
-    /// and `dt` on a log scale (a zero weight steps up to 1), iterations by
+    /// and `dt` on a log scale (a zero weight steps up to
+    /// [`switched_on`]), iterations by
     /// one (at least 1), the tolerance on a log scale between 0 (off), 1e-6
     /// and 0.1, damping by 0.01 within `[0, 1]`, gravity by 0.5 m/s².
     pub fn stepped(self, value: f64, up: bool) -> f64 {
         match self {
             ParamId::Weight(_) | ParamId::Density | ParamId::Dt => match (value > 0.0, up) {
-                (false, true) => 1.0,
+                (false, true) => match self {
+                    ParamId::Weight(kind) => switched_on(kind),
+                    // (Never zero: the session keeps them positive.)
+                    _ => 1.0,
+                },
                 (false, false) => 0.0,
                 (true, true) => value * LOG_STEP,
                 (true, false) => value / LOG_STEP,
@@ -248,7 +265,9 @@ mod tests {
     #[test]
     fn steps_stay_in_range() {
         let weight = ParamId::Weight(WeightKind::Bending);
-        assert_eq!(weight.stepped(0.0, true), 1.0);
+        assert_eq!(weight.stepped(0.0, true), 20.0);
+        let limit = ParamId::Weight(WeightKind::StrainLimit);
+        assert_eq!(limit.stepped(0.0, true), Weights::default().strain);
         assert_eq!(weight.stepped(0.0, false), 0.0);
         let up_down = weight.stepped(weight.stepped(20.0, true), false);
         assert!((up_down - 20.0).abs() < 1e-12);

@@ -317,6 +317,37 @@ fn weight_steps_undo_and_redo_in_the_session() {
     assert!((weight(&app) - 1000.0).abs() < 1e-9);
 }
 
+/// `-` then `+` (or any steps undone by as many opposite ones) returns to
+/// exactly the value before, so nothing is left unsaved: 1000 ÷ 10^¼ × 10^¼
+/// is 1000.0000000000001 in floating point, which marked the preset dirty.
+#[test]
+fn stepping_back_returns_exactly_to_the_value_before() {
+    let mut app = cloth();
+    let weight = |app: &App| app.session.preset().material.weights.structural;
+    app.on_key(ch('-'));
+    assert!(app.session.is_dirty());
+    app.on_key(ch('+'));
+    assert_eq!(weight(&app), 1000.0);
+    assert!(!app.session.is_dirty());
+    for c in "--+-++".chars() {
+        app.on_key(ch(c));
+    }
+    assert_eq!(weight(&app), 1000.0);
+    assert!(!app.session.is_dirty());
+    // A typed value starts afresh; at zero, `-` stays and `+` leaves it.
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "0");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(weight(&app), 0.0);
+    app.on_key(ch('-'));
+    app.on_key(ch('+'));
+    assert_eq!(
+        weight(&app),
+        1000.0,
+        "a zero weight steps up to its default"
+    );
+}
+
 #[test]
 fn enter_types_a_value() {
     let mut app = cloth();

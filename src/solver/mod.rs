@@ -21,7 +21,7 @@ mod tets;
 
 use std::time::Instant;
 
-pub use accelerate::{Acceleration, Secants};
+pub use accelerate::{Acceleration, CARRIED_SECANTS, Secants};
 pub use collide::Collider;
 pub use energy::Energies;
 pub use guess::Extrapolation;

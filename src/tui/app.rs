@@ -149,7 +149,23 @@ pub struct App {
     pub pacer: Pacer,
     /// Writes unsaved changes for crash recovery (none in tests).
     autosave: Option<Autosave>,
+    /// The `+`/`-` steps that led to the selected value, newest last: a
+    /// step back returns exactly to the value before (× and ÷ by the step
+    /// can leave float noise, which left an undone change unsaved).
+    steps: Vec<Step>,
 }
+
+/// One `+` or `-` on a parameter: from which value to which.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Step {
+    param: ParamId,
+    up: bool,
+    from: f64,
+    to: f64,
+}
+
+/// The most steps [`App`] remembers.
+const STEPS_KEPT: usize = 64;
 
 impl App {
     /// The UI over `session`, looking for presets to open in `preset_dir`.
@@ -164,6 +180,7 @@ impl App {
             preset_dir,
             pacer: Pacer::default(),
             autosave: None,
+            steps: Vec::new(),
         }
     }
 
@@ -381,12 +398,8 @@ impl App {
                 self.selected = (self.selected + 1).min(params.len() - 1);
                 Action::None
             }
-            KeyCode::Char('+' | '=') => {
-                Action::Apply(param.command(param.stepped(value, true), self.session.preset()))
-            }
-            KeyCode::Char('-') => {
-                Action::Apply(param.command(param.stepped(value, false), self.session.preset()))
-            }
+            KeyCode::Char('+' | '=') => self.step(param, value, true),
+            KeyCode::Char('-') => self.step(param, value, false),
             KeyCode::Enter => {
                 self.mode = Mode::Edit {
                     param,
@@ -525,6 +538,46 @@ impl App {
                 true
             }
         }
+    }
+
+    /// `+` (`up`) or `-` on `param`, now at `value`: back to exactly the
+    /// value before when it undoes the last step, else
+    /// [`ParamId::stepped`]. Steps are remembered while they are the
+    /// parameter's only changes.
+    fn step(&mut self, param: ParamId, value: f64, up: bool) -> Action {
+        if self
+            .steps
+            .last()
+            .is_some_and(|s| s.param != param || s.to != value)
+        {
+            // Something else changed it, or another parameter is stepped.
+            self.steps.clear();
+        }
+        let target = match self.steps.last() {
+            Some(last) if last.up != up => {
+                let from = last.from;
+                self.steps.pop();
+                from
+            }
+            _ => {
+                let target = param.stepped(value, up);
+                if target == value {
+                    // At a bound: nothing to step back from.
+                    return Action::Apply(param.command(target, self.session.preset()));
+                }
+                if self.steps.len() == STEPS_KEPT {
+                    self.steps.remove(0);
+                }
+                self.steps.push(Step {
+                    param,
+                    up,
+                    from: value,
+                    to: target,
+                });
+                target
+            }
+        };
+        Action::Apply(param.command(target, self.session.preset()))
     }
 
     /// Applies `command`, reporting the outcome in [`App::status`].
