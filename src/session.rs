@@ -1108,7 +1108,8 @@ fn remove(
 }
 
 /// Makes `list` select the sorted `vertices`: out of the `except`s that
-/// left them out, and those still missing into an `indices` selector.
+/// left them out, and those still missing as the OBJ group they make up
+/// (see [`group_selecting`]) or into an `indices` selector.
 fn add(list: &mut Vec<Selector>, vertices: &[u32], built: &Built) -> Result<(), PresetErrorKind> {
     for selector in list.iter_mut() {
         if let Selector::Except { of, indices } = selector {
@@ -1123,10 +1124,18 @@ fn add(list: &mut Vec<Selector>, vertices: &[u32], built: &Built) -> Result<(), 
         selected.extend(built.select(selector)?);
     }
     selected.sort_unstable();
-    let missing = vertices
+    let missing: Vec<u32> = vertices
         .iter()
         .copied()
-        .filter(|v| selected.binary_search(v).is_err());
+        .filter(|v| selected.binary_search(v).is_err())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    if let Some(group) = group_selecting(built, &missing) {
+        list.push(group);
+        return Ok(());
+    }
     match list.iter_mut().find_map(|s| match s {
         Selector::Indices(indices) => Some(indices),
         _ => None,
@@ -1136,14 +1145,21 @@ fn add(list: &mut Vec<Selector>, vertices: &[u32], built: &Built) -> Result<(), 
             indices.sort_unstable();
             indices.dedup();
         }
-        None => {
-            let missing: Vec<u32> = missing.collect();
-            if !missing.is_empty() {
-                list.push(Selector::Indices(missing));
-            }
-        }
+        None => list.push(Selector::Indices(missing)),
     }
     Ok(())
+}
+
+/// The OBJ group (or object) that selects exactly the sorted `vertices`, if
+/// one does (the editor selects a group by name): pinned by its name, the
+/// rule reads as what was picked and outlives a re-export of the mesh that
+/// renumbers its vertices, where indices would pin others.
+fn group_selecting(built: &Built, vertices: &[u32]) -> Option<Selector> {
+    let groups = built.surface.as_ref()?.groups();
+    groups.iter().find_map(|g| {
+        let rule = Selector::Group(g.name.clone());
+        (built.select(&rule).ok()? == vertices).then_some(rule)
+    })
 }
 
 /// `e` with the line of its preset field, for a preset just loaded from its

@@ -620,6 +620,51 @@ fn pins_by_index_stay_in_place_across_a_build_change() {
     assert_eq!(s.model().pins.hard_vertices(), &picked[..]);
 }
 
+/// Pinning exactly an OBJ group's vertices (as the editor selects a group
+/// by name) stores the group's name, not their indices: the preset reads as
+/// what was picked, survives a re-export that renumbers the mesh, and needs
+/// no renumbering when the body is built as tets. Other selections are
+/// indices as before.
+#[test]
+fn pinning_an_obj_group_pins_it_by_name() {
+    use softbody::preset::{Build, BuildKind};
+    let boxed = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/box.obj");
+    let mut s = Session::new(Preset::for_obj(&boxed), None).unwrap();
+    let left = Selector::Group("left".to_owned());
+    let vertices = s.built().select(&left).unwrap();
+    assert_eq!(vertices.len(), 81);
+    apply(&mut s, Command::PinHard(vertices.clone()));
+    assert_eq!(s.preset().pins.hard, vec![left.clone()]);
+    assert_eq!(s.model().pins.hard_vertices(), &vertices[..]);
+    // Freeing one of them leaves the rule with an exception.
+    apply(&mut s, Command::Unpin(vec![vertices[0]]));
+    assert_eq!(
+        s.preset().pins.hard,
+        vec![Selector::Except {
+            of: Box::new(left.clone()),
+            indices: vec![vertices[0]],
+        }]
+    );
+    // A selection that is no group stays indices.
+    let some = vec![vertices[0], vertices[1]];
+    apply(&mut s, Command::PinSoft(some.clone()));
+    assert_eq!(s.preset().pins.soft, vec![Selector::Indices(some)]);
+    apply(&mut s, Command::SetPins(Default::default()));
+    apply(&mut s, Command::PinHard(vertices));
+    apply(
+        &mut s,
+        Command::SetBuild(Build {
+            kind: BuildKind::Tets,
+            resolution: Some(8),
+            ..Build::default()
+        }),
+    );
+    assert_eq!(s.preset().pins.hard, vec![left]);
+    let pinned = s.model().pins.hard_vertices();
+    assert!(!pinned.is_empty());
+    assert!(pinned.iter().all(|&v| s.model().rest[v as usize].x < -0.2));
+}
+
 /// A density's unit changes with the build (kg/m² ↔ kg/m³), so switching
 /// kinds takes the new kind's density: a sphere 1 m across built as tets
 /// weighs what soft rubber that size does (it kept the cloth's 0.15, a body
