@@ -467,6 +467,11 @@ impl Session {
         self.gesture = None;
     }
 
+    /// Whether a gesture is open.
+    pub fn in_gesture(&self) -> bool {
+        self.gesture.is_some()
+    }
+
     /// The model built from the preset (its pins; the grab and moved
     /// targets are in [`Solver::model`]).
     pub fn model(&self) -> &Model {

@@ -182,6 +182,28 @@ fn a_click_picks_the_vertex_under_the_cursor_and_shift_adds() {
     assert!(harness.state().selection.is_empty());
 }
 
+/// A gesture whose widget went away before the release (its section
+/// closed, the build changed under the drag) ends when the pointer is up:
+/// it stayed open, and every later change joined its one undo step.
+#[test]
+fn a_gesture_ends_with_the_release_even_without_its_widget() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    harness.state_mut().session.begin_gesture();
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Structural, 500.0));
+    harness.run();
+    assert!(!harness.state().session.in_gesture());
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Structural, 250.0));
+    assert_eq!(
+        harness.state().session.undo_len(),
+        2,
+        "two changes, two steps"
+    );
+}
+
 #[test]
 fn a_weight_slider_refactors_without_a_rebuild_and_undo_restores_it() {
     let mut harness = editor("presets/hanging_cloth.toml");

@@ -649,6 +649,12 @@ impl eframe::App for EditorApp {
         self.windows(&ctx);
         self.view_events(events);
         self.requests(&ctx, requests);
+        if self.session.in_gesture() && !ctx.input(|i| i.pointer.any_down()) {
+            // The dragged widget went away before the release (its section
+            // closed, the build changed under it): the release still ends
+            // the gesture, or every later change would join its undo step.
+            self.session.end_gesture();
+        }
         if let (Some(worker), true) = (&mut self.worker, self.unsynced) {
             worker.sync(&self.session);
             self.unsynced = false;
