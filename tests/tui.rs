@@ -348,6 +348,47 @@ fn stepping_back_returns_exactly_to_the_value_before() {
     );
 }
 
+/// Ctrl or Alt with a letter is not the letter: Ctrl-U undid and Ctrl-R
+/// reset silently (Ctrl-U clears a prompt, so it is pressed by habit), and
+/// Ctrl-D at the quit question discarded the changes. Only Ctrl-S acts
+/// (save, as in the editor). Undo, redo and reset say what they did.
+#[test]
+fn control_chords_are_not_their_letters() {
+    let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+    let mut app = cloth();
+    let weight = |app: &App| app.session.preset().material.weights.structural;
+    app.on_key(ch('+'));
+    app.on_key(ch('n'));
+    let stepped = weight(&app);
+    assert_eq!(app.handle_key(ctrl('u')), Action::None);
+    assert_eq!(app.handle_key(ctrl('r')), Action::None);
+    assert!(app.status.contains("does nothing"), "{}", app.status);
+    let alt_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::ALT);
+    assert_eq!(app.handle_key(alt_u), Action::None);
+    assert_eq!(weight(&app), stepped);
+    assert_eq!(app.session.state().frame, 1);
+    assert_eq!(
+        app.handle_key(ctrl('s')),
+        Action::Apply(Command::Save(None))
+    );
+    // At the quit question, Ctrl-D is not `d` (discard).
+    app.on_key(ch('q'));
+    assert_eq!(app.mode, Mode::ConfirmQuit);
+    assert_eq!(app.handle_key(ctrl('d')), Action::None);
+    app.mode = Mode::Normal;
+    app.on_key(ch('r'));
+    assert_eq!(app.status, "back to rest");
+    app.on_key(ch('u'));
+    assert_eq!(app.status, "undid a change");
+    assert_eq!(weight(&app), 1000.0);
+    app.on_key(ch('u'));
+    assert_eq!(app.status, "nothing to undo");
+    app.on_key(ch('U'));
+    assert_eq!(app.status, "redid a change");
+    app.on_key(ch('U'));
+    assert_eq!(app.status, "nothing to redo");
+}
+
 #[test]
 fn enter_types_a_value() {
     let mut app = cloth();

@@ -39,7 +39,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("e", "extrapolated initial guess on / off"),
     ("a", "measure the next step's error against Newton"),
     ("u U", "undo / redo"),
-    ("s", "save the preset (asks for a path if new)"),
+    ("s Ctrl-S", "save the preset (asks for a path if new)"),
     ("S", "save as: type a path"),
     ("o", "open a preset from presets/ (asks first, as q)"),
     ("← → [ ]", "rotate / tilt the preview"),
@@ -243,6 +243,22 @@ impl App {
                 }
                 _ => Action::Quit,
             };
+        }
+        let chord = key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let typing = matches!(self.mode, Mode::Edit { .. } | Mode::SaveAs { .. });
+        if chord && !typing {
+            // Ctrl-U undid and Ctrl-R reset as the bare letters do, silently
+            // (Ctrl-U clears a prompt, so a user pressed it by habit). Only
+            // Ctrl-S means something here: save, as in the editor.
+            if matches!(self.mode, Mode::Normal) && key.code == KeyCode::Char('s') {
+                return self.normal_key(key.code);
+            }
+            if let KeyCode::Char(c) = key.code {
+                self.status = format!("Ctrl/Alt-{c} does nothing here (? lists the keys)");
+            }
+            return Action::None;
         }
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => self.normal_key(key.code),
@@ -583,6 +599,13 @@ impl App {
     /// Applies `command`, reporting the outcome in [`App::status`].
     pub fn apply(&mut self, command: Command) {
         let loading = matches!(command, Command::Load(_));
+        let done = match command {
+            Command::Undo => "undid a change",
+            Command::Redo => "redid a change",
+            Command::Reset => "back to rest",
+            _ => "",
+        };
+        let (undo, redo) = (self.session.undo_len(), self.session.redo_len());
         self.status = match self.session.apply(command) {
             Ok(Applied::Saved(path)) => format!("saved {}", path.display()),
             Ok(Applied::Reloaded) if loading => {
@@ -593,7 +616,13 @@ impl App {
             Ok(Applied::BlewUp { frames, error }) => {
                 format!("blew up after {frames} frames: {error}")
             }
-            Ok(_) => String::new(),
+            Ok(_) if done.starts_with("undid") && self.session.undo_len() == undo => {
+                "nothing to undo".to_owned()
+            }
+            Ok(_) if done.starts_with("redid") && self.session.redo_len() == redo => {
+                "nothing to redo".to_owned()
+            }
+            Ok(_) => done.to_owned(),
             Err(e) => format!("error: {e}"),
         };
     }

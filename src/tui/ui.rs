@@ -348,10 +348,12 @@ fn popup(frame: &mut Frame, title: &str, lines: Vec<Line>, width: u16) {
 
 /// `(key, description)` pairs as aligned lines.
 fn key_lines<'a>(keys: &'a [(&'a str, &'a str)]) -> Vec<Line<'a>> {
+    let width = keys.iter().map(|(key, _)| key.chars().count()).max();
+    let width = width.unwrap_or(0).max(7);
     keys.iter()
         .map(|(key, what)| {
             Line::from(vec![
-                Span::styled(format!(" {key:<8}"), Style::new().bold().cyan()),
+                Span::styled(format!(" {key:<width$} "), Style::new().bold().cyan()),
                 Span::raw(*what),
             ])
         })
