@@ -3,8 +3,9 @@
 //! model), `energy.csv` (one row per simulated frame: every energy series and
 //! the solver's phase timings) and `summary.json`.
 //!
-//! Files are named `{stem}_{frame:04}.obj`, frame 0 being the rest pose, the
-//! numbered-sequence layout that Blender's OBJ-sequence importers (e.g.
+//! Files are named `{stem}_{frame:04}.obj`, frame 0 being the rest pose (a
+//! bake past frame 9999 pads every name to the last frame's digits, so the
+//! names still sort in frame order), the numbered-sequence layout that Blender's OBJ-sequence importers (e.g.
 //! Stop-motion-OBJ) and Houdini's `$F4` file patterns read. The OBJ text is
 //! formatted and written on a second thread while the solver steps, so a bake
 //! costs little more than the simulation itself.
@@ -126,6 +127,11 @@ pub fn bake(
         let path = path.to_path_buf();
         move |source| BakeError::Write { path, source }
     };
+    if options.out.exists() && !options.out.is_dir() {
+        // (create_dir_all said "File exists".)
+        let source = io::Error::new(io::ErrorKind::NotADirectory, "not a directory");
+        return Err(write_err(&options.out)(source));
+    }
     std::fs::create_dir_all(&options.out).map_err(write_err(&options.out))?;
     // Set up before anything of an earlier bake is removed: a bake that
     // cannot start leaves the directory as it was.
@@ -162,8 +168,9 @@ pub fn bake(
         let triangles = &triangles;
         let writer = scope.spawn(move || {
             let mut written = 0;
+            let width = frame_digits(options.frames);
             for (frame, positions) in frames_rx {
-                let path = options.out.join(format!("{}_{frame:04}.obj", options.stem));
+                let path = (options.out).join(format!("{}_{frame:0width$}.obj", options.stem));
                 write_obj_frame(&path, name, frame, &positions, triangles)
                     .map_err(write_err(&path))?;
                 written += 1;
@@ -224,7 +231,8 @@ pub fn bake(
         }
         drop(frames_tx);
         let written = writer.join().expect("the OBJ writer does not panic");
-        let solver_seconds = frame_ms.iter().sum::<f64>() / 1e3;
+        // (A fold from +0: an empty sum is −0.)
+        let solver_seconds = frame_ms.iter().fold(0.0, |sum, ms| sum + ms) / 1e3;
         let summary = BakeSummary {
             name: name.to_string(),
             frames_requested: options.frames,
@@ -257,6 +265,11 @@ pub fn bake(
     })
     .map_err(write_err(&summary_path))?;
     Ok(summary)
+}
+
+/// The digits of a bake's OBJ frame numbers: four, or the last frame's.
+fn frame_digits(last: usize) -> usize {
+    last.checked_ilog10().map_or(1, |d| d as usize + 1).max(4)
 }
 
 /// Removes the OBJ frames `{stem}_{frame:04}.obj` (four digits or more) in
@@ -352,4 +365,19 @@ fn write_obj_frame(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Frame numbers take four digits, or the last frame's: a bake of
+    /// 10,001 frames named frame 10000 with one more digit than 9999, which
+    /// sorts it between 0999 and 1000.
+    #[test]
+    fn frame_numbers_are_padded_to_the_last_frame() {
+        for (last, digits) in [(0, 4), (240, 4), (9999, 4), (10_000, 5), (1_000_000, 7)] {
+            assert_eq!(frame_digits(last), digits, "{last}");
+        }
+    }
 }

@@ -86,8 +86,9 @@ pub enum Command {
     Bake {
         /// A preset (`.toml`).
         preset: PathBuf,
-        /// Frames to simulate after the rest pose (frame 0).
-        #[arg(long, default_value_t = 240)]
+        /// Frames to simulate after the rest pose (frame 0); at most
+        /// 1,000,000.
+        #[arg(long, default_value_t = 240, value_parser = count_in::<0, 1_000_000>)]
         frames: usize,
         /// Output directory (created if missing). An earlier bake's frames of
         /// the same preset there (`{preset}_NNNN.obj`) and its summary are
@@ -104,11 +105,11 @@ pub enum Command {
         /// tet22, or any clothN or tetN).
         #[arg(long)]
         scene: Option<String>,
-        /// Frames to measure after warm-up.
-        #[arg(long, default_value_t = 240)]
+        /// Frames to measure after warm-up (1 to 1,000,000).
+        #[arg(long, default_value_t = 240, value_parser = count_in::<1, 1_000_000>)]
         frames: usize,
-        /// Warm-up frames before measuring.
-        #[arg(long, default_value_t = 30)]
+        /// Warm-up frames before measuring (at most 1,000,000).
+        #[arg(long, default_value_t = 30, value_parser = count_in::<0, 1_000_000>)]
         warmup: usize,
         /// Print one JSON object per scene and line.
         #[arg(long)]
@@ -131,8 +132,8 @@ pub enum Command {
         #[arg(long, default_value_t = 5, value_parser = count_in::<1, 1000>)]
         steps: usize,
         /// With --accuracy: frames of the reference motion between the
-        /// measured steps.
-        #[arg(long, default_value_t = 10)]
+        /// measured steps (at most 10,000).
+        #[arg(long, default_value_t = 10, value_parser = count_in::<0, 10_000>)]
         every: usize,
         /// With --accuracy: the most iterations tried per method (at most
         /// 10,000, the most a model accepts).

@@ -344,6 +344,17 @@ fn bake(
 
     static STOP: AtomicBool = AtomicBool::new(false);
     let bad = |e: softbody::preset::PresetError| Failure::BadInput(e.into());
+    if file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("obj"))
+    {
+        // (Read as TOML, it failed as "invalid TOML" on its first line.)
+        return Err(Failure::BadInput(anyhow::anyhow!(
+            "{}: bake takes a preset (.toml), not a mesh: open the OBJ with \
+             `softbody gui` or `softbody tui`, pin it and save a preset",
+            file.display()
+        )));
+    }
     let preset = Preset::load(file).map_err(bad)?;
     let built = preset
         .build(file)

@@ -176,14 +176,12 @@ fn interrupt(child: &std::process::Child) {
 #[test]
 fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
     let out = scratch_path("bake-interrupt");
-    // The most frames there are: no allocation up front (it used to abort).
-    let mut child = spawn_bake(
-        Path::new("presets/hanging_cloth.toml"),
-        "18446744073709551615",
-        &out,
-    );
+    // The most frames a bake takes: no allocation up front (the most a
+    // `usize` holds used to abort), and frame numbers of the last frame's
+    // seven digits.
+    let mut child = spawn_bake(Path::new("presets/hanging_cloth.toml"), "1000000", &out);
     // Wait until it is well under way, then interrupt it.
-    wait_for(&out.join("hanging_cloth_0020.obj"));
+    wait_for(&out.join("hanging_cloth_0000020.obj"));
     interrupt(&child);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
@@ -201,11 +199,11 @@ fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
     let csv = std::fs::read_to_string(out.join("energy.csv")).unwrap();
     assert_eq!(csv.lines().count(), frames + 1);
     for frame in 0..=frames {
-        let (positions, _) = read_obj(&out.join(format!("hanging_cloth_{frame:04}.obj")));
+        let (positions, _) = read_obj(&out.join(format!("hanging_cloth_{frame:07}.obj")));
         assert_eq!(positions.len(), 900, "frame {frame}");
     }
     assert!(
-        !out.join(format!("hanging_cloth_{:04}.obj", frames + 1))
+        !out.join(format!("hanging_cloth_{:07}.obj", frames + 1))
             .exists()
     );
     std::fs::remove_dir_all(&out).unwrap();

@@ -371,6 +371,21 @@ fn absurd_numbers_are_refused_with_the_limit() {
             &["tetrahedralize", "meshes/box.obj", "--resolution", "256"],
             "use 2 to 128 cells",
         ),
+        // A bake of 1e11 frames wrote until the disk filled; a bench of 0
+        // frames printed NaN times.
+        (
+            &[
+                "bake",
+                "presets/denim.toml",
+                "--frames",
+                "99999999999",
+                "--out",
+                "x",
+            ],
+            "[0, 1000000]",
+        ),
+        (&["bench", "--frames", "0"], "[1, 1000000]"),
+        (&["bench", "--accuracy", "--every", "1000000"], "[0, 10000]"),
     ] {
         let out = run(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -424,4 +439,28 @@ fn mesh_errors_are_said_once_and_devices_refused() {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("not a regular file"), "{stderr}");
     }
+}
+
+/// `bake` of an OBJ says it takes a preset (it read the mesh as TOML and
+/// reported "invalid TOML" on its first line), and an `--out` that is a file
+/// says so (it said "File exists").
+#[test]
+fn bake_names_what_is_wrong_with_its_input_and_output() {
+    let out = softbody(&["bake", "meshes/box.obj", "--frames", "2", "--out", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("meshes/box.obj: bake takes a preset"), "{err}");
+    let dir = std::env::temp_dir().join(format!("softbody-cli-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("afile");
+    std::fs::write(&file, "").unwrap();
+    let path = file.to_str().unwrap();
+    let out = softbody(&["bake", "presets/denim.toml", "--frames", "2", "--out", path]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("afile: cannot write: not a directory"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
