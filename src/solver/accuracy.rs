@@ -4,6 +4,7 @@
 
 use super::newton::{self, NewtonOptions, relative_error};
 use super::{SimParams, Solver, SolverError, State};
+use crate::mesh::Vec3;
 
 /// The errors of one step measured against the Newton reference.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -24,7 +25,17 @@ pub struct Accuracy {
     pub reference_converged: bool,
     /// Wall time of the reference, in milliseconds.
     pub newton_ms: f64,
+    /// Whether the exact step moves the body by less than [`AT_REST`] of
+    /// its size (root mean square over the vertices): the errors are then
+    /// ratios of round-off and mean nothing (a body at rest read "error
+    /// 1.0e0, 1e-3 in > 100 its").
+    pub at_rest: bool,
 }
+
+/// The step, relative to the body's size, below which a body counts as at
+/// rest for [`Accuracy::at_rest`]: far above the round-off of positions
+/// (~1e-16) and of the solves, far below any motion worth measuring.
+pub const AT_REST: f64 = 1e-9;
 
 impl Accuracy {
     /// The error with the solver's own iteration count (or after the last
@@ -62,7 +73,7 @@ pub fn measure(
 /// The Newton solution of the next step from a state, to measure several
 /// solvers (methods) against.
 pub struct Reference {
-    positions: Vec<crate::mesh::Vec3>,
+    positions: Vec<Vec3>,
     iterations: usize,
     converged: bool,
     ms: f64,
@@ -131,7 +142,7 @@ pub fn measure_against(
     let mut after = state.clone();
     let tolerance = solver.params().tolerance;
     let mut iterations = solver.params().iterations;
-    let mut previous: Vec<crate::mesh::Vec3> = Vec::new();
+    let mut previous: Vec<Vec3> = Vec::new();
     pd.step_observed(&mut after, &mut |k, x| {
         errors.push(relative_error(x, &reference.positions, &state.positions));
         if tolerance > 0.0 {
@@ -153,7 +164,27 @@ pub fn measure_against(
         newton_iterations: reference.iterations,
         reference_converged: reference.converged,
         newton_ms: reference.ms,
+        at_rest: is_at_rest(&reference.positions, &state.positions),
     })
+}
+
+/// Whether the step from `start` to `end` is below [`AT_REST`] of the
+/// size of `start` (its bounding box's diagonal), per vertex (root mean
+/// square).
+fn is_at_rest(end: &[Vec3], start: &[Vec3]) -> bool {
+    let Some(first) = start.first() else {
+        return true;
+    };
+    let (lo, hi) = start
+        .iter()
+        .fold((*first, *first), |(lo, hi), x| (lo.inf(x), hi.sup(x)));
+    let size = (hi - lo).norm();
+    let squares: f64 = end
+        .iter()
+        .zip(start)
+        .map(|(a, b)| (a - b).norm_squared())
+        .sum();
+    (squares / start.len() as f64).sqrt() < AT_REST * size
 }
 
 /// A measurement to run away from the session (it can take seconds on a
@@ -223,6 +254,12 @@ impl Running {
 /// 1e-5 in 18 its` ("> N its" when not reached within the measured ones).
 impl std::fmt::Display for Accuracy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.at_rest {
+            return f.write_str(
+                "at rest: the exact step moves the body by less than 1e-9 of its size, \
+                 so there is no error to measure",
+            );
+        }
         let measured = self.errors.len() - 1;
         write!(
             f,
@@ -293,10 +330,45 @@ mod tests {
             let k = accuracy.iterations_to(1e-3).unwrap();
             assert!(accuracy.errors[k] <= 1e-3 && (k == 0 || accuracy.errors[k - 1] > 1e-3));
             assert!(accuracy.reference_converged);
+            assert!(!accuracy.at_rest);
             let line = accuracy.to_string();
             assert!(line.starts_with("error ") && line.contains(&format!("1e-3 in {k} its")));
             assert!(!line.contains("approximate"));
         }
+    }
+
+    /// A body at rest (no gravity, no motion: the exact step is zero, or
+    /// round-off for a settled one) is said to be at rest: its errors are
+    /// ratios of round-off (a settled cloth read "error 1.0e0, 1e-3 in > 100
+    /// its").
+    #[test]
+    fn a_body_at_rest_has_no_error_to_measure() {
+        let scene = Scene::cloth(10);
+        let model = scene.model();
+        let params = SimParams {
+            gravity: crate::mesh::Vec3::zeros(),
+            ..scene.params()
+        };
+        let solver = Solver::new(&model, &params).unwrap();
+        let state = State::at_rest(&model);
+        let accuracy = measure(&solver, &state, 20).unwrap();
+        assert!(accuracy.at_rest);
+        assert!(accuracy.to_string().starts_with("at rest"), "{accuracy}");
+        // Round-off of a settled body is still rest: the step moves every
+        // vertex by 1e-13 of the body's size.
+        let size = 1.0;
+        let nudged: Vec<Vec3> = state
+            .positions
+            .iter()
+            .map(|x| x + Vec3::repeat(1e-13 * size))
+            .collect();
+        assert!(is_at_rest(&nudged, &state.positions));
+        let moved: Vec<Vec3> = state
+            .positions
+            .iter()
+            .map(|x| x + Vec3::repeat(1e-6 * size))
+            .collect();
+        assert!(!is_at_rest(&moved, &state.positions));
     }
 
     /// With a tolerance, the figure is at the iteration where the step stops.

@@ -297,7 +297,13 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         } else {
             app.session.accuracy().map_or_else(
                 || "error  – (a: measure)".to_owned(),
-                |(frame, a)| format!("error  {:.1e} @{frame}", a.error()),
+                |(frame, a)| {
+                    if a.at_rest {
+                        format!("error  – at rest @{frame}")
+                    } else {
+                        format!("error  {:.1e} @{frame}", a.error())
+                    }
+                },
             )
         }),
     ];
