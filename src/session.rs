@@ -1026,7 +1026,9 @@ impl Session {
 /// Rewrites a relative mesh path of `preset`, relative to the directory of
 /// `from` (the preset's file, or the untitled name in the working
 /// directory), to name the same file from the directory of `to`: relative
-/// when the mesh lies under that directory, else absolute.
+/// (with `..` where needed: `../meshes/cloth.obj`, so a project directory
+/// moves or is shared whole) when both lie in one top directory, else
+/// absolute (`/home/me/meshes` from `/tmp/out` is not a project's layout).
 fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
     let (MeshSource::Obj(mesh) | MeshSource::TetFile(mesh)) = &mut preset.mesh else {
         return;
@@ -1051,9 +1053,13 @@ fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
     }
     let absolute = from_dir.join(&*mesh);
     let absolute = absolute.canonicalize().unwrap_or(absolute);
-    *mesh = match absolute.strip_prefix(&to_dir) {
-        Ok(inside) => inside.to_owned(),
-        Err(_) => absolute,
+    fn top(p: &Path) -> Option<std::path::Component<'_>> {
+        p.components()
+            .find(|c| matches!(c, std::path::Component::Normal(_)))
+    }
+    *mesh = match pathdiff::diff_paths(&absolute, &to_dir) {
+        Some(relative) if top(&absolute) == top(&to_dir) => relative,
+        _ => absolute,
     };
 }
 

@@ -472,6 +472,38 @@ fn save_as_elsewhere_keeps_the_mesh_reachable() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Within one project directory, save as into a sibling directory keeps
+/// the mesh path relative (`../meshes/box.obj`): the project can move or be
+/// shared whole (the path used to become absolute unless the mesh lay under
+/// the new directory).
+#[test]
+fn save_as_within_a_project_keeps_the_mesh_path_relative() {
+    let project = scratch_dir("session-save-as-project");
+    std::fs::create_dir_all(project.join("meshes")).unwrap();
+    std::fs::create_dir_all(project.join("presets")).unwrap();
+    std::fs::copy("meshes/box.obj", project.join("meshes/box.obj")).unwrap();
+    let mut preset = Preset::for_obj(Path::new("../meshes/box.obj"));
+    preset.name = "box".into();
+    let first = project.join("presets/box.toml");
+    preset.save(&first).unwrap();
+    let mut s = Session::open(&first).unwrap();
+    let target = project.join("saved/box.toml");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    apply(&mut s, Command::Save(Some(target.clone())));
+    let saved = Preset::load(&target).unwrap();
+    assert_eq!(
+        saved.mesh,
+        MeshSource::Obj(PathBuf::from("../meshes/box.obj"))
+    );
+    // The whole project moved elsewhere still opens.
+    let moved = scratch_dir("session-save-as-project-moved");
+    std::fs::remove_dir(&moved).ok();
+    std::fs::rename(&project, &moved).unwrap();
+    let reopened = Session::open(&moved.join("saved/box.toml")).unwrap();
+    assert_eq!(reopened.model().vertex_count(), 386);
+    let _ = std::fs::remove_dir_all(&moved);
+}
+
 /// The accuracy figure runs in the background and describes the scene it
 /// measured: a preset change abandons a running measurement and forgets
 /// the last one.
