@@ -156,6 +156,14 @@ fn default_front_end() -> FrontEnd {
 #[cfg(feature = "tui")]
 fn tui(preset: Option<std::path::PathBuf>) -> Result<(), Failure> {
     use softbody::tui::{self, TuiError};
+    use std::io::IsTerminal;
+    if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        // (Raw mode failed with "No such device or address (os error 6)".)
+        return Err(Failure::Runtime(anyhow::anyhow!(
+            "the terminal UI needs a terminal for its input and output; \
+             for runs without one, `softbody bake` simulates a preset to files"
+        )));
+    }
     tui::run(preset).map_err(|e| match e {
         TuiError::Session(e) => Failure::BadInput(e.into()),
         TuiError::Terminal(e) => Failure::Runtime(e.into()),

@@ -49,7 +49,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use crate::command::Command;
-use crate::mesh::Vec3;
+use crate::mesh::{ImportError, Vec3};
 use crate::model::tetra::TetraOptions;
 use crate::model::{Attachment, Model, Pins};
 use crate::preset::{
@@ -110,6 +110,11 @@ pub enum SessionError {
     /// The solver refused the model or parameters.
     #[error(transparent)]
     Solver(#[from] SolverError),
+    /// An opened OBJ (a preset without a file yet) could not be imported:
+    /// the OBJ's own error, with its file and line (there is no preset file
+    /// or field to name).
+    #[error(transparent)]
+    Import(Box<ImportError>),
     /// A vertex index beyond the model.
     #[error("vertex {vertex} does not exist: the model has {vertices} vertices")]
     VertexOutOfRange {
@@ -1194,7 +1199,16 @@ fn nearest_vertex(points: &[Vec3], x: &Vec3) -> Option<u32> {
 
 /// Builds `preset` and its solver.
 fn build(preset: &Preset, path: &Path) -> Result<(Built, Solver), SessionError> {
-    let built = preset.build(path)?;
+    let built = preset.build(path).map_err(|e| match *e.kind {
+        PresetErrorKind::Mesh { error, .. } if path == Path::new(UNTITLED) => {
+            SessionError::Import(error)
+        }
+        kind => PresetError {
+            kind: Box::new(kind),
+            ..e
+        }
+        .into(),
+    })?;
     let solver = Solver::new(&built.model, &built.params)?;
     Ok((built, solver))
 }

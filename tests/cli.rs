@@ -464,3 +464,14 @@ fn bake_names_what_is_wrong_with_its_input_and_output() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `softbody tui` without a terminal says it needs one (raw mode failed
+/// with "No such device or address (os error 6)").
+#[cfg(feature = "tui")]
+#[test]
+fn the_terminal_ui_without_a_terminal_says_so() {
+    let out = softbody(&["tui", "presets/denim.toml"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("needs a terminal"), "{err}");
+}

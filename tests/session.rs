@@ -504,6 +504,27 @@ fn save_as_within_a_project_keeps_the_mesh_path_relative() {
     let _ = std::fs::remove_dir_all(&moved);
 }
 
+/// An OBJ that fails to import, opened on its own (no preset file), is
+/// reported as the OBJ's error with its line: it read `untitled.toml:
+/// mesh.obj: bad.obj:2: …`, naming a file that does not exist.
+#[test]
+fn a_bad_obj_opened_alone_names_only_itself() {
+    let dir = scratch_dir("session-bad-obj");
+    let bad = dir.join("bad.obj");
+    std::fs::write(&bad, "v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    let expected = format!("{}:2:", bad.display());
+    let Err(e) = Session::new(Preset::for_obj(&bad), None) else {
+        panic!("a NaN coordinate imported");
+    };
+    let text = e.to_string();
+    assert!(text.starts_with(&expected), "{text}");
+    assert!(!text.contains("untitled"), "{text}");
+    let mut s = session();
+    let e = s.apply(Command::Load(bad.clone())).unwrap_err().to_string();
+    assert!(e.starts_with(&expected) && !e.contains("untitled"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The accuracy figure runs in the background and describes the scene it
 /// measured: a preset change abandons a running measurement and forgets
 /// the last one.

@@ -120,9 +120,50 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
             Ok(Box::new(app))
         }),
     )
-    .map_err(|e| GuiError::Window(e.to_string()))?;
+    .map_err(|e| GuiError::Window(without_source_location(&e.to_string())))?;
     let result = outcome
         .lock()
         .map_or_else(|_| Err("the editor panicked".to_owned()), |r| r.clone());
     result.map_err(GuiError::Check)
+}
+
+/// `message` without a dependency's source location: winit's OS errors read
+/// `os error at /root/.cargo/registry/…/mod.rs:788: Failed to open
+/// connection to X server`, a path that tells a user nothing.
+fn without_source_location(message: &str) -> String {
+    if let Some(at) = message.find(" at ") {
+        let rest = &message[at + 4..];
+        if let Some(end) = rest.find(".rs:")
+            && !rest[..end].contains(' ')
+        {
+            let after = &rest[end + 4..];
+            let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if digits > 0 && after[digits..].starts_with(':') {
+                return format!("{}{}", &message[..at], &after[digits..]);
+            }
+        }
+    }
+    message.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_locations_are_left_out_of_window_errors() {
+        assert_eq!(
+            without_source_location(
+                "winit EventLoopError: os error at /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/winit-0.30.13/src/platform_impl/linux/mod.rs:788: Failed to open connection to X server"
+            ),
+            "winit EventLoopError: os error: Failed to open connection to X server"
+        );
+        for plain in [
+            "no display",
+            "failed at start: x.rs",
+            "look at this.rs:12 now",
+        ] {
+            assert_eq!(without_source_location(plain), plain);
+        }
+    }
 }

@@ -52,18 +52,19 @@ impl Default for Overlays {
     }
 }
 
-/// An overlay named on the command line (`softbody gui --overlay`).
+/// An overlay named on the command line (`softbody gui --overlay`; the
+/// variants' docs are its help).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OverlayName {
-    /// [`Overlays::wireframe`].
+    /// Edges of the drawn surface.
     Wireframe,
-    /// [`Overlays::springs`].
+    /// Structural and shear springs coloured by strain.
     Springs,
-    /// [`Overlays::bending`].
+    /// Bending springs.
     Bending,
-    /// [`Overlays::tets`].
+    /// Tets, shrunk about their centroids.
     Tets,
-    /// [`Overlays::tets`] with [`Overlays::cut_away`].
+    /// Tets, with those in front of the orbit target hidden.
     CutAway,
 }
 
