@@ -573,3 +573,22 @@ fn a_huge_plane_normal_selects_like_a_unit_one() {
     assert_eq!(pinned(corner, "[1e300, 1e300, 0]"), diagonal);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The comments a save keeps: the file's opening comment lines with the
+/// blank lines between them, not the format line a save writes itself, and
+/// nothing after the first key.
+#[test]
+fn header_comments_are_the_opening_comment_lines() {
+    use softbody::preset::header_comments;
+    let text = "# Softbody Studio preset (format version 1)\n# Denim\n#\n\n# Heavy.\nversion = 1\n# not this\n";
+    assert_eq!(
+        header_comments(text).as_deref(),
+        Some("# Denim\n#\n\n# Heavy.")
+    );
+    assert_eq!(header_comments("version = 1\n# late\n"), None);
+    assert_eq!(
+        header_comments("# Softbody Studio preset (format version 1)\nversion = 1\n"),
+        None
+    );
+    assert_eq!(header_comments(""), None);
+}

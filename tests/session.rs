@@ -525,6 +525,49 @@ fn a_bad_obj_opened_alone_names_only_itself() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Saving keeps the comment lines the preset's file opens with (the shipped
+/// presets explain their material there; a save replaced them with one
+/// format line), on a save in place, a save as elsewhere and a second save
+/// alike, without repeating them.
+#[test]
+fn saving_keeps_the_file_s_opening_comments() {
+    let dir = scratch_dir("session-save-comments");
+    let cotton = std::fs::read_to_string("presets/cotton.toml").unwrap();
+    let header: Vec<&str> = cotton.lines().take_while(|l| l.starts_with('#')).collect();
+    assert_eq!(header.len(), 10);
+    let file = dir.join("cotton.toml");
+    std::fs::write(&file, cotton.replace("../meshes", "meshes")).unwrap();
+    std::fs::create_dir_all(dir.join("meshes")).unwrap();
+    std::fs::copy("meshes/cloth_quad.obj", dir.join("meshes/cloth_quad.obj")).unwrap();
+    let mut s = Session::open(&file).unwrap();
+    apply(&mut s, Command::SetDensity(0.2));
+    let opening = |path: &Path| -> Vec<String> {
+        let text = std::fs::read_to_string(path).unwrap();
+        text.lines()
+            .take_while(|l| l.starts_with('#'))
+            .map(str::to_owned)
+            .collect()
+    };
+    let expected: Vec<String> =
+        std::iter::once("# Softbody Studio preset (format version 1)".to_owned())
+            .chain(header.iter().map(|l| (*l).to_owned()))
+            .collect();
+    apply(&mut s, Command::Save(None));
+    assert_eq!(opening(&file), expected);
+    assert_eq!(Preset::load(&file).unwrap().material.density, 0.2);
+    apply(&mut s, Command::Save(None));
+    assert_eq!(opening(&file), expected, "saved twice");
+    let elsewhere = dir.join("copy.toml");
+    apply(&mut s, Command::Save(Some(elsewhere.clone())));
+    assert_eq!(opening(&elsewhere), expected);
+    // An untitled preset has none to keep.
+    let mut untitled = session();
+    let fresh = dir.join("fresh.toml");
+    apply(&mut untitled, Command::Save(Some(fresh.clone())));
+    assert_eq!(opening(&fresh), expected[..1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The accuracy figure runs in the background and describes the scene it
 /// measured: a preset change abandons a running measurement and forgets
 /// the last one.

@@ -350,6 +350,32 @@ impl Default for Preset {
     }
 }
 
+/// The start of the first line of a saved preset, before the version.
+const FORMAT_LINE: &str = "# Softbody Studio preset (format version";
+
+/// The comment lines a preset file's `text` opens with (blank lines between
+/// them kept), without the format line a save writes itself; `None` if
+/// there are none. A save keeps them (see [`Preset::save_with_header`]).
+pub fn header_comments(text: &str) -> Option<String> {
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with(FORMAT_LINE) {
+            continue;
+        }
+        if trimmed.starts_with('#') || trimmed.is_empty() {
+            lines.push(line.trim_end());
+        } else {
+            break;
+        }
+    }
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    let first = lines.iter().position(|l| !l.is_empty())?;
+    Some(lines[first..].join("\n"))
+}
+
 /// `version` alone, read before the rest to choose the layout.
 #[derive(Deserialize)]
 struct VersionOnly {
@@ -457,27 +483,42 @@ impl Preset {
     /// A [`toml::ser::Error`] for a value TOML cannot hold (an integer above
     /// `i64::MAX`, a path that is not UTF-8).
     pub fn to_toml_string(&self) -> Result<String, toml::ser::Error> {
+        self.to_toml_string_with_header(None)
+    }
+
+    /// [`Preset::to_toml_string`] with the comment lines `header` (see
+    /// [`header_comments`]) after the format line.
+    fn to_toml_string_with_header(&self, header: Option<&str>) -> Result<String, toml::ser::Error> {
         let body = toml::to_string(&Preset {
             version: CURRENT_VERSION,
             ..self.clone()
         })?;
-        Ok(format!(
-            "# Softbody Studio preset (format version {CURRENT_VERSION})\n{body}"
-        ))
+        let header = header.map_or_else(String::new, |h| format!("{h}\n"));
+        Ok(format!("{FORMAT_LINE} {CURRENT_VERSION})\n{header}{body}"))
     }
 
     /// Writes the preset to `path` atomically (a temporary file in the same
     /// directory renamed over it; see
-    /// [`fsutil::write_atomically`](crate::fsutil::write_atomically)).
-    /// Comments of a previously loaded file are not kept.
+    /// [`fsutil::write_atomically`](crate::fsutil::write_atomically)),
+    /// without comments (see [`Preset::save_with_header`]).
     ///
     /// # Errors
     /// [`PresetErrorKind::Write`] if serialising or writing fails; the
     /// previous file at `path`, if any, is then intact.
     pub fn save(&self, path: &Path) -> Result<(), PresetError> {
+        self.save_with_header(path, None)
+    }
+
+    /// [`Preset::save`] with the comment lines `header` at the top of the
+    /// file: a loaded file's description (from [`header_comments`]), which
+    /// a save kept no line of.
+    ///
+    /// # Errors
+    /// As [`Preset::save`].
+    pub fn save_with_header(&self, path: &Path, header: Option<&str>) -> Result<(), PresetError> {
         let write_error = |message: String| PresetError::new(path, PresetErrorKind::Write(message));
         let text = self
-            .to_toml_string()
+            .to_toml_string_with_header(header)
             .map_err(|e| write_error(e.to_string()))?;
         crate::fsutil::write_atomically(path, |out| std::io::Write::write_all(out, text.as_bytes()))
             .map_err(|e| write_error(e.to_string()))
