@@ -115,6 +115,11 @@ pub enum SessionError {
     /// or field to name).
     #[error(transparent)]
     Import(Box<ImportError>),
+    /// A change the preset cannot take (a negative weight, a `dt` out of
+    /// range): the field and what is wrong, without the preset's file,
+    /// which is not at fault.
+    #[error("{0}")]
+    Rejected(Box<PresetErrorKind>),
     /// A vertex index beyond the model.
     #[error("vertex {vertex} does not exist: the model has {vertices} vertices")]
     VertexOutOfRange {
@@ -917,8 +922,7 @@ impl Session {
     /// Puts `next` in force with the work [`plan`] chooses; returns the
     /// previous preset. On error nothing changed.
     fn transition(&mut self, next: &Preset) -> Result<(Preset, Applied), SessionError> {
-        let base = self.base_path().to_owned();
-        let invalid = |kind: PresetErrorKind| PresetError::new(&base, kind);
+        let invalid = |kind: PresetErrorKind| SessionError::Rejected(Box::new(kind));
         next.validate().map_err(invalid)?;
         let plan = plan(&self.preset, next, &self.built.model.pins, || {
             self.built.resolve_pins(&next.pins)
@@ -952,7 +956,7 @@ impl Session {
                 Applied::Rebuilt
             }
             Plan::Reload => {
-                let (built, solver) = build(next, &base)?;
+                let (built, solver) = build(next, self.base_path())?;
                 self.built = built;
                 self.solver = solver;
                 self.start_over();
@@ -1027,7 +1031,7 @@ impl Session {
             PinOp::Free => remove(&mut pins.hard, &vertices, built)
                 .and_then(|()| remove(&mut pins.soft, &vertices, built)),
         };
-        edited.map_err(|kind| PresetError::new(self.base_path(), kind))?;
+        edited.map_err(|kind| SessionError::Rejected(Box::new(kind)))?;
         self.change_to(next)
     }
 }

@@ -421,13 +421,17 @@ fn grab_and_drag_move_the_vertex_without_touching_the_preset() {
 fn bad_commands_leave_the_session_unchanged() {
     let mut s = session();
     let preset = s.preset().clone();
-    assert!(matches!(
-        s.apply(Command::SetWeight(WeightKind::Shear, -1.0)),
-        Err(SessionError::Preset(_))
-    ));
+    // The field and what is wrong, not the preset's file (which is not at
+    // fault: it read `untitled.toml: material.weights.shear: …`).
+    let negative = s.apply(Command::SetWeight(WeightKind::Shear, -1.0));
+    assert!(matches!(negative, Err(SessionError::Rejected(_))));
+    assert_eq!(
+        negative.unwrap_err().to_string(),
+        "material.weights.shear: must not be negative, found -1"
+    );
     assert!(matches!(
         s.apply(Command::SetParam(Param::Dt(0.0))),
-        Err(SessionError::Preset(_))
+        Err(SessionError::Rejected(_))
     ));
     assert!(matches!(
         s.apply(Command::PinHard(vec![3, N * N])),

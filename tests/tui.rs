@@ -389,6 +389,23 @@ fn control_chords_are_not_their_letters() {
     assert_eq!(app.status, "nothing to redo");
 }
 
+/// A message longer than the screen is wide wraps onto more rows (it was
+/// cut: `…must not be negative, foun`), and a typed value's error names the
+/// field, not the preset's file, which is not at fault.
+#[test]
+fn a_long_message_wraps_instead_of_being_cut() {
+    let mut app = cloth();
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "-5");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.status,
+        "error: material.weights.structural: must not be negative, found -5"
+    );
+    let shown = screen(&app, 40, 24).replace('\n', "");
+    assert!(shown.contains("must not be negative, found -5"), "{shown}");
+}
+
 #[test]
 fn enter_types_a_value() {
     let mut app = cloth();

@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::canvas::{Canvas, Line as CanvasLine, Points};
 use ratatui::widgets::{
     Axis, Block, Chart, Clear, Dataset, GraphType, List, ListItem, ListState, Paragraph, Sparkline,
+    Wrap,
 };
 
 use super::app::{App, KEYS, Mode, PIN_KEYS, format_value};
@@ -33,11 +34,21 @@ const SERIES: [Series; 4] = [
 
 /// Draws the whole screen.
 pub fn render(frame: &mut Frame, app: &App) {
+    let status_line = status_line(app);
+    // A long message (an error naming a field) wraps onto up to three rows
+    // instead of being cut at the screen's edge.
+    let width = usize::from(frame.area().width.max(1));
+    let message = !app.status.is_empty() || app.session.warning().is_some();
+    let status_rows = if message {
+        status_line.width().div_ceil(width).clamp(1, 3) as u16
+    } else {
+        1
+    };
     let [header, body, bottom, status] = frame.area().layout(&Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(8),
         Constraint::Percentage(40),
-        Constraint::Length(1),
+        Constraint::Length(status_rows),
     ]));
     let [params, preview] = body.layout(&Layout::horizontal([
         Constraint::Length(28),
@@ -52,7 +63,10 @@ pub fn render(frame: &mut Frame, app: &App) {
     render_preview(frame, preview, app);
     render_chart(frame, chart, app);
     render_side(frame, side, app);
-    render_status(frame, status, app);
+    frame.render_widget(
+        Paragraph::new(status_line).wrap(Wrap { trim: false }),
+        status,
+    );
     render_overlay(frame, app);
 }
 
@@ -313,10 +327,12 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
     );
 }
 
-fn render_status(frame: &mut Frame, area: Rect, app: &App) {
+/// The status line: the latest outcome, else a blow-up's warning, else
+/// the main keys.
+fn status_line(app: &App) -> Line<'static> {
     // The latest outcome first: a blow-up's warning (also in the header)
     // must not hide what came after it.
-    let line = if !app.status.is_empty() {
+    if !app.status.is_empty() {
         let line = Line::from(format!(" {}", app.status));
         if app.status.starts_with("error") || app.status.starts_with("blew up") {
             line.red()
@@ -328,8 +344,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
     } else {
         Line::from(" ? help │ space play │ n step │ ↑↓ +- Enter edit │ S save as │ q quit")
             .dark_gray()
-    };
-    frame.render_widget(Paragraph::new(line), area);
+    }
 }
 
 /// A box of `width` × `height` cells centred in the screen.
