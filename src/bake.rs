@@ -3,10 +3,11 @@
 //! model), `energy.csv` (one row per simulated frame: every energy series and
 //! the solver's phase timings) and `summary.json`.
 //!
-//! Files are named `{stem}_{frame:04}.obj`, frame 0 being the rest pose (a
-//! bake past frame 9999 pads every name to the last frame's digits, so the
-//! names still sort in frame order), the numbered-sequence layout that Blender's OBJ-sequence importers (e.g.
-//! Stop-motion-OBJ) and Houdini's `$F4` file patterns read. The OBJ text is
+//! Files are named `{stem}_{frame:04}.obj`, frame 0 being the rest pose,
+//! the numbered-sequence layout that Blender's OBJ-sequence importers (e.g.
+//! Stop-motion-OBJ) and Houdini's `$F4` file patterns read. A bake past
+//! frame 9999 pads every name to the last frame's digits (`$F5` and up), so
+//! the names still sort in frame order. The OBJ text is
 //! formatted and written on a second thread while the solver steps, so a bake
 //! costs little more than the simulation itself.
 

@@ -42,8 +42,8 @@ pub enum Command {
     /// their options): a new model at rest. Another kind takes its own
     /// density (see [`BuildKind::default_density`](crate::preset::BuildKind::default_density)).
     SetBuild(Build),
-    /// Hard-pin these vertices (stored as an `indices` selector; a soft pin
-    /// on them is removed).
+    /// Hard-pin these vertices (stored as an `indices` selector, or by name
+    /// when they are exactly one OBJ group; a soft pin on them is removed).
     PinHard(Vec<u32>),
     /// Soft-pin these vertices at their rest positions (a hard pin on them
     /// is removed).

@@ -38,7 +38,8 @@
 //! undo/redo go through the same decision as the commands.
 //!
 //! # Pins and selectors
-//! The pin commands store explicit vertices in an `indices` selector.
+//! The pin commands store explicit vertices in an `indices` selector, or
+//! the name of the one OBJ group that selects exactly them.
 //! Unpinning a vertex that a rule or group selects keeps the rule and
 //! wraps it in an `except` selector (so the rule still follows re-meshing);
 //! a rule left with no vertex is dropped. Pinning a vertex that an `except`
@@ -388,10 +389,11 @@ impl Session {
     ///
     /// # Errors
     /// [`SessionError::Preset`] if the preset does not build (see
-    /// [`Preset::build`]); [`SessionError::Solver`] if the solver refuses it.
+    /// [`Preset::build`]), or [`SessionError::Import`] if its mesh does not
+    /// import and it has no file; [`SessionError::Solver`] if the solver
+    /// refuses it.
     pub fn new(preset: Preset, preset_path: Option<PathBuf>) -> Result<Self, SessionError> {
-        let base = preset_path.as_deref().unwrap_or(Path::new(UNTITLED));
-        let (built, solver) = build(&preset, base)?;
+        let (built, solver) = build(&preset, preset_path.as_deref())?;
         let state = State::at_rest(&built.model);
         let mut history = History::new(DEFAULT_HISTORY_FRAMES);
         history.restart(&state, solver.energies(&state));
@@ -599,9 +601,10 @@ impl Session {
     ///
     /// # Errors
     /// [`SessionError::VertexOutOfRange`] for a vertex beyond the model;
-    /// [`SessionError::Preset`] for a change that makes an invalid preset
-    /// (a weight out of range, a selector left empty), a file that does not
-    /// load, or a failed save; [`SessionError::Solver`] if the solver
+    /// [`SessionError::Rejected`] for a change that makes an invalid preset
+    /// (a weight out of range, a selector left empty);
+    /// [`SessionError::Preset`] for a file that does not load or a failed
+    /// save ([`SessionError::Import`] for an OBJ opened alone); [`SessionError::Solver`] if the solver
     /// refuses the change; the grab and save errors of [`SessionError`]. On
     /// error the session is unchanged. A blow-up while stepping is not an
     /// error: see [`Applied::BlewUp`].
@@ -696,9 +699,8 @@ impl Session {
                 } else {
                     (Preset::load(&path)?, Some(path))
                 };
-                let base = path.as_deref().unwrap_or(Path::new(UNTITLED));
                 // Only a preset file has lines (an OBJ builds as untitled).
-                let (built, solver) = build(&preset, base)
+                let (built, solver) = build(&preset, path.as_deref())
                     .map_err(|e| if path.is_some() { located(e) } else { e })?;
                 self.built = built;
                 self.solver = solver;
@@ -956,7 +958,7 @@ impl Session {
                 Applied::Rebuilt
             }
             Plan::Reload => {
-                let (built, solver) = build(next, self.base_path())?;
+                let (built, solver) = build(next, self.path.as_deref())?;
                 self.built = built;
                 self.solver = solver;
                 self.start_over();
@@ -1039,9 +1041,10 @@ impl Session {
 /// Rewrites a relative mesh path of `preset`, relative to the directory of
 /// `from` (the preset's file, or the untitled name in the working
 /// directory), to name the same file from the directory of `to`: relative
-/// (with `..` where needed: `../meshes/cloth.obj`, so a project directory
-/// moves or is shared whole) when both lie in one top directory, else
-/// absolute (`/home/me/meshes` from `/tmp/out` is not a project's layout).
+/// when the mesh lies under the new directory or its parent (at most one
+/// `..`: `../meshes/cloth.obj`, a project's presets and meshes side by
+/// side, so the project moves or is shared whole), else absolute (a mesh
+/// further away is not part of the project).
 fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
     let (MeshSource::Obj(mesh) | MeshSource::TetFile(mesh)) = &mut preset.mesh else {
         return;
@@ -1066,12 +1069,13 @@ fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
     }
     let absolute = from_dir.join(&*mesh);
     let absolute = absolute.canonicalize().unwrap_or(absolute);
-    fn top(p: &Path) -> Option<std::path::Component<'_>> {
+    let ups = |p: &Path| {
         p.components()
-            .find(|c| matches!(c, std::path::Component::Normal(_)))
-    }
+            .filter(|c| matches!(c, std::path::Component::ParentDir))
+            .count()
+    };
     *mesh = match pathdiff::diff_paths(&absolute, &to_dir) {
-        Some(relative) if top(&absolute) == top(&to_dir) => relative,
+        Some(relative) if ups(&relative) <= 1 => relative,
         _ => absolute,
     };
 }
@@ -1178,12 +1182,18 @@ fn add(list: &mut Vec<Selector>, vertices: &[u32], built: &Built) -> Result<(), 
 /// one does (the editor selects a group by name): pinned by its name, the
 /// rule reads as what was picked and outlives a re-export of the mesh that
 /// renumbers its vertices, where indices would pin others.
+///
+/// Only when exactly one group does: two groups of one vertex set now (an
+/// object and its group, or neighbours a coarse tet lattice merges) may
+/// part after a rebuild, and the name chosen could then pin the other.
 fn group_selecting(built: &Built, vertices: &[u32]) -> Option<Selector> {
     let groups = built.surface.as_ref()?.groups();
-    groups.iter().find_map(|g| {
+    let mut matching = groups.iter().filter_map(|g| {
         let rule = Selector::Group(g.name.clone());
         (built.select(&rule).ok()? == vertices).then_some(rule)
-    })
+    });
+    let first = matching.next()?;
+    matching.next().is_none().then_some(first)
 }
 
 /// `e` with the line of its preset field, for a preset just loaded from its
@@ -1205,12 +1215,12 @@ fn nearest_vertex(points: &[Vec3], x: &Vec3) -> Option<u32> {
     })
 }
 
-/// Builds `preset` and its solver.
-fn build(preset: &Preset, path: &Path) -> Result<(Built, Solver), SessionError> {
-    let built = preset.build(path).map_err(|e| match *e.kind {
-        PresetErrorKind::Mesh { error, .. } if path == Path::new(UNTITLED) => {
-            SessionError::Import(error)
-        }
+/// Builds `preset` (from its file `path`, if it has one) and its solver.
+fn build(preset: &Preset, path: Option<&Path>) -> Result<(Built, Solver), SessionError> {
+    let base = path.unwrap_or(Path::new(UNTITLED));
+    let built = preset.build(base).map_err(|e| match *e.kind {
+        // Without a file there is no preset file or field to name.
+        PresetErrorKind::Mesh { error, .. } if path.is_none() => SessionError::Import(error),
         kind => PresetError {
             kind: Box::new(kind),
             ..e

@@ -346,6 +346,16 @@ fn stepping_back_returns_exactly_to_the_value_before() {
         1000.0,
         "a zero weight steps up to its default"
     );
+    // Any other change forgets the steps: after an undo (back to 0) and the
+    // same value typed again, `-` steps down from it (it undid the first
+    // step, back to 0).
+    app.on_key(ch('u'));
+    assert_eq!(weight(&app), 0.0);
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "1000");
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(ch('-'));
+    assert_eq!(weight(&app), 1000.0 / LOG_STEP);
 }
 
 /// Ctrl or Alt with a letter is not the letter: Ctrl-U undid and Ctrl-R
@@ -371,6 +381,30 @@ fn control_chords_are_not_their_letters() {
         app.handle_key(ctrl('s')),
         Action::Apply(Command::Save(None))
     );
+    // In the pin-group field Ctrl-U clears, as in every text field, and
+    // Ctrl+Alt (AltGr on some keyboards) types its character.
+    app.on_key(ch('p'));
+    app.on_key(ch('g'));
+    type_text(&mut app, "lft");
+    app.on_key(ctrl('u'));
+    assert_eq!(
+        app.mode,
+        Mode::PinGroup {
+            text: String::new()
+        }
+    );
+    let altgr = KeyEvent::new(
+        KeyCode::Char('@'),
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+    );
+    app.handle_key(altgr);
+    assert_eq!(
+        app.mode,
+        Mode::PinGroup {
+            text: "@".to_owned()
+        }
+    );
+    app.mode = Mode::Normal;
     // At the quit question, Ctrl-D is not `d` (discard).
     app.on_key(ch('q'));
     assert_eq!(app.mode, Mode::ConfirmQuit);

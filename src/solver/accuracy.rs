@@ -33,9 +33,10 @@ pub struct Accuracy {
 }
 
 /// The step, relative to the body's size, below which a body counts as at
-/// rest for [`Accuracy::at_rest`]: far above the round-off of positions
-/// (~1e-16) and of the solves, far below any motion worth measuring.
-pub const AT_REST: f64 = 1e-9;
+/// rest for [`Accuracy::at_rest`]: well above the round-off of positions
+/// (~1e-16 of the size), below the smallest step worth measuring (the
+/// first step from rest at the shortest `dt`, 1e-6 s, falls `h²g`, 1e-11 m).
+pub const AT_REST: f64 = 1e-12;
 
 impl Accuracy {
     /// The error with the solver's own iteration count (or after the last
@@ -256,7 +257,7 @@ impl std::fmt::Display for Accuracy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.at_rest {
             return f.write_str(
-                "at rest: the exact step moves the body by less than 1e-9 of its size, \
+                "at rest: the exact step moves the body by less than 1e-12 of its size, \
                  so there is no error to measure",
             );
         }
@@ -355,18 +356,19 @@ mod tests {
         assert!(accuracy.at_rest);
         assert!(accuracy.to_string().starts_with("at rest"), "{accuracy}");
         // Round-off of a settled body is still rest: the step moves every
-        // vertex by 1e-13 of the body's size.
+        // vertex by 1e-14 of the body's size (1 m); the first step at the
+        // shortest `dt` (1e-11 m) is not.
         let size = 1.0;
         let nudged: Vec<Vec3> = state
             .positions
             .iter()
-            .map(|x| x + Vec3::repeat(1e-13 * size))
+            .map(|x| x + Vec3::repeat(1e-14 * size))
             .collect();
         assert!(is_at_rest(&nudged, &state.positions));
         let moved: Vec<Vec3> = state
             .positions
             .iter()
-            .map(|x| x + Vec3::repeat(1e-6 * size))
+            .map(|x| x + Vec3::new(0.0, -1e-11 * size, 0.0))
             .collect();
         assert!(!is_at_rest(&moved, &state.positions));
     }

@@ -153,6 +153,9 @@ pub struct App {
     /// step back returns exactly to the value before (× and ÷ by the step
     /// can leave float noise, which left an undone change unsaved).
     steps: Vec<Step>,
+    /// The command the last `+`/`-` made, until applied: any other change
+    /// of the preset (undo, a typed value, another file) forgets the steps.
+    stepped: Option<Command>,
 }
 
 /// One `+` or `-` on a parameter: from which value to which.
@@ -181,6 +184,7 @@ impl App {
             pacer: Pacer::default(),
             autosave: None,
             steps: Vec::new(),
+            stepped: None,
         }
     }
 
@@ -244,10 +248,16 @@ impl App {
                 _ => Action::Quit,
             };
         }
-        let chord = key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        let typing = matches!(self.mode, Mode::Edit { .. } | Mode::SaveAs { .. });
+        // (Ctrl and Alt together is AltGr on some keyboards: a character.)
+        let (ctrl, alt) = (
+            key.modifiers.contains(KeyModifiers::CONTROL),
+            key.modifiers.contains(KeyModifiers::ALT),
+        );
+        let chord = ctrl != alt;
+        let typing = matches!(
+            self.mode,
+            Mode::Edit { .. } | Mode::SaveAs { .. } | Mode::PinGroup { .. }
+        );
         if chord && !typing {
             // Ctrl-U undid and Ctrl-R reset as the bare letters do, silently
             // (Ctrl-U clears a prompt, so a user pressed it by habit). Only
@@ -497,6 +507,7 @@ impl App {
             KeyCode::Char('r') => match recovery.resume(self.autosave.as_mut()) {
                 Ok(session) => {
                     self.session = session;
+                    self.steps.clear();
                     self.selected = 0;
                     self.pacer.forget();
                     self.status = "recovered the autosaved changes".to_owned();
@@ -593,7 +604,9 @@ impl App {
                 target
             }
         };
-        Action::Apply(param.command(target, self.session.preset()))
+        let command = param.command(target, self.session.preset());
+        self.stepped = Some(command.clone());
+        Action::Apply(command)
     }
 
     /// Applies `command`, reporting the outcome in [`App::status`].
@@ -606,6 +619,8 @@ impl App {
             _ => "",
         };
         let (undo, redo) = (self.session.undo_len(), self.session.redo_len());
+        let step = self.stepped.take().is_some_and(|c| c == command);
+        let before = (!step).then(|| self.session.preset().clone());
         self.status = match self.session.apply(command) {
             Ok(Applied::Saved(path)) => format!("saved {}", path.display()),
             Ok(Applied::Reloaded) if loading => {
@@ -625,6 +640,10 @@ impl App {
             Ok(_) => done.to_owned(),
             Err(e) => format!("error: {e}"),
         };
+        if before.is_some_and(|p| &p != self.session.preset()) {
+            // Changed otherwise: the steps no longer lead to this value.
+            self.steps.clear();
+        }
     }
 
     /// Steps the session when playing, in real time, for at most `budget`

@@ -40,7 +40,9 @@ pub fn render(frame: &mut Frame, app: &App) {
     let width = usize::from(frame.area().width.max(1));
     let message = !app.status.is_empty() || app.session.warning().is_some();
     let status_rows = if message {
-        status_line.width().div_ceil(width).clamp(1, 3) as u16
+        // (Words wrap whole: one more row than the characters need.)
+        let rows = status_line.width().div_ceil(width);
+        (if rows > 1 { rows + 1 } else { rows }).min(3) as u16
     } else {
         1
     };
