@@ -522,6 +522,25 @@ fn save_and_save_as() {
     assert_eq!(app.handle_key(ch('s')), Action::Apply(Command::Save(None)));
 }
 
+/// Save as expands a leading `~` to the home directory, as a shell would
+/// (`~/l3` failed with "No such file or directory").
+#[test]
+fn save_as_expands_the_home_directory() {
+    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        return;
+    };
+    let mut app = untitled();
+    app.handle_key(ch('S'));
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    type_text(&mut app, "~/softbody-no-such-preset.toml");
+    let expected = Path::new(&home).join("softbody-no-such-preset.toml");
+    assert!(!expected.exists());
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Action::Apply(Command::Save(Some(expected)))
+    );
+}
+
 #[test]
 fn open_chooses_a_preset() {
     let mut app = cloth();

@@ -309,7 +309,7 @@ impl App {
                 key,
                 |text| Mode::SaveAs { text },
                 |app, text| {
-                    let path = PathBuf::from(text);
+                    let path = expand_home(text);
                     match crate::session::preset_path(path.clone()) {
                         // Another existing preset: ask before replacing it.
                         Ok(target) if target.exists() && app.session.path() != Some(&target) => {
@@ -663,6 +663,19 @@ impl App {
             Some(Err(e)) => self.status = format!("accuracy: {e}"),
             None => {}
         }
+    }
+}
+
+/// `text` as a path, with a leading `~` (alone or before `/`) replaced by
+/// the home directory, as a shell would: the save-as prompt is not a shell,
+/// and `~/l3` failed with "No such file or directory".
+fn expand_home(text: &str) -> PathBuf {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    match (text.strip_prefix('~'), home) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            PathBuf::from(home).join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(text),
     }
 }
 
