@@ -171,7 +171,9 @@ pub fn bake(
             let mut written = 0;
             let width = frame_digits(options.frames);
             for (frame, positions) in frames_rx {
-                let path = (options.out).join(format!("{}_{frame:0width$}.obj", options.stem));
+                let path = options
+                    .out
+                    .join(format!("{}_{frame:0width$}.obj", options.stem));
                 write_obj_frame(&path, name, frame, &positions, triangles)
                     .map_err(write_err(&path))?;
                 written += 1;

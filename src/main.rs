@@ -352,10 +352,7 @@ fn bake(
 
     static STOP: AtomicBool = AtomicBool::new(false);
     let bad = |e: softbody::preset::PresetError| Failure::BadInput(e.into());
-    if file
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("obj"))
-    {
+    if softbody::session::is_obj(file) {
         // (Read as TOML, it failed as "invalid TOML" on its first line.)
         return Err(Failure::BadInput(anyhow::anyhow!(
             "{}: bake takes a preset (.toml), not a mesh: open the OBJ with \

@@ -1080,8 +1080,9 @@ fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
     };
 }
 
-/// Whether `path` names an OBJ file (by its extension).
-fn is_obj(path: &Path) -> bool {
+/// Whether `path` names an OBJ file (by its extension): what the front ends
+/// open as a new untitled preset.
+pub fn is_obj(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("obj"))
 }

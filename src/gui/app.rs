@@ -233,9 +233,7 @@ impl EditorApp {
 
     /// Opens `path` (a preset or an OBJ), remembering it.
     fn open(&mut self, path: PathBuf) {
-        let obj = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("obj"));
+        let obj = crate::session::is_obj(&path);
         self.apply(Command::Load(path.clone()));
         if obj && !self.message.starts_with("error") {
             self.remember(&path);

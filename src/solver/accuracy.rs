@@ -173,12 +173,10 @@ pub fn measure_against(
 /// size of `start` (its bounding box's diagonal), per vertex (root mean
 /// square).
 fn is_at_rest(end: &[Vec3], start: &[Vec3]) -> bool {
-    let Some(first) = start.first() else {
+    if start.is_empty() {
         return true;
-    };
-    let (lo, hi) = start
-        .iter()
-        .fold((*first, *first), |(lo, hi), x| (lo.inf(x), hi.sup(x)));
+    }
+    let (lo, hi) = crate::mesh::bounds(start);
     let size = (hi - lo).norm();
     let squares: f64 = end
         .iter()

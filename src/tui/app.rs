@@ -613,12 +613,13 @@ impl App {
     pub fn apply(&mut self, command: Command) {
         let loading = matches!(command, Command::Load(_));
         let done = match command {
+            Command::Undo if self.session.undo_len() == 0 => "nothing to undo",
             Command::Undo => "undid a change",
+            Command::Redo if self.session.redo_len() == 0 => "nothing to redo",
             Command::Redo => "redid a change",
             Command::Reset => "back to rest",
             _ => "",
         };
-        let (undo, redo) = (self.session.undo_len(), self.session.redo_len());
         let step = self.stepped.take().is_some_and(|c| c == command);
         let before = (!step).then(|| self.session.preset().clone());
         self.status = match self.session.apply(command) {
@@ -630,12 +631,6 @@ impl App {
             }
             Ok(Applied::BlewUp { frames, error }) => {
                 format!("blew up after {frames} frames: {error}")
-            }
-            Ok(_) if done.starts_with("undid") && self.session.undo_len() == undo => {
-                "nothing to undo".to_owned()
-            }
-            Ok(_) if done.starts_with("redid") && self.session.redo_len() == redo => {
-                "nothing to redo".to_owned()
             }
             Ok(_) => done.to_owned(),
             Err(e) => format!("error: {e}"),
