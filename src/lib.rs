@@ -54,6 +54,7 @@ pub mod model;
 pub mod param;
 pub mod preset;
 pub mod session;
+pub mod signals;
 pub mod solver;
 #[cfg(feature = "tui")]
 pub mod tui;

@@ -1,6 +1,7 @@
 //! The `softbody` binary: parses the command line and dispatches.
 //!
-//! Exit codes: 0 success, 1 runtime failure, 2 bad input.
+//! Exit codes: 0 success, 1 runtime failure, 2 bad input, 130 stopped by
+//! a signal (Ctrl-C, SIGTERM, SIGHUP).
 
 use std::process::ExitCode;
 
@@ -16,6 +17,9 @@ use cli::{Cli, Command};
 enum Failure {
     BadInput(anyhow::Error),
     Runtime(anyhow::Error),
+    /// Stopped by a signal ([`softbody::signals`]), cleanly: what became of
+    /// the work.
+    Stopped(String),
     /// Standard output was closed by its reader (`softbody bench | head -1`):
     /// nothing more to say, as for any Unix filter.
     Closed,
@@ -96,6 +100,10 @@ fn main() -> ExitCode {
             errln!("error: {e:#}");
             ExitCode::from(1)
         }
+        Err(Failure::Stopped(what)) => {
+            errln!("stopped: {what}");
+            ExitCode::from(softbody::signals::INTERRUPTED)
+        }
     }
 }
 
@@ -167,6 +175,7 @@ fn tui(preset: Option<std::path::PathBuf>) -> Result<(), Failure> {
     tui::run(preset).map_err(|e| match e {
         TuiError::Session(e) => Failure::BadInput(e.into()),
         TuiError::Terminal(e) => Failure::Runtime(e.into()),
+        TuiError::Stopped(what) => Failure::Stopped(what),
     })
 }
 
@@ -336,9 +345,6 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Exit code of a bake stopped by Ctrl-C (128 + SIGINT, as shells report it).
-const INTERRUPTED: u8 = 130;
-
 fn bake(
     file: &std::path::Path,
     frames: usize,
@@ -347,10 +353,9 @@ fn bake(
 ) -> Result<(), Failure> {
     use softbody::bake::{self, BakeOptions, Progress};
     use softbody::preset::Preset;
+    use softbody::signals;
     use std::io::IsTerminal;
-    use std::sync::atomic::{AtomicBool, Ordering};
 
-    static STOP: AtomicBool = AtomicBool::new(false);
     let bad = |e: softbody::preset::PresetError| Failure::BadInput(e.into());
     if softbody::session::is_obj(file) {
         // (Read as TOML, it failed as "invalid TOML" on its first line.)
@@ -364,13 +369,8 @@ fn bake(
     let built = preset
         .build(file)
         .map_err(|e| bad(e.with_line_from_file()))?;
-    // A second Ctrl-C while stopping kills the process as usual.
-    ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::Relaxed) {
-            std::process::exit(INTERRUPTED.into());
-        }
-    })
-    .map_err(|e| Failure::Runtime(e.into()))?;
+    // Ctrl-C, SIGTERM and SIGHUP stop after the frame.
+    signals::install().map_err(|e| Failure::Runtime(e.into()))?;
     let stem = file
         .file_stem()
         .map_or_else(|| "frame".into(), |s| s.to_string_lossy().into_owned());
@@ -404,7 +404,7 @@ fn bake(
         ),
         None => {}
     };
-    let summary = bake::bake(&built, &preset.name, &options, &STOP, progress)
+    let summary = bake::bake(&built, &preset.name, &options, &signals::STOP, progress)
         .map_err(|e| Failure::Runtime(anyhow::anyhow!("{}: {e}", file.display())))?;
     if let Some(bar) = &bar {
         bar.finish_and_clear();
@@ -428,10 +428,9 @@ fn bake(
     }
     match summary.stopped {
         None => Ok(()),
-        Some(reason) if STOP.load(Ordering::Relaxed) => {
-            errln!("stopped: {reason}; what was written is complete");
-            std::process::exit(INTERRUPTED.into())
-        }
+        Some(reason) if signals::requested() => Err(Failure::Stopped(format!(
+            "{reason}; what was written is complete"
+        ))),
         Some(reason) => Err(Failure::Runtime(anyhow::anyhow!(
             "{}: {reason}; frames up to the last good one were written",
             file.display()

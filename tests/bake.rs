@@ -165,11 +165,38 @@ fn wait_for(path: &Path) {
 /// Sends `child` a SIGINT (Ctrl-C).
 #[cfg(unix)]
 fn interrupt(child: &std::process::Child) {
+    signal(child, "INT");
+}
+
+/// Sends `child` the signal called `name` (`INT`, `TERM`, ...).
+#[cfg(unix)]
+fn signal(child: &std::process::Child, name: &str) {
     let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{name}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
+}
+
+/// SIGTERM (`kill`, `timeout`, a job scheduler) and SIGHUP (a closed SSH
+/// session) stop a bake as Ctrl-C does, with its summary written; they used
+/// to end it mid-frame without one.
+#[cfg(unix)]
+#[test]
+fn termination_signals_stop_a_bake_cleanly() {
+    for name in ["TERM", "HUP"] {
+        let out = scratch_path(&format!("bake-{name}"));
+        let mut child = spawn_bake(Path::new("presets/hanging_cloth.toml"), "100000", &out);
+        wait_for(&out.join("hanging_cloth_000005.obj"));
+        signal(&child, name);
+        assert_eq!(child.wait().unwrap().code(), Some(130), "{name}");
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let stopped = summary["stopped"].as_str().unwrap();
+        assert!(stopped.starts_with("interrupted"), "{name}: {stopped}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 }
 
 #[cfg(unix)]

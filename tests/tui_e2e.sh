@@ -176,10 +176,34 @@ fi
 tm send-keys -t other q
 kill -KILL "$(cat "$tmp/pid")"
 wait_for "the first is killed" exited
-start "'$bin' tui presets/hanging_cloth.toml"
+start "sh -c 'echo \$\$ > $tmp/pid; exec $bin tui presets/hanging_cloth.toml'"
 wait_for "the next start offers the killed one's changes" shows "Recover unsaved changes?"
 tm send-keys -t tui r
 wait_for "r recovers them" shows "shear        889.1"
+
+# 5. A stop signal keeps every unsaved change, not only those of the last
+# periodic autosave (the first change is written at once, the next ones 30 s
+# later): closing the recovered run's tmux session above sends it SIGHUP,
+# as a dropped SSH session does; then a run is sent SIGTERM.
+status_is() { [ "$(cat "$tmp/status" 2>/dev/null)" = "$1" ]; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+tm kill-session -t tui
+wait_for "closing its session ends the recovered run" gone "$(cat "$tmp/pid")"
+start "sh -c 'echo \$\$ > $tmp/pid; exec $bin tui presets/hanging_cloth.toml'"
+wait_for "SIGHUP kept the recovered changes" shows "Recover unsaved changes?"
+tm send-keys -t tui x
+wait_for "x discards them" starts_paused
+tm send-keys -t tui Down +
+wait_for "a first change is autosaved at once" autosaved
+tm send-keys -t tui +
+wait_for "a second change is made" shows "shear        1581"
+kill -TERM "$(cat "$tmp/pid")"
+wait_for "SIGTERM ends the run" exited
+wait_for "with status 130" status_is 130
+start "'$bin' tui presets/hanging_cloth.toml"
+wait_for "the next start offers the changes" shows "Recover unsaved changes?"
+tm send-keys -t tui r
+wait_for "r recovers both changes" shows "shear        1581"
 
 echo "tui e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -18,7 +18,7 @@ use crate::mesh::Vec3;
 use crate::model::Model;
 use crate::param::Pacer;
 pub use crate::param::{LOG_STEP, ParamId, format_value};
-use crate::preset::{PinSpec, Selector};
+use crate::preset::{PinSpec, PresetError, Selector};
 use crate::session::{Applied, Session};
 use crate::solver::Acceleration;
 
@@ -207,6 +207,24 @@ impl App {
             && let Err(e) = autosave.tick(&self.session)
         {
             self.status = format!("error: autosave: {e}");
+        }
+    }
+
+    /// Leaving without a clean exit (a stop signal, or the terminal gone):
+    /// writes unsaved changes to the autosave now, however recently it last
+    /// wrote, so the next start offers all of them. Returns whether there
+    /// were any to write (none while an earlier run's autosave is offered:
+    /// that one stays for the next start).
+    ///
+    /// # Errors
+    /// The autosave's write error.
+    pub fn keep_unsaved(&mut self) -> Result<bool, PresetError> {
+        if matches!(self.mode, Mode::Recover(_)) || !self.session.is_dirty() {
+            return Ok(false);
+        }
+        match &mut self.autosave {
+            Some(autosave) => autosave.write(&self.session).map(|()| true),
+            None => Ok(false),
         }
     }
 

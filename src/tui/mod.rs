@@ -11,12 +11,14 @@ pub mod app;
 pub mod ui;
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 
 use crate::autosave::Autosave;
 use crate::session::{Session, SessionError};
+use crate::signals;
 use app::App;
 
 pub use crate::session::DEFAULT_PRESET;
@@ -41,6 +43,10 @@ pub enum TuiError {
     /// The terminal could not be set up, drawn to or read from.
     #[error("terminal: {0}")]
     Terminal(std::io::Error),
+    /// A signal (SIGTERM, SIGHUP, SIGINT) ended the run: what became of
+    /// unsaved changes.
+    #[error("{0}")]
+    Stopped(String),
 }
 
 // By hand, not `#[from]`: that would also make the error its `source()`, and
@@ -67,18 +73,41 @@ fn preset_dir(presets: &Path, path: Option<&Path>) -> PathBuf {
 ///
 /// # Errors
 /// [`TuiError::Session`] if the preset does not load or build (before the
-/// terminal is touched); [`TuiError::Terminal`] if the terminal fails. The
-/// terminal is restored in every case.
+/// terminal is touched); [`TuiError::Terminal`] if the terminal fails;
+/// [`TuiError::Stopped`] after a stop signal ([`signals`]). The terminal is
+/// restored in every case, and in the last two unsaved changes are written
+/// to the autosave first, however recently it last wrote (a closed SSH
+/// session sends SIGHUP, then leaves no terminal to draw on).
 pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     let (session, path) = Session::open_or_default(preset.as_deref())?;
     let mut app =
         App::new(session, preset_dir(Path::new(PRESET_DIR), path.as_deref())).with_autosave(
             Autosave::new(Autosave::default_dir(), crate::autosave::INTERVAL),
         );
+    signals::install().map_err(std::io::Error::other)?;
     // `try_init` installs a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init()?;
     let _restore = Restore;
-    event_loop(&mut terminal, &mut app)
+    match event_loop(&mut terminal, &mut app) {
+        Ok(Ending::Quit) => Ok(()),
+        Ok(Ending::Signal) => Err(TuiError::Stopped(match app.keep_unsaved() {
+            Ok(true) => "unsaved changes are in the autosave; the next start offers them".into(),
+            Ok(false) => "nothing was unsaved".into(),
+            Err(e) => format!("unsaved changes could not be kept: {e}"),
+        })),
+        Err(e) => {
+            let _ = app.keep_unsaved();
+            Err(e.into())
+        }
+    }
+}
+
+/// How the event loop ended.
+enum Ending {
+    /// The person quit.
+    Quit,
+    /// A stop signal arrived.
+    Signal,
 }
 
 /// Restores the terminal when dropped: on return and on error.
@@ -90,8 +119,15 @@ impl Drop for Restore {
     }
 }
 
-fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<(), TuiError> {
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+) -> Result<Ending, std::io::Error> {
+    let events = input_events();
     loop {
+        if signals::requested() {
+            return Ok(Ending::Signal);
+        }
         let start = Instant::now();
         app.advance(SIM_BUDGET);
         app.tick_autosave();
@@ -99,19 +135,43 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<
         let deadline = start + FRAME;
         loop {
             let timeout = deadline.saturating_duration_since(Instant::now());
-            if !event::poll(timeout)? {
-                break;
-            }
-            match event::read()? {
+            let event = match events.recv_timeout(timeout) {
+                Ok(event) => event?,
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(std::io::ErrorKind::UnexpectedEof.into());
+                }
+            };
+            match event {
                 Event::Key(key) if key.kind != KeyEventKind::Release && !app.on_key(key) => {
                     app.finish();
-                    return Ok(());
+                    return Ok(Ending::Quit);
                 }
                 // A resize needs nothing more: the next `draw` adapts.
                 _ => {}
             }
         }
     }
+}
+
+/// The terminal's input events, read on a thread of their own. (crossterm
+/// 0.29 reads a terminal that has hung up — a closed SSH session — in an
+/// endless loop inside its `poll`, at full CPU: read on the event loop's
+/// thread, that kept the terminal UI from ever seeing the SIGHUP, keeping
+/// its unsaved changes or ending. On its own thread it spins only until the
+/// event loop, which no longer waits on it, ends the process.)
+fn input_events() -> Receiver<std::io::Result<Event>> {
+    let (send, events) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        loop {
+            let event = event::read();
+            let failed = event.is_err();
+            if send.send(event).is_err() || failed {
+                break;
+            }
+        }
+    });
+    events
 }
 
 #[cfg(test)]

@@ -1,0 +1,38 @@
+//! Requests from outside to stop: SIGINT (Ctrl-C, where the terminal sends
+//! it as a signal), SIGTERM (`kill`, `timeout`, a job scheduler) and SIGHUP
+//! (the terminal or SSH session closed). Left to their default action they
+//! end the process mid-frame, losing what is not on disk; [`install`] turns
+//! the first into the flag [`STOP`] instead, which a bake polls to stop after
+//! its frame and the terminal UI to keep unsaved changes in the autosave
+//! before it leaves. A second request while stopping ends the process at
+//! once with [`INTERRUPTED`]. (The editor does not install it: a window
+//! closes through its own unsaved-changes question, and a signal ends it as
+//! before, its autosave at most [`INTERVAL`](crate::autosave::INTERVAL)
+//! old.)
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by the first stop request after [`install`].
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// The exit status of a run ended by a stop request (128 + SIGINT, as
+/// shells report Ctrl-C).
+pub const INTERRUPTED: u8 = 130;
+
+/// Routes SIGINT, SIGTERM and SIGHUP to [`STOP`] for the rest of the
+/// process.
+///
+/// # Errors
+/// If a handler is already installed or the system refuses one.
+pub fn install() -> Result<(), ctrlc::Error> {
+    ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::Relaxed) {
+            std::process::exit(INTERRUPTED.into());
+        }
+    })
+}
+
+/// Whether a stop was requested.
+pub fn requested() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
