@@ -95,6 +95,14 @@ pub enum BakeError {
     /// The solver could not be set up.
     #[error("cannot set up the solver: {0}")]
     Solver(#[from] SolverError),
+    /// A file where the bake would write a frame, which an earlier bake
+    /// did not write (a mesh of the same name: `scan_0001.obj` for the
+    /// preset `scan.toml`); it is left alone, and nothing is baked.
+    #[error(
+        "{0}: not a frame of an earlier bake, and this bake would replace or remove it; \
+         bake into another directory (--out) or move the file"
+    )]
+    Foreign(PathBuf),
     /// Writing an output file failed.
     #[error("{path}: cannot write: {source}")]
     Write {
@@ -109,12 +117,14 @@ pub enum BakeError {
 /// and stopping cleanly (everything written so far intact, the summary
 /// saying why) when `stop` is set or the simulation blows up. Once the
 /// solver is set up, an earlier bake's OBJ frames of the same stem
-/// (`{stem}_{frame:04}.obj`) and its `summary.json` are removed from
-/// `options.out`; the frames only when this bake writes OBJ files.
+/// (`{stem}_{frame:04}.obj`, known by their first line) and its
+/// `summary.json` are removed from `options.out`; the frames only when this
+/// bake writes OBJ files.
 ///
 /// # Errors
 /// [`BakeError::Solver`] if the model cannot be factorised,
-/// [`BakeError::Write`] naming the file that could not be written.
+/// [`BakeError::Foreign`] if a file named like a frame was not written by
+/// a bake, [`BakeError::Write`] naming the file that could not be written.
 pub fn bake(
     built: &Built,
     name: &str,
@@ -138,7 +148,13 @@ pub fn bake(
     // cannot start leaves the directory as it was.
     let mut solver = Solver::new(model, &built.params)?;
     let earlier_objs_removed = if options.every > 0 {
-        remove_earlier_frames(&options.out, &options.stem).map_err(write_err(&options.out))?
+        let earlier = earlier_frames(&options.out, &options.stem)?;
+        let mut removed = 0;
+        for (path, counted) in earlier {
+            std::fs::remove_file(&path).map_err(write_err(&path))?;
+            removed += usize::from(counted);
+        }
+        removed
     } else {
         0
     };
@@ -275,12 +291,21 @@ fn frame_digits(last: usize) -> usize {
     last.checked_ilog10().map_or(1, |d| d as usize + 1).max(4)
 }
 
-/// Removes the OBJ frames `{stem}_{frame:04}.obj` (four digits or more) in
-/// `dir`, those of an earlier bake: a shorter or sparser bake would leave
-/// them after its own frames, where a sequence importer plays them. Returns
-/// how many. Also removes the hidden temporary files a bake ended mid-frame
-/// (a second Ctrl-C) left, `.{stem}_{frame:04}.obj.*.tmp`, uncounted.
-fn remove_earlier_frames(dir: &Path, stem: &str) -> io::Result<usize> {
+/// The first line of every OBJ frame a bake writes begins with this.
+const FRAME_HEADER: &str = "# Softbody Studio bake:";
+
+/// The OBJ frames `{stem}_{frame:04}.obj` (four digits or more) in `dir`,
+/// those of an earlier bake, to remove: a shorter or sparser bake would
+/// leave them after its own frames, where a sequence importer plays them.
+/// Each comes with whether it counts as a frame: the hidden temporary files
+/// a bake ended mid-frame (a second Ctrl-C) left,
+/// `.{stem}_{frame:04}.obj.*.tmp`, are removed uncounted.
+///
+/// # Errors
+/// [`BakeError::Foreign`] for a file named like a frame whose first line
+/// is not [`FRAME_HEADER`] (the preset's own mesh, `scan_0001.obj` beside
+/// `scan.toml`, used to be removed or overwritten); else a read error.
+fn earlier_frames(dir: &Path, stem: &str) -> Result<Vec<(PathBuf, bool)>, BakeError> {
     let frame_of = |name: &str| -> Option<bool> {
         let (hidden, name) = match name.strip_prefix('.') {
             Some(rest) => (true, rest),
@@ -296,18 +321,37 @@ fn remove_earlier_frames(dir: &Path, stem: &str) -> io::Result<usize> {
         };
         (digits >= 4 && whole).then_some(!hidden)
     };
-    let mut removed = 0;
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
+    let read_err = |source| BakeError::Write {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut earlier = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read_err)? {
+        let entry = entry.map_err(read_err)?;
         let Some(counted) = entry.file_name().to_str().and_then(frame_of) else {
             continue;
         };
-        if entry.file_type()?.is_file() {
-            std::fs::remove_file(entry.path())?;
-            removed += usize::from(counted);
+        let path = entry.path();
+        if !entry.file_type().map_err(read_err)?.is_file() {
+            // A directory of that name: no frame can be written there.
+            return Err(BakeError::Foreign(path));
         }
+        if counted && !written_by_a_bake(&path).map_err(read_err)? {
+            return Err(BakeError::Foreign(path));
+        }
+        earlier.push((path, counted));
     }
-    Ok(removed)
+    Ok(earlier)
+}
+
+/// Whether the file at `path` opens with [`FRAME_HEADER`].
+fn written_by_a_bake(path: &Path) -> io::Result<bool> {
+    let mut start = Vec::with_capacity(FRAME_HEADER.len());
+    io::Read::read_to_end(
+        &mut io::Read::take(File::open(path)?, FRAME_HEADER.len() as u64),
+        &mut start,
+    )?;
+    Ok(start == FRAME_HEADER.as_bytes())
 }
 
 /// The median of `values` (sorts them); 0 for none.
@@ -358,7 +402,7 @@ fn write_obj_frame(
     crate::fsutil::write_replacing(path, |w| {
         // The name is one line: a newline in it would start OBJ statements.
         let comment = name.replace(char::is_control, " ");
-        writeln!(w, "# Softbody Studio bake: {comment}, frame {frame}")?;
+        writeln!(w, "{FRAME_HEADER} {comment}, frame {frame}")?;
         writeln!(w, "o {}", name.replace(char::is_whitespace, "_"))?;
         for p in positions {
             writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;

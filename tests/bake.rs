@@ -351,6 +351,57 @@ fn rebaking_removes_the_earlier_frames() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// A file named like a frame that no bake wrote — here the preset's own
+/// mesh, `scan_0001.obj` beside `scan.toml` — stops the bake before
+/// anything is written: it used to be removed as an "earlier frame" (or
+/// overwritten by frame 1), and the preset then loaded the deformed frame
+/// as its rest shape.
+#[test]
+fn a_mesh_named_like_a_frame_is_never_removed_or_overwritten() {
+    let dir = scratch_path("bake-own-mesh");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mesh = dir.join("scan_0001.obj");
+    std::fs::copy("meshes/cloth_quad.obj", &mesh).unwrap();
+    let original = std::fs::read(&mesh).unwrap();
+    let preset = dir.join("scan.toml");
+    std::fs::write(
+        &preset,
+        "version = 1\nname = \"scan\"\n[mesh]\nobj = \"scan_0001.obj\"\n\
+         [material]\ndensity = 0.3\n",
+    )
+    .unwrap();
+    let o = softbody(&[
+        "bake",
+        preset.to_str().unwrap(),
+        "--frames",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("scan_0001.obj: not a frame of an earlier bake"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&mesh).unwrap(), original);
+    assert!(!dir.join("scan_0000.obj").exists());
+    // Into a directory of its own, the same preset bakes.
+    let out = dir.join("frames");
+    let o = softbody(&[
+        "bake",
+        preset.to_str().unwrap(),
+        "--frames",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("scan_0003.obj").exists());
+    assert_eq!(std::fs::read(&mesh).unwrap(), original);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A preset name with a newline stays in its comment line: it cannot add
 /// statements (a vertex) to the baked OBJ.
 #[test]
