@@ -93,6 +93,29 @@ fn a_torus_keeps_its_hole_and_a_box_its_volume() {
     assert!(q.boundary_distance < 0.005, "{q:?}");
 }
 
+/// A closed surface whose faces all point inwards (winding number −1
+/// inside: `inspect` reports it) is filled like the same surface turned
+/// outwards; it used to be refused as enclosing no volume.
+#[test]
+fn a_surface_facing_inwards_is_filled_as_if_turned_outwards() {
+    let outward = primitives::cuboid(Vec3::new(1.0, 0.6, 0.4), 4);
+    let mut inward = outward.clone();
+    for k in 0..inward.offsets.len() - 1 {
+        let corners = inward.offsets[k] as usize..inward.offsets[k + 1] as usize;
+        inward.indices[corners].reverse();
+    }
+    let (out_t, out_q) = stuff(&surface(&outward), 12);
+    let (in_t, in_q) = stuff(&surface(&inward), 12);
+    assert_eq!(in_t.mesh.tets().len(), out_t.mesh.tets().len());
+    assert_eq!(in_t.mesh.positions().len(), out_t.mesh.positions().len());
+    assert_conforming(&in_t.mesh, "inward");
+    assert!(in_q.volume_error.unwrap().abs() < 0.01, "{in_q:?}");
+    // (Reversed quads split along their other diagonals: the same box,
+    // snapped a little differently.)
+    let (a, b) = (in_q.volume_error.unwrap(), out_q.volume_error.unwrap());
+    assert!((a - b).abs() < 1e-3, "{a} against {b}");
+}
+
 /// A hexagonal bipyramid, long and thin: its two tips (solid angle about
 /// 0.3 sr) and six rim corners are narrower than a lattice cell.
 fn bipyramid() -> SurfaceMesh {

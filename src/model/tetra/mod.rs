@@ -2,9 +2,10 @@
 //! multi-component or non-manifold) to a tet mesh with bounded dihedral
 //! angles, plus the embedding that carries the full-resolution surface.
 //!
-//! Inside and outside are decided by the generalised winding number (`w > ½`
-//! is inside), which closes small holes and takes the union of overlapping
-//! parts. The region is filled by isosurface stuffing on a body-centred
+//! Inside and outside are decided by the generalised winding number (`|w| >
+//! ½` is inside), which closes small holes and takes the union of
+//! overlapping parts; a surface whose faces all point inwards is filled as
+//! if turned outwards. The region is filled by isosurface stuffing on a body-centred
 //! cubic lattice (Labelle and Shewchuk 2007), whose stencils guarantee
 //! dihedral angles in [10.7°, 164.8°] whatever the surface does, and whose
 //! cost is linear in the number of lattice cells. Delaunay refinement (TetGen)

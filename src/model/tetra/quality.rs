@@ -85,8 +85,9 @@ pub fn angle_stats(mesh: &TetMesh) -> AngleStats {
 }
 
 /// Volume enclosed by a closed surface where its winding number is at least
-/// 1 (the union of overlapping parts, which the signed volume would count
-/// twice), by casting `rays × rays` rays along `z` and integrating the
+/// 1 in magnitude (the union of overlapping parts, which the signed volume
+/// would count twice; a surface facing inwards counts as turned outwards,
+/// as the tetrahedraliser fills it), by casting `rays × rays` rays along `z` and integrating the
 /// inside length of each exactly.
 pub fn enclosed_volume(tree: &TriangleTree, lo: Vec3, hi: Vec3, rays: usize) -> f64 {
     let size = hi - lo;
@@ -108,7 +109,7 @@ pub fn enclosed_volume(tree: &TriangleTree, lo: Vec3, hi: Vec3, rays: usize) -> 
             let mut inside = 0.0;
             for w in hits.windows(2) {
                 winding += w[0].1;
-                if winding >= 1 {
+                if winding != 0 {
                     inside += w[1].0 - w[0].0;
                 }
             }

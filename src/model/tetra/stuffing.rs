@@ -266,8 +266,12 @@ fn compact(positions: Vec<Vec3>, mut tets: Vec<[u32; 4]>) -> Stuffed {
     }
 }
 
-/// The sign of `½ − w`: −1 inside, +1 outside.
+/// The sign of `½ − |w|`: −1 inside, +1 outside. (The magnitude: a closed
+/// surface whose faces all point inwards has `w = −1` inside, and is filled
+/// as if turned outwards; a cavity of opposite orientation inside a body
+/// still has `w = 0`.)
 fn classify(w: f64) -> i8 {
+    let w = w.abs();
     if w > 0.5 {
         -1
     } else if w < 0.5 {
