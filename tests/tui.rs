@@ -365,6 +365,7 @@ fn stepping_back_returns_exactly_to_the_value_before() {
 #[test]
 fn control_chords_are_not_their_letters() {
     let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+    let alt = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
     let mut app = cloth();
     let weight = |app: &App| app.session.preset().material.weights.structural;
     app.on_key(ch('+'));
@@ -402,6 +403,27 @@ fn control_chords_are_not_their_letters() {
         app.mode,
         Mode::PinGroup {
             text: "@".to_owned()
+        }
+    );
+    // Readline habits in a field: Ctrl-A, Ctrl-E and Alt-x type nothing
+    // (they typed their letters), Ctrl-H deletes a character and Ctrl-W a
+    // word.
+    type_text(&mut app, "left ar");
+    for key in [ctrl('a'), ctrl('e'), alt('x')] {
+        app.handle_key(key);
+    }
+    app.handle_key(ctrl('h'));
+    assert_eq!(
+        app.mode,
+        Mode::PinGroup {
+            text: "@left a".to_owned()
+        }
+    );
+    app.handle_key(ctrl('w'));
+    assert_eq!(
+        app.mode,
+        Mode::PinGroup {
+            text: "@left ".to_owned()
         }
     );
     app.mode = Mode::Normal;

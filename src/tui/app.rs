@@ -699,11 +699,26 @@ enum Typed {
     Done,
 }
 
-/// Edits `text` with `key`: characters append, Backspace deletes one,
-/// Ctrl-U all, Enter finishes, Esc cancels.
+/// Edits `text` with `key`: characters append, Backspace (or Ctrl-H, which
+/// some terminals send for it) deletes one, Ctrl-W the last word, Ctrl-U
+/// all, Enter finishes, Esc cancels. Other Ctrl or Alt chords are ignored:
+/// Ctrl-A, Ctrl-E or Alt-x used to type their letter. (Ctrl and Alt
+/// together is AltGr on some keyboards: a character.)
 fn edit_text(text: &mut String, key: KeyEvent) -> Typed {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
     match key.code {
-        KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => text.clear(),
+        KeyCode::Char('u') if ctrl && !alt => text.clear(),
+        KeyCode::Char('h') if ctrl && !alt => {
+            text.pop();
+        }
+        KeyCode::Char('w') if ctrl && !alt => {
+            let kept = text
+                .trim_end()
+                .trim_end_matches(|c: char| !c.is_whitespace());
+            text.truncate(kept.len());
+        }
+        KeyCode::Char(_) if ctrl != alt => {}
         KeyCode::Char(c) => text.push(c),
         KeyCode::Backspace => {
             text.pop();
