@@ -31,12 +31,13 @@ pub enum Command {
         /// presets/hanging_cloth.toml if it exists, else the built-in
         /// hanging cloth).
         file: Option<PathBuf>,
-        /// Play this many UI frames, then quit (with --screenshot: after
-        /// saving it).
-        #[arg(long)]
+        /// Play this many UI frames (1 to 1,000,000), then quit (with
+        /// --screenshot: after saving it).
+        #[arg(long, value_parser = count_in::<1, 1_000_000>)]
         frames: Option<usize>,
-        /// Save a PNG of the whole window after --frames (default 30)
-        /// frames and quit; fails if the 3D view is blank.
+        /// Save a PNG (`.png`, in an existing directory) of the whole window
+        /// after --frames (default 30) frames and quit; fails if the 3D
+        /// view is blank.
         #[arg(long)]
         screenshot: Option<PathBuf>,
         /// Overlays to turn on, comma-separated.

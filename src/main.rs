@@ -197,6 +197,12 @@ fn gui(
     overlays: Vec<softbody::gui::overlay::OverlayName>,
 ) -> Result<(), GuiFailure> {
     use softbody::gui::{self, GuiError, Options};
+    if let Some(path) = &screenshot {
+        // Checked before the frames play (they used to play first, and a
+        // `.jpg` then emptied the file of that name).
+        gui::capture::check_screenshot_path(path)
+            .map_err(|e| GuiFailure::Other(Failure::BadInput(anyhow::anyhow!(e))))?;
+    }
     let frames = frames.or(screenshot.as_ref().map(|_| 30));
     let options = Options {
         frames,

@@ -386,6 +386,11 @@ fn absurd_numbers_are_refused_with_the_limit() {
         ),
         (&["bench", "--frames", "0"], "[1, 1000000]"),
         (&["bench", "--accuracy", "--every", "1000000"], "[0, 10000]"),
+        // `gui --frames 1000001` ran until killed; 0 played ten frames.
+        #[cfg(feature = "gui")]
+        (&["gui", "--frames", "1000001"], "[1, 1000000]"),
+        #[cfg(feature = "gui")]
+        (&["gui", "--frames", "0"], "[1, 1000000]"),
     ] {
         let out = run(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -467,6 +472,32 @@ fn bake_names_what_is_wrong_with_its_input_and_output() {
 
 /// `softbody tui` without a terminal says it needs one (raw mode failed
 /// with "No such device or address (os error 6)").
+/// A screenshot path that cannot be written is refused before the editor
+/// opens (no display needed): a `.jpg` used to play every frame, then fail
+/// with the file of that name emptied.
+#[cfg(feature = "gui")]
+#[test]
+fn screenshot_paths_are_checked_before_anything_runs() {
+    let dir = std::env::temp_dir().join(format!("softbody-cli-shot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jpg = dir.join("keep.jpg");
+    std::fs::write(&jpg, "mine").unwrap();
+    let missing = dir.join("no-such-dir").join("shot.png");
+    for (path, says) in [(&jpg, "only PNG is written"), (&missing, "does not exist")] {
+        let out = softbody(&[
+            "gui",
+            "presets/hanging_cloth.toml",
+            "--screenshot",
+            path.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(&jpg).unwrap(), "mine");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[cfg(feature = "tui")]
 #[test]
 fn the_terminal_ui_without_a_terminal_says_so() {

@@ -100,8 +100,39 @@ impl ScriptRun {
     }
 }
 
-/// Saves `image` as a PNG at `path` and checks its 3D `region` (pixels:
-/// x0, y0, x1, y1) is not blank (see [`check_not_blank`]).
+/// Whether a screenshot can be saved at `path`: a `.png` name in a
+/// directory that exists.
+///
+/// # Errors
+/// What is wrong, naming the path.
+pub fn check_screenshot_path(path: &Path) -> Result<(), String> {
+    let png = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if !png {
+        return Err(format!(
+            "screenshot {}: only PNG is written; name the file .png",
+            path.display()
+        ));
+    }
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!(
+            "screenshot {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Saves `image` as a PNG at `path` (written beside it and renamed into
+/// place, so a failure leaves an earlier file whole) and checks its 3D
+/// `region` (pixels: x0, y0, x1, y1) is not blank (see
+/// [`check_not_blank`]).
 fn save_and_check(
     image: &ColorImage,
     path: &Path,
@@ -111,14 +142,17 @@ fn save_and_check(
     let [w, h] = image.size;
     let rgb: Vec<[u8; 3]> = image.pixels.iter().map(|c| [c.r(), c.g(), c.b()]).collect();
     let bytes: Vec<u8> = rgb.iter().flatten().copied().collect();
-    image::save_buffer(
-        path,
+    let mut png = Vec::new();
+    image::ImageEncoder::write_image(
+        image::codecs::png::PngEncoder::new(&mut png),
         &bytes,
         w as u32,
         h as u32,
         image::ExtendedColorType::Rgb8,
     )
-    .map_err(|e| format!("cannot save: {e}"))?;
+    .map_err(|e| format!("cannot encode: {e}"))?;
+    crate::fsutil::write_atomically(path, |out| out.write_all(&png))
+        .map_err(|e| format!("cannot save: {e}"))?;
     if !has_scene {
         return Err("no OpenGL context: the 3D view was not drawn".into());
     }
