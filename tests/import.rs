@@ -363,6 +363,45 @@ fn odd_but_legal_syntax_is_accepted() {
     assert_eq!(names, ["thing", "a", "b"]);
 }
 
+/// A UTF-8 byte-order mark is skipped: it used to make the first
+/// statement unknown, so its vertex was dropped and a later face pointed
+/// out of range.
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let text = b"\xEF\xBB\xBFv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+    let (raw, stats) =
+        import_obj_bytes(text, Path::new("bom.obj"), &ImportOptions::default()).unwrap();
+    assert_eq!(raw.positions.len(), 3);
+    assert_eq!(stats.unsupported, 0);
+}
+
+/// A file with no OBJ statement at all (a Gmsh mesh, a preset, prose) is
+/// named as not OBJ at its first statement's line; it used to be "no faces
+/// (0 vertices, 0 faces)".
+#[test]
+fn a_file_of_another_kind_is_not_obj() {
+    let msh = b"$MeshFormat\n4.1 0 8\n$EndMeshFormat\n";
+    let err = import_obj_bytes(msh, Path::new("cube.msh"), &ImportOptions::default()).unwrap_err();
+    assert_eq!(
+        err.kind,
+        ImportErrorKind::NotObj {
+            keyword: "$MeshFormat".into()
+        }
+    );
+    assert_eq!(err.line, Some(1));
+    let text = err.to_string();
+    assert!(text.starts_with("cube.msh:1:"), "{text}");
+    assert!(text.contains("mesh.tet_file"), "{text}");
+    // Vertices alone are still an OBJ without faces.
+    let err = import_obj_bytes(
+        b"v 0 0 0\n",
+        Path::new("dots.obj"),
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind, ImportErrorKind::NoFaces { vertices: 1 });
+}
+
 #[test]
 fn size_limit_is_enforced_with_a_clear_message() {
     let options = ImportOptions { max_bytes: 10 };

@@ -102,6 +102,16 @@ pub enum ImportErrorKind {
         /// How many corners were found.
         found: usize,
     },
+    /// No OBJ statement at all, but something else (a tet mesh, a preset,
+    /// prose): the line of its first word.
+    #[error(
+        "'{keyword}' is not an OBJ statement, and the file has no vertices or faces: is it an \
+         OBJ file? (Tet meshes, .msh or .node/.ele, go in a preset's mesh.tet_file.)"
+    )]
+    NotObj {
+        /// The first word of the file's first statement.
+        keyword: String,
+    },
     /// Vertices but no faces.
     #[error("no faces ({vertices} vertices, 0 faces): nothing to simulate")]
     NoFaces {
@@ -253,6 +263,9 @@ impl Parser {
         if bytes.is_empty() {
             return Err((None, ImportErrorKind::Empty));
         }
+        // A UTF-8 byte-order mark (some Windows editors write one) used to
+        // make the first statement unknown and drop it.
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         self.mesh = RawMesh::new();
         for (i, raw_line) in bytes.split(|&b| b == b'\n').enumerate() {
             let line_no = i + 1;
@@ -261,6 +274,12 @@ impl Parser {
         }
         if self.mesh.positions.len() > u32::MAX as usize {
             return Err((None, ImportErrorKind::TooManyVertices));
+        }
+        if self.stats.faces == 0
+            && self.stats.vertices == 0
+            && let Some((keyword, line)) = self.stats.first_unsupported.take()
+        {
+            return Err((Some(line), ImportErrorKind::NotObj { keyword }));
         }
         if self.stats.faces == 0 {
             return Err((
