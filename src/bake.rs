@@ -336,7 +336,12 @@ fn earlier_frames(dir: &Path, stem: &str) -> Result<Vec<(PathBuf, bool)>, BakeEr
             // A directory of that name: no frame can be written there.
             return Err(BakeError::Foreign(path));
         }
-        if counted && !written_by_a_bake(&path).map_err(read_err)? {
+        let ours = !counted
+            || written_by_a_bake(&path).map_err(|source| BakeError::Write {
+                path: path.clone(),
+                source,
+            })?;
+        if !ours {
             return Err(BakeError::Foreign(path));
         }
         earlier.push((path, counted));

@@ -137,6 +137,18 @@ fn bad_presets_exit_2_and_name_the_file() {
     assert!(!out.exists(), "nothing written for bad input");
 }
 
+/// `softbody bake PRESET --frames FRAMES --out OUT`, to its end.
+fn bake(preset: &Path, frames: &str, out: &Path) -> std::process::Output {
+    softbody(&[
+        "bake",
+        preset.to_str().unwrap(),
+        "--frames",
+        frames,
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
 /// `softbody bake PRESET --frames FRAMES --out OUT` in the background.
 #[cfg(unix)]
 fn spawn_bake(preset: &Path, frames: &str, out: &Path) -> std::process::Child {
@@ -294,17 +306,8 @@ fn a_second_ctrl_c_keeps_what_was_written() {
 #[test]
 fn rebaking_removes_the_earlier_frames() {
     let out = scratch_path("bake-again");
-    let bake = |frames: &str| {
-        softbody(&[
-            "bake",
-            "presets/hanging_cloth.toml",
-            "--frames",
-            frames,
-            "--out",
-            out.to_str().unwrap(),
-        ])
-    };
-    assert!(bake("5").status.success());
+    let cloth = Path::new("presets/hanging_cloth.toml");
+    assert!(bake(cloth, "5", &out).status.success());
     let keep = [
         "hanging_cloth_final.obj",
         "notes_0001.obj",
@@ -330,7 +333,7 @@ fn rebaking_removes_the_earlier_frames() {
     ]);
     assert!(o.status.success());
     assert!(out.join("hanging_cloth_0005.obj").exists());
-    let o = bake("2");
+    let o = bake(cloth, "2", &out);
     assert!(o.status.success());
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("removed 6 OBJ frames of an earlier bake"),
@@ -370,14 +373,7 @@ fn a_mesh_named_like_a_frame_is_never_removed_or_overwritten() {
          [material]\ndensity = 0.3\n",
     )
     .unwrap();
-    let o = softbody(&[
-        "bake",
-        preset.to_str().unwrap(),
-        "--frames",
-        "3",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let o = bake(&preset, "3", &dir);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -388,14 +384,7 @@ fn a_mesh_named_like_a_frame_is_never_removed_or_overwritten() {
     assert!(!dir.join("scan_0000.obj").exists());
     // Into a directory of its own, the same preset bakes.
     let out = dir.join("frames");
-    let o = softbody(&[
-        "bake",
-        preset.to_str().unwrap(),
-        "--frames",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = bake(&preset, "3", &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("scan_0003.obj").exists());
     assert_eq!(std::fs::read(&mesh).unwrap(), original);
@@ -417,14 +406,7 @@ fn a_name_with_a_newline_stays_one_line() {
             .replace("../meshes/", "../../meshes/"),
     )
     .unwrap();
-    let o = softbody(&[
-        "bake",
-        preset.to_str().unwrap(),
-        "--frames",
-        "1",
-        "--out",
-        out.join("frames").to_str().unwrap(),
-    ]);
+    let o = bake(&preset, "1", &out.join("frames"));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let obj = std::fs::read_to_string(out.join("frames").join("named_0001.obj")).unwrap();
     assert_eq!(obj.lines().filter(|l| l.starts_with("v ")).count(), 900);

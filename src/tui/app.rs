@@ -266,12 +266,7 @@ impl App {
                 _ => Action::Quit,
             };
         }
-        // (Ctrl and Alt together is AltGr on some keyboards: a character.)
-        let (ctrl, alt) = (
-            key.modifiers.contains(KeyModifiers::CONTROL),
-            key.modifiers.contains(KeyModifiers::ALT),
-        );
-        let chord = ctrl != alt;
+        let chord = is_chord(&key);
         let typing = matches!(
             self.mode,
             Mode::Edit { .. } | Mode::SaveAs { .. } | Mode::PinGroup { .. }
@@ -692,6 +687,12 @@ fn expand_home(text: &str) -> PathBuf {
     }
 }
 
+/// Whether `key` is a Ctrl or an Alt chord: exactly one of the two held
+/// (both together is AltGr on some keyboards, which types a character).
+fn is_chord(key: &KeyEvent) -> bool {
+    key.modifiers.contains(KeyModifiers::CONTROL) != key.modifiers.contains(KeyModifiers::ALT)
+}
+
 /// The outcome of a key in a text field.
 enum Typed {
     Editing,
@@ -701,24 +702,23 @@ enum Typed {
 
 /// Edits `text` with `key`: characters append, Backspace (or Ctrl-H, which
 /// some terminals send for it) deletes one, Ctrl-W the last word, Ctrl-U
-/// all, Enter finishes, Esc cancels. Other Ctrl or Alt chords are ignored:
-/// Ctrl-A, Ctrl-E or Alt-x used to type their letter. (Ctrl and Alt
-/// together is AltGr on some keyboards: a character.)
+/// all, Enter finishes, Esc cancels. Other chords ([`is_chord`]) are
+/// ignored: Ctrl-A, Ctrl-E or Alt-x used to type their letter.
 fn edit_text(text: &mut String, key: KeyEvent) -> Typed {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    let chord = is_chord(&key);
+    let ctrl = chord && key.modifiers.contains(KeyModifiers::CONTROL);
     match key.code {
-        KeyCode::Char('u') if ctrl && !alt => text.clear(),
-        KeyCode::Char('h') if ctrl && !alt => {
+        KeyCode::Char('u') if ctrl => text.clear(),
+        KeyCode::Char('h') if ctrl => {
             text.pop();
         }
-        KeyCode::Char('w') if ctrl && !alt => {
+        KeyCode::Char('w') if ctrl => {
             let kept = text
                 .trim_end()
                 .trim_end_matches(|c: char| !c.is_whitespace());
             text.truncate(kept.len());
         }
-        KeyCode::Char(_) if ctrl != alt => {}
+        KeyCode::Char(_) if chord => {}
         KeyCode::Char(c) => text.push(c),
         KeyCode::Backspace => {
             text.pop();
