@@ -1,5 +1,7 @@
-//! Colliders: a ground plane and spheres, resolved by projecting positions
-//! out at the end of each step, with Coulomb friction on the tangential motion.
+//! Colliders: a ground plane and spheres, with Coulomb friction on the
+//! tangential motion. A vertex that ends a step inside one is projected out;
+//! one resting on the ground is then held on it inside the solve by a
+//! [`Contact`] (see `Solver::collide`).
 
 use crate::mesh::Vec3;
 
@@ -25,24 +27,42 @@ pub enum Collider {
     },
 }
 
+/// A vertex resting on a ground collider. The solve pins its height to the
+/// ground's with a weight of [`CONTACT_STIFFNESS`] `m/h²` (the normal is y,
+/// so x and z stay free to slide), for as long as the pin pushes it up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Contact {
+    /// The vertex.
+    pub vertex: u32,
+    /// Its ground: an index into [`SimParams::colliders`](super::SimParams::colliders).
+    pub collider: u32,
+}
+
+/// The weight of a contact's pin over its vertex's `m/h²`: the vertex then
+/// sinks by a thousandth of what an unsupported step would let it.
+pub const CONTACT_STIFFNESS: f64 = 1e3;
+
 impl Collider {
-    /// Moves `x` out of the collider if it ended the step inside. `start` is
-    /// the vertex's position at the start of the step: the tangential part of
-    /// the motion is shortened by `friction × penetration` (the normal
-    /// correction bounds the friction impulse), and stops when that exceeds it.
-    /// Returns whether there was contact.
+    /// Moves `x` out of the collider if it ended the step inside, and applies
+    /// friction when it was inside or `support > 0`. `start` is the vertex's
+    /// position at the start of the step; `support` is how far a contact's
+    /// pin pushed it along the normal in the step (`h² f / m` for its force
+    /// `f`). The tangential part of the motion is shortened by `friction ×
+    /// (support + penetration)` (the normal impulse bounds the friction
+    /// impulse), and stops when that exceeds it. Returns whether there was
+    /// contact.
     #[inline]
-    pub fn resolve(&self, x: &mut Vec3, start: Vec3) -> bool {
+    pub fn resolve(&self, x: &mut Vec3, start: Vec3, support: f64) -> bool {
         match *self {
             Collider::Ground { height, friction } => {
-                let depth = height - x.y;
-                if depth <= 0.0 {
+                let depth = (height - x.y).max(0.0);
+                if depth == 0.0 && support <= 0.0 {
                     return false;
                 }
-                x.y = height;
+                x.y += depth;
                 let mut tangential = *x - start;
                 tangential.y = 0.0;
-                *x -= friction_cut(tangential, friction * depth);
+                *x -= friction_cut(tangential, friction * (depth + support));
                 true
             }
             Collider::Sphere {
@@ -60,7 +80,7 @@ impl Collider {
                 let surface = center + normal * radius;
                 let motion = surface - start;
                 let tangential = motion - normal * motion.dot(&normal);
-                let slid = surface - friction_cut(tangential, friction * depth);
+                let slid = surface - friction_cut(tangential, friction * (depth + support));
                 // Back onto the surface (sliding along a tangent leaves it),
                 // a hair outside so rounding cannot put it inside.
                 let out = slid - center;
@@ -69,6 +89,14 @@ impl Collider {
                 *x = center + dir * (radius * (1.0 + 4.0 * f64::EPSILON));
                 true
             }
+        }
+    }
+
+    /// The height of a ground collider (`None` for a sphere).
+    pub fn ground_height(&self) -> Option<f64> {
+        match *self {
+            Collider::Ground { height, .. } => Some(height),
+            Collider::Sphere { .. } => None,
         }
     }
 
@@ -100,12 +128,12 @@ mod tests {
             friction: 0.5,
         };
         let mut x = Vec3::new(1.0, -0.1, 0.0);
-        assert!(g.resolve(&mut x, Vec3::new(0.0, 0.1, 0.0)));
+        assert!(g.resolve(&mut x, Vec3::new(0.0, 0.1, 0.0), 0.0));
         assert_eq!(x.y, 0.0);
         // Slid 1.0, friction removes 0.5 × 0.1.
         assert!((x.x - 0.95).abs() < 1e-12);
         let mut stuck = Vec3::new(0.01, -0.1, 0.0);
-        g.resolve(&mut stuck, Vec3::new(0.0, 0.1, 0.0));
+        g.resolve(&mut stuck, Vec3::new(0.0, 0.1, 0.0), 0.0);
         assert!(stuck.x.abs() < 1e-15);
     }
 
@@ -121,7 +149,7 @@ mod tests {
             let mut x =
                 Vec3::new(a.sin(), a.cos(), (2.0 * a).sin()) * 0.5 + Vec3::new(0.1, 0.2, 0.3);
             let start = x + Vec3::new(0.0, 1.0, 0.0);
-            s.resolve(&mut x, start);
+            s.resolve(&mut x, start, 0.0);
             assert!(!s.contains(x), "{x}");
         }
     }

@@ -626,6 +626,19 @@ pub(crate) struct System {
     /// The vertex of each row of the permuted system.
     row_vertex: Vec<u32>,
     stats: FactorStats,
+    /// The system of the y coordinate while vertices rest on the ground.
+    contact: Option<ContactSystem>,
+}
+
+/// `A` with the ground contacts' pins on its diagonal: the y coordinate
+/// solves with it, x and z with `A` (the ground's normal is y).
+#[derive(Clone)]
+struct ContactSystem {
+    /// The pins it was factorised with: (vertex, weight), by vertex.
+    pins: Vec<(u32, f64)>,
+    kernel: Kernel,
+    /// The solution of the y solve, all coordinates (scratch).
+    solved: Vec<Vec3>,
 }
 
 /// The copy of `L` the global step solves with.
@@ -638,6 +651,13 @@ enum Kernel {
 }
 
 impl Kernel {
+    fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], row_vertex: &[u32], parallel: bool) {
+        match self {
+            Self::Double(f) => f.solve(rhs, x, row_vertex),
+            Self::Mixed(f) => f.solve(rhs, x, row_vertex, parallel),
+        }
+    }
+
     /// The fill-reducing permutation: `perm()[k]` is the unknown of row `k`.
     fn perm(&self) -> &[u32] {
         match self {
@@ -652,6 +672,36 @@ impl Kernel {
             Self::Mixed(f) => f.nnz(),
         }
     }
+}
+
+/// Copies `factor` (of the matrix with `values`) into `kernel`, in single
+/// precision when `precision` asks for it (then `factor` releases its own
+/// copy); returns whether it did.
+fn fill_kernel(
+    factor: &mut SparseCholesky,
+    values: &[f64],
+    precision: Precision,
+    kernel: &mut Kernel,
+) -> bool {
+    let mixed = precision.is_mixed(factor.len_val()) && factor.is_supernodal();
+    match (&mut *kernel, mixed) {
+        (Kernel::Double(f), false) => factor.extract(f),
+        (Kernel::Mixed(f), true) => factor.extract_mixed(f, values),
+        (kernel, false) => {
+            let mut f = FusedFactor::default();
+            factor.extract(&mut f);
+            *kernel = Kernel::Double(f);
+        }
+        (kernel, true) => {
+            let mut f = MixedFactor::default();
+            factor.extract_mixed(&mut f, values);
+            *kernel = Kernel::Mixed(f);
+        }
+    }
+    if mixed {
+        factor.release();
+    }
+    mixed
 }
 
 impl System {
@@ -717,6 +767,7 @@ impl System {
             kernel: Kernel::Double(FusedFactor::default()),
             row_vertex: Vec::new(),
             stats: FactorStats::default(),
+            contact: None,
         };
         this.assemble(model, h);
         let t1 = Instant::now();
@@ -744,6 +795,8 @@ impl System {
     /// numerically on the same ordering and pattern.
     pub(crate) fn refactor(&mut self, model: &Model, h: f64) -> Result<(), SolverError> {
         let t0 = Instant::now();
+        // Made from the old values: the next substep makes it again.
+        self.contact = None;
         let saved = self.values.clone();
         self.assemble(model, h);
         if let Some(f) = self.factor.as_mut() {
@@ -764,6 +817,7 @@ impl System {
     /// copied again).
     pub(crate) fn set_precision(&mut self, precision: Precision) {
         self.precision = precision;
+        self.contact = None;
         if self.factor.is_some() {
             self.extract();
         }
@@ -774,7 +828,6 @@ impl System {
         let Some(factor) = &mut self.factor else {
             return;
         };
-        let mixed = self.precision.is_mixed(factor.len_val()) && factor.is_supernodal();
         if !factor.holds_values() {
             // Released after a single-precision copy; these values were
             // factorised then, so they factorise again.
@@ -782,23 +835,7 @@ impl System {
                 .refactor(&self.values)
                 .expect("the same values factorised before");
         }
-        match (&mut self.kernel, mixed) {
-            (Kernel::Double(f), false) => factor.extract(f),
-            (Kernel::Mixed(f), true) => factor.extract_mixed(f, &self.values),
-            (kernel, false) => {
-                let mut f = FusedFactor::default();
-                factor.extract(&mut f);
-                *kernel = Kernel::Double(f);
-            }
-            (kernel, true) => {
-                let mut f = MixedFactor::default();
-                factor.extract_mixed(&mut f, &self.values);
-                *kernel = Kernel::Mixed(f);
-            }
-        }
-        if mixed {
-            factor.release();
-        }
+        let mixed = fill_kernel(factor, &self.values, self.precision, &mut self.kernel);
         self.row_vertex.clear();
         let free = &self.free;
         self.row_vertex
@@ -806,6 +843,47 @@ impl System {
         self.stats.mixed_precision = mixed;
         self.stats.split_solve = matches!(&self.kernel, Kernel::Mixed(f) if f.splits());
         self.stats.factor_nnz = self.kernel.nnz();
+    }
+
+    /// Pins the y coordinate of each vertex of `pins` (vertex, weight; by
+    /// vertex, free vertices only) to the right-hand side with that weight
+    /// on `A`'s diagonal, from now until the pins change: [`System::solve`]
+    /// then solves y with `A + Σ w eᵢeᵢᵀ` and x and z with `A`. No pins
+    /// solve every coordinate with `A`. Each change of the pins is a
+    /// numeric factorisation of that second system (the pattern is `A`'s).
+    ///
+    /// # Errors
+    /// [`SolverError::Factorization`] if that system cannot be factorised.
+    pub(crate) fn set_contacts(&mut self, pins: &[(u32, f64)]) -> Result<(), SolverError> {
+        if pins.is_empty() {
+            self.contact = None;
+            return Ok(());
+        }
+        if self.contact.as_ref().is_some_and(|c| c.pins == pins) {
+            return Ok(());
+        }
+        let Some(factor) = &self.factor else {
+            return Ok(());
+        };
+        let mut values = self.values.clone();
+        for &(v, w) in pins {
+            let k = self.index[v as usize] as usize;
+            values[self.pattern.slot(k, k)] += w;
+        }
+        let mut factor = factor.clone();
+        factor.refactor(&values)?;
+        let mut kernel = Kernel::Double(FusedFactor::default());
+        fill_kernel(&mut factor, &values, self.precision, &mut kernel);
+        let solved = match self.contact.take() {
+            Some(c) => c.solved,
+            None => vec![Vec3::zeros(); self.index.len()],
+        };
+        self.contact = Some(ContactSystem {
+            pins: pins.to_vec(),
+            kernel,
+            solved,
+        });
+        Ok(())
     }
 
     fn assemble(&mut self, model: &Model, h: f64) {
@@ -898,10 +976,19 @@ impl System {
     /// rows hold a guess on entry (the mixed-precision solve corrects it; the
     /// closer, the more accurate). With `parallel`, a mixed-precision solve
     /// whose factor splits ([`MixedFactor`]) runs on two threads.
+    ///
+    /// With ground contacts ([`System::set_contacts`]) the y coordinate is
+    /// solved again with their system (the right-hand side then holds the
+    /// pins' `w h` in y).
     pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], parallel: bool) {
-        match &mut self.kernel {
-            Kernel::Double(f) => f.solve(rhs, x, &self.row_vertex),
-            Kernel::Mixed(f) => f.solve(rhs, x, &self.row_vertex, parallel),
+        self.kernel.solve(rhs, x, &self.row_vertex, parallel);
+        if let Some(c) = &mut self.contact {
+            c.solved.copy_from_slice(x);
+            c.kernel
+                .solve(rhs, &mut c.solved, &self.row_vertex, parallel);
+            for &v in &self.free {
+                x[v as usize].y = c.solved[v as usize].y;
+            }
         }
     }
 }
