@@ -1377,3 +1377,48 @@ fn a_body_slides_on_ice_and_stops_on_rubber() {
     let rubber = slide(1.0);
     assert!(rubber < 0.1, "slid {rubber} m on rubber");
 }
+
+#[test]
+fn a_lowered_ground_lets_a_resting_body_fall_whole() {
+    // The resting contacts do not follow their ground down: the body falls
+    // freely instead of having its bottom layer yanked after it.
+    let (model, mut params) = cube_over_ground(0.0, 0.6, 1);
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let mut state = State::at_rest(&model);
+    for _ in 0..60 {
+        solver.step(&mut state).unwrap();
+    }
+    let resting = solver.energies(&state).elastic();
+    params.colliders[0] = Collider::Ground {
+        height: -1.0,
+        friction: 0.6,
+    };
+    solver.set_params(&params).unwrap();
+    for frame in 0..5 {
+        let elastic = solver.step(&mut state).unwrap().energies.elastic();
+        assert!(
+            elastic < 2.0 * resting + 1.0,
+            "frame {frame}: {elastic} J of strain while falling, {resting} J at rest"
+        );
+    }
+}
+
+#[test]
+fn a_body_rests_on_the_higher_of_two_grounds() {
+    let (model, mut params) = cube_over_ground(0.0, 0.6, 1);
+    // A lower ground listed first.
+    params.colliders.insert(
+        0,
+        Collider::Ground {
+            height: -0.5,
+            friction: 0.6,
+        },
+    );
+    let (state, _) = run(&model, &params, 90);
+    let (one, _) = run(&model, &cube_over_ground(0.0, 0.6, 1).1, 90);
+    let sag = mean_y(&one) - mean_y(&state);
+    assert!(
+        sag.abs() < 1e-6,
+        "rests {sag} m lower with a second ground under it"
+    );
+}

@@ -59,7 +59,7 @@ impl Collider {
                 if depth == 0.0 && support <= 0.0 {
                     return false;
                 }
-                x.y += depth;
+                x.y = x.y.max(height);
                 let mut tangential = *x - start;
                 tangential.y = 0.0;
                 *x -= friction_cut(tangential, friction * (depth + support));

@@ -4,7 +4,10 @@
 //! by alternating a local step (project every constraint, fused with the
 //! right-hand side accumulation) and a global step (two triangular solves with
 //! the prefactored `A = M/h² + Σ w Gᵀ G`, 3 columns at once). Hard-pinned
-//! vertices are eliminated from the unknowns; see physics.md.
+//! vertices are eliminated from the unknowns; see physics.md. Vertices
+//! resting on the ground add `Σ w/2 (y − height)²` to `g`, and y is then
+//! solved again with a second factor of `A` plus those pins (see
+//! `Solver::collide` and `collide.rs`).
 
 pub mod accelerate;
 pub mod accuracy;
@@ -559,11 +562,15 @@ impl Solver {
         // Contacts with a ground these parameters no longer have (the
         // accuracy reference steps without colliders) are dropped.
         self.contacts.extend(state.contacts.iter().filter(|c| {
-            system.is_free(c.vertex as usize)
+            (c.vertex as usize) < velocities.len()
+                && system.is_free(c.vertex as usize)
                 && colliders
                     .get(c.collider as usize)
                     .is_some_and(|g| g.ground_height().is_some())
         }));
+        // One per vertex, by vertex (`pin_contacts` searches them).
+        self.contacts.sort_unstable_by_key(|c| c.vertex);
+        self.contacts.dedup_by_key(|c| c.vertex);
         let system = &self.system;
         self.accel
             .load_secants(&state.secants, |i| system.is_free(i));
@@ -794,6 +801,15 @@ impl Solver {
     /// above the lowest also reaches the ground in the inertial target, and
     /// pinned flat onto the lowest it inverted its tets and stayed there.
     fn pin_contacts(&mut self, h: f64) {
+        // A contact starts the substep on its ground (`collide` leaves it
+        // there). One that does not (the ground was moved since) is free
+        // again: it lands anew, or is pushed out.
+        let (colliders, start) = (&self.params.colliders, &self.start);
+        self.contacts.retain(|c| {
+            colliders[c.collider as usize]
+                .ground_height()
+                .is_some_and(|h| (start[c.vertex as usize].y - h).abs() <= 1e-12 * (1.0 + h.abs()))
+        });
         let known = self.contacts.len();
         let inv_h2 = 1.0 / (h * h);
         let slow = LANDING_SPEED * self.params.gravity.norm() * h * h;
@@ -895,14 +911,17 @@ impl Solver {
                 for (k, c) in colliders.iter().enumerate() {
                     if c.resolve(x, *start, 0.0) {
                         touched = true;
-                        if c.ground_height().is_some() {
-                            ground.get_or_insert(k as u32);
+                        // The highest ground that pushed it, as it lands.
+                        if let Some(height) = c.ground_height()
+                            && ground.is_none_or(|(_, h)| height > h)
+                        {
+                            ground = Some((k as u32, height));
                         }
                     }
                 }
             }
             let resting = std::mem::take(&mut self.resting[i]);
-            if let Some(collider) = ground.filter(|_| !resting) {
+            if let Some((collider, _)) = ground.filter(|_| !resting) {
                 self.contacts.push(Contact {
                     vertex: i as u32,
                     collider,

@@ -634,8 +634,13 @@ pub(crate) struct System {
 /// solves with it, x and z with `A` (the ground's normal is y).
 #[derive(Clone)]
 struct ContactSystem {
-    /// The pins it was factorised with: (vertex, weight), by vertex.
+    /// The pins it was factorised with: (vertex, weight), by vertex (empty:
+    /// not in use; the buffers stay for the next contacts).
     pins: Vec<(u32, f64)>,
+    /// `A`'s values plus the pins.
+    values: Vec<f64>,
+    /// `A`'s factor (sharing its analysis), factorised with `values`.
+    factor: SparseCholesky,
     kernel: Kernel,
     /// The solution of the y solve, all coordinates (scratch).
     solved: Vec<Vec3>,
@@ -795,8 +800,7 @@ impl System {
     /// numerically on the same ordering and pattern.
     pub(crate) fn refactor(&mut self, model: &Model, h: f64) -> Result<(), SolverError> {
         let t0 = Instant::now();
-        // Made from the old values: the next substep makes it again.
-        self.contact = None;
+        self.drop_contacts();
         let saved = self.values.clone();
         self.assemble(model, h);
         if let Some(f) = self.factor.as_mut() {
@@ -817,7 +821,7 @@ impl System {
     /// copied again).
     pub(crate) fn set_precision(&mut self, precision: Precision) {
         self.precision = precision;
-        self.contact = None;
+        self.drop_contacts();
         if self.factor.is_some() {
             self.extract();
         }
@@ -856,34 +860,40 @@ impl System {
     /// [`SolverError::Factorization`] if that system cannot be factorised.
     pub(crate) fn set_contacts(&mut self, pins: &[(u32, f64)]) -> Result<(), SolverError> {
         if pins.is_empty() {
-            self.contact = None;
-            return Ok(());
-        }
-        if self.contact.as_ref().is_some_and(|c| c.pins == pins) {
+            self.drop_contacts();
             return Ok(());
         }
         let Some(factor) = &self.factor else {
             return Ok(());
         };
-        let mut values = self.values.clone();
+        if self.contact.as_ref().is_some_and(|c| c.pins == pins) {
+            return Ok(());
+        }
+        let c = self.contact.get_or_insert_with(|| ContactSystem {
+            pins: Vec::new(),
+            values: Vec::new(),
+            factor: factor.clone(),
+            kernel: Kernel::Double(FusedFactor::default()),
+            solved: vec![Vec3::zeros(); self.index.len()],
+        });
+        c.pins.clear();
+        c.values.clone_from(&self.values);
         for &(v, w) in pins {
             let k = self.index[v as usize] as usize;
-            values[self.pattern.slot(k, k)] += w;
+            c.values[self.pattern.slot(k, k)] += w;
         }
-        let mut factor = factor.clone();
-        factor.refactor(&values)?;
-        let mut kernel = Kernel::Double(FusedFactor::default());
-        fill_kernel(&mut factor, &values, self.precision, &mut kernel);
-        let solved = match self.contact.take() {
-            Some(c) => c.solved,
-            None => vec![Vec3::zeros(); self.index.len()],
-        };
-        self.contact = Some(ContactSystem {
-            pins: pins.to_vec(),
-            kernel,
-            solved,
-        });
+        c.factor.refactor(&c.values)?;
+        fill_kernel(&mut c.factor, &c.values, self.precision, &mut c.kernel);
+        c.pins.extend_from_slice(pins);
         Ok(())
+    }
+
+    /// Solves every coordinate with `A` again (until [`System::set_contacts`]
+    /// pins vertices), keeping the contact system's buffers.
+    fn drop_contacts(&mut self) {
+        if let Some(c) = &mut self.contact {
+            c.pins.clear();
+        }
     }
 
     fn assemble(&mut self, model: &Model, h: f64) {
@@ -981,14 +991,18 @@ impl System {
     /// solved again with their system (the right-hand side then holds the
     /// pins' `w h` in y).
     pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], parallel: bool) {
-        self.kernel.solve(rhs, x, &self.row_vertex, parallel);
-        if let Some(c) = &mut self.contact {
+        let contact = self.contact.as_mut().filter(|c| !c.pins.is_empty());
+        if let Some(c) = contact {
+            // The previous iterate is the y solve's guess.
             c.solved.copy_from_slice(x);
+            self.kernel.solve(rhs, x, &self.row_vertex, parallel);
             c.kernel
                 .solve(rhs, &mut c.solved, &self.row_vertex, parallel);
             for &v in &self.free {
                 x[v as usize].y = c.solved[v as usize].y;
             }
+        } else {
+            self.kernel.solve(rhs, x, &self.row_vertex, parallel);
         }
     }
 }
