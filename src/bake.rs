@@ -27,8 +27,8 @@ use crate::solver::{Energies, Solver, SolverError, State, Timings};
 pub struct BakeOptions {
     /// Frames to simulate after the rest pose.
     pub frames: usize,
-    /// Write the OBJ of every `every`-th frame (frame 0 always); 0 writes no
-    /// OBJ at all (energies only).
+    /// Write the OBJ of every `every`-th frame, frame 0 and the last
+    /// frame; 0 writes no OBJ at all (energies only).
     pub every: usize,
     /// Output directory (created if missing).
     pub out: PathBuf,
@@ -206,7 +206,10 @@ pub fn bake(
             // when it is joined.
             frames_tx.send((frame, buffer)).is_ok()
         };
-        let wants = |frame: usize| options.every > 0 && frame.is_multiple_of(options.every);
+        // The last frame too: the sequence ends where the simulation did.
+        let wants = |frame: usize| {
+            options.every > 0 && (frame.is_multiple_of(options.every) || frame == options.frames)
+        };
         if wants(0) {
             send(0, &render);
         }

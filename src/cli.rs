@@ -96,7 +96,7 @@ pub enum Command {
         /// removed first.
         #[arg(long)]
         out: PathBuf,
-        /// Write the OBJ of every k-th frame only (0: no OBJ, energies only).
+        /// Write the OBJ of every k-th frame only, and of the last (0: no OBJ, energies only).
         #[arg(long, default_value_t = 1)]
         every: usize,
     },

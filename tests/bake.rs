@@ -300,6 +300,30 @@ fn a_second_ctrl_c_keeps_what_was_written() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// `--every K` writes every K-th frame and the last, where the simulation
+/// ended (the sequence used to stop at the last multiple of K).
+#[test]
+fn a_sparse_sequence_ends_with_the_last_frame() {
+    let out = scratch_path("bake-every");
+    let o = softbody(&[
+        "bake",
+        "presets/hanging_cloth.toml",
+        "--frames",
+        "10",
+        "--every",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for frame in 0..=10 {
+        let path = out.join(format!("hanging_cloth_{frame:04}.obj"));
+        let wanted = [0, 4, 8, 10].contains(&frame);
+        assert_eq!(path.exists(), wanted, "frame {frame}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 /// A bake into a directory holding an earlier bake's frames removes them
 /// first (a sequence importer would play the stale ones after the new),
 /// and says so; files that are not its frames stay.

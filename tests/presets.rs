@@ -321,6 +321,14 @@ fn each_invalid_preset_names_its_field_and_line() {
             "bad.toml:5: material: missing field `density`",
         ),
         (
+            "version = 1\nname = \"x\"\n\n[material]\ndensity = 1.0\n".to_owned(),
+            "bad.toml: mesh: missing from the preset",
+        ),
+        (
+            "version = 1\n[mesh]\nobj = \"a.obj\"\ngrid = { n = 3, width = 1.0 }\n[material]\ndensity = 1.0\n".to_owned(),
+            "bad.toml:2: mesh: names more than one of its alternatives; keep exactly one",
+        ),
+        (
             format!("{HEADER}[material.weights]\nbending = -1.0\n"),
             "bad.toml:7: material.weights.bending: must not be negative, found -1",
         ),

@@ -257,19 +257,48 @@ impl<'a> Locator<'a> {
     /// A deserialisation error: the field path at its span, its line, and
     /// for an unknown key or variant the closest valid name.
     pub(super) fn deserialize_error(&self, path: &Path, e: &toml::de::Error) -> PresetError {
-        let span = e.span();
+        let message = e.message().trim();
+        // A key missing from the document itself: its span is empty at the
+        // start (or the whole text), whose first key is not what is wrong.
+        let span = e
+            .span()
+            .filter(|s| !(s.start == 0 && (s.end == 0 || s.end >= self.text.trim_end().len())));
+        if span.is_none()
+            && let Some(key) = message
+                .strip_prefix("missing field `")
+                .and_then(|m| m.strip_suffix('`'))
+        {
+            return PresetError {
+                path: path.to_owned(),
+                line: None,
+                kind: Box::new(PresetErrorKind::Invalid {
+                    field: key.to_owned(),
+                    message: "missing from the preset".to_owned(),
+                }),
+            };
+        }
         let field = span
             .as_ref()
             .and_then(|s| self.field_at(s.start))
             .unwrap_or_default();
-        let message = e.message().trim();
-        let kind = unknown_name(message, &field).unwrap_or_else(|| PresetErrorKind::Invalid {
+        let message = match message {
+            // serde's words for a table naming several of an enum's variants
+            // (`obj` and `grid` in [mesh]), or none.
+            "wanted exactly 1 element, more than 1 element" => {
+                "names more than one of its alternatives; keep exactly one".to_owned()
+            }
+            "wanted exactly 1 element, found 0 elements" => {
+                "is empty; it needs one of its alternatives".to_owned()
+            }
+            other => other.to_owned(),
+        };
+        let kind = unknown_name(&message, &field).unwrap_or_else(|| PresetErrorKind::Invalid {
             field: if field.is_empty() {
                 "(top level)".to_owned()
             } else {
                 field
             },
-            message: message.to_owned(),
+            message,
         });
         PresetError {
             path: path.to_owned(),
