@@ -111,6 +111,15 @@ pub enum BakeError {
         /// The I/O error.
         source: io::Error,
     },
+    /// Reading the output directory, or an earlier frame's first line,
+    /// failed.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The directory or file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
 }
 
 /// Bakes `built` into `options.out`, calling `progress` after every frame
@@ -124,7 +133,8 @@ pub enum BakeError {
 /// # Errors
 /// [`BakeError::Solver`] if the model cannot be factorised,
 /// [`BakeError::Foreign`] if a file named like a frame was not written by
-/// a bake, [`BakeError::Write`] naming the file that could not be written.
+/// a bake, [`BakeError::Write`] naming the file that could not be written,
+/// [`BakeError::Read`] naming the one that could not be read.
 pub fn bake(
     built: &Built,
     name: &str,
@@ -324,26 +334,22 @@ fn earlier_frames(dir: &Path, stem: &str) -> Result<Vec<(PathBuf, bool)>, BakeEr
         };
         (digits >= 4 && whole).then_some(!hidden)
     };
-    let read_err = |source| BakeError::Write {
-        path: dir.to_owned(),
-        source,
+    let read_err = |path: &Path| {
+        let path = path.to_owned();
+        move |source| BakeError::Read { path, source }
     };
     let mut earlier = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(read_err)? {
-        let entry = entry.map_err(read_err)?;
+    for entry in std::fs::read_dir(dir).map_err(read_err(dir))? {
+        let entry = entry.map_err(read_err(dir))?;
         let Some(counted) = entry.file_name().to_str().and_then(frame_of) else {
             continue;
         };
         let path = entry.path();
-        if !entry.file_type().map_err(read_err)?.is_file() {
+        if !entry.file_type().map_err(read_err(&path))?.is_file() {
             // A directory of that name: no frame can be written there.
             return Err(BakeError::Foreign(path));
         }
-        let ours = !counted
-            || written_by_a_bake(&path).map_err(|source| BakeError::Write {
-                path: path.clone(),
-                source,
-            })?;
+        let ours = !counted || written_by_a_bake(&path).map_err(read_err(&path))?;
         if !ours {
             return Err(BakeError::Foreign(path));
         }

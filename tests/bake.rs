@@ -48,16 +48,7 @@ fn every_shipped_preset_bakes_and_reads_back() {
             .to_string_lossy()
             .to_string();
         let out = scratch_path(&format!("bake-{stem}"));
-        let o = softbody(&[
-            "bake",
-            preset_path.to_str().unwrap(),
-            "--frames",
-            "120",
-            "--every",
-            "40",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let o = bake_every(&preset_path, "120", "40", &out);
         assert!(
             o.status.success(),
             "{stem}: {}",
@@ -139,11 +130,18 @@ fn bad_presets_exit_2_and_name_the_file() {
 
 /// `softbody bake PRESET --frames FRAMES --out OUT`, to its end.
 fn bake(preset: &Path, frames: &str, out: &Path) -> std::process::Output {
+    bake_every(preset, frames, "1", out)
+}
+
+/// `softbody bake PRESET --frames FRAMES --every EVERY --out OUT`.
+fn bake_every(preset: &Path, frames: &str, every: &str, out: &Path) -> std::process::Output {
     softbody(&[
         "bake",
         preset.to_str().unwrap(),
         "--frames",
         frames,
+        "--every",
+        every,
         "--out",
         out.to_str().unwrap(),
     ])
@@ -305,16 +303,7 @@ fn a_second_ctrl_c_keeps_what_was_written() {
 #[test]
 fn a_sparse_sequence_ends_with_the_last_frame() {
     let out = scratch_path("bake-every");
-    let o = softbody(&[
-        "bake",
-        "presets/hanging_cloth.toml",
-        "--frames",
-        "10",
-        "--every",
-        "4",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = bake_every(Path::new("presets/hanging_cloth.toml"), "10", "4", &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for frame in 0..=10 {
         let path = out.join(format!("hanging_cloth_{frame:04}.obj"));
@@ -345,16 +334,7 @@ fn rebaking_removes_the_earlier_frames() {
     let leftover = out.join(".hanging_cloth_0006.obj.123-4.tmp");
     std::fs::write(&leftover, "half").unwrap();
     // An energies-only bake (`--every 0`) writes no frames and keeps them.
-    let o = softbody(&[
-        "bake",
-        "presets/hanging_cloth.toml",
-        "--frames",
-        "1",
-        "--every",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = bake_every(cloth, "1", "0", &out);
     assert!(o.status.success());
     assert!(out.join("hanging_cloth_0005.obj").exists());
     let o = bake(cloth, "2", &out);

@@ -1277,6 +1277,17 @@ fn run(model: &Model, params: &SimParams, frames: usize) -> (State, Vec<f64>) {
     (state, totals)
 }
 
+/// A solver and its state after 60 frames from rest (one second: a cube
+/// on the ground has settled).
+fn settled(model: &Model, params: &SimParams) -> (Solver, State) {
+    let mut solver = Solver::new(model, params).unwrap();
+    let mut state = State::at_rest(model);
+    for _ in 0..60 {
+        solver.step(&mut state).unwrap();
+    }
+    (solver, state)
+}
+
 /// The mean height of a state.
 fn mean_y(state: &State) -> f64 {
     state.positions.iter().map(|x| x.y).sum::<f64>() / state.positions.len() as f64
@@ -1330,11 +1341,7 @@ fn a_body_landing_gently_never_gains_energy() {
 #[test]
 fn a_resting_body_lifts_off_when_pulled_up() {
     let (model, mut params) = cube_over_ground(0.0, 0.6, 1);
-    let mut solver = Solver::new(&model, &params).unwrap();
-    let mut state = State::at_rest(&model);
-    for _ in 0..60 {
-        solver.step(&mut state).unwrap();
-    }
+    let (mut solver, mut state) = settled(&model, &params);
     params.gravity = -params.gravity;
     solver.set_params(&params).unwrap();
     for _ in 0..15 {
@@ -1357,11 +1364,7 @@ fn a_body_slides_on_ice_and_stops_on_rubber() {
     // but for friction.
     let slide = |friction: f64| {
         let (model, params) = cube_over_ground(0.0, friction, 1);
-        let mut solver = Solver::new(&model, &params).unwrap();
-        let mut state = State::at_rest(&model);
-        for _ in 0..60 {
-            solver.step(&mut state).unwrap();
-        }
+        let (mut solver, mut state) = settled(&model, &params);
         for v in &mut state.velocities {
             v.x += 1.0;
         }
@@ -1383,11 +1386,7 @@ fn a_lowered_ground_lets_a_resting_body_fall_whole() {
     // The resting contacts do not follow their ground down: the body falls
     // freely instead of having its bottom layer yanked after it.
     let (model, mut params) = cube_over_ground(0.0, 0.6, 1);
-    let mut solver = Solver::new(&model, &params).unwrap();
-    let mut state = State::at_rest(&model);
-    for _ in 0..60 {
-        solver.step(&mut state).unwrap();
-    }
+    let (mut solver, mut state) = settled(&model, &params);
     let resting = solver.energies(&state).elastic();
     params.colliders[0] = Collider::Ground {
         height: -1.0,

@@ -44,13 +44,14 @@ pub const CONTACT_STIFFNESS: f64 = 1e3;
 
 impl Collider {
     /// Moves `x` out of the collider if it ended the step inside, and applies
-    /// friction when it was inside or `support > 0`. `start` is the vertex's
-    /// position at the start of the step; `support` is how far a contact's
-    /// pin pushed it along the normal in the step (`h² f / m` for its force
-    /// `f`). The tangential part of the motion is shortened by `friction ×
-    /// (support + penetration)` (the normal impulse bounds the friction
-    /// impulse), and stops when that exceeds it. Returns whether there was
-    /// contact.
+    /// friction when it was inside or (on a ground) `support > 0`. `start` is
+    /// the vertex's position at the start of the step; `support` is how far
+    /// a [`Contact`]'s pin pushed it along the normal in the step (`h² f / m`
+    /// for its force `f`; 0 for a vertex without one, and for spheres, which
+    /// hold none). The tangential part of the motion is shortened by
+    /// `friction × (support + penetration)` (the normal impulse bounds the
+    /// friction impulse), and stops when that exceeds it. Returns whether
+    /// there was contact.
     #[inline]
     pub fn resolve(&self, x: &mut Vec3, start: Vec3, support: f64) -> bool {
         match *self {

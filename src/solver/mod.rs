@@ -557,18 +557,8 @@ impl Solver {
         let mut velocities = std::mem::take(&mut self.v);
         velocities.copy_from_slice(&state.velocities);
         self.history.copy_from(&state.extrapolation);
-        self.contacts.clear();
-        let (system, colliders) = (&self.system, &self.params.colliders);
-        // Contacts with a ground these parameters no longer have (the
-        // accuracy reference steps without colliders) are dropped.
-        self.contacts.extend(state.contacts.iter().filter(|c| {
-            (c.vertex as usize) < velocities.len()
-                && system.is_free(c.vertex as usize)
-                && colliders
-                    .get(c.collider as usize)
-                    .is_some_and(|g| g.ground_height().is_some())
-        }));
-        // One per vertex, by vertex (`pin_contacts` searches them).
+        // One per vertex, by vertex (`pin_contacts` checks and searches them).
+        self.contacts.clone_from(&state.contacts);
         self.contacts.sort_unstable_by_key(|c| c.vertex);
         self.contacts.dedup_by_key(|c| c.vertex);
         let system = &self.system;
@@ -802,13 +792,18 @@ impl Solver {
     /// pinned flat onto the lowest it inverted its tets and stayed there.
     fn pin_contacts(&mut self, h: f64) {
         // A contact starts the substep on its ground (`collide` leaves it
-        // there). One that does not (the ground was moved since) is free
-        // again: it lands anew, or is pushed out.
-        let (colliders, start) = (&self.params.colliders, &self.start);
+        // there), a free vertex. One that does not is free again (its ground
+        // was moved or removed since; the accuracy reference steps without
+        // colliders): it lands anew, or is pushed out.
+        let (colliders, start, system) = (&self.params.colliders, &self.start, &self.system);
         self.contacts.retain(|c| {
-            colliders[c.collider as usize]
-                .ground_height()
-                .is_some_and(|h| (start[c.vertex as usize].y - h).abs() <= 1e-12 * (1.0 + h.abs()))
+            let v = c.vertex as usize;
+            let height = colliders
+                .get(c.collider as usize)
+                .and_then(Collider::ground_height);
+            v < start.len()
+                && system.is_free(v)
+                && height.is_some_and(|h| (start[v].y - h).abs() <= 1e-12 * (1.0 + h.abs()))
         });
         let known = self.contacts.len();
         let inv_h2 = 1.0 / (h * h);
@@ -858,7 +853,7 @@ impl Solver {
             self.contacts.clear();
             self.pins.clear();
             self.pin_heights.clear();
-            self.system.set_contacts(&[]).expect("no pins");
+            self.system.drop_contacts();
         }
     }
 

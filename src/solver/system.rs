@@ -890,7 +890,7 @@ impl System {
 
     /// Solves every coordinate with `A` again (until [`System::set_contacts`]
     /// pins vertices), keeping the contact system's buffers.
-    fn drop_contacts(&mut self) {
+    pub(crate) fn drop_contacts(&mut self) {
         if let Some(c) = &mut self.contact {
             c.pins.clear();
         }
