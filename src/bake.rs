@@ -1,7 +1,8 @@
 //! Baking: simulate a built preset for a number of frames and write what it
 //! did: an OBJ per frame (every `k`-th; the full-resolution skin of a tet
-//! model), `energy.csv` (one row per simulated frame: every energy series and
-//! the solver's phase timings) and `summary.json`.
+//! model), `energy.csv` (one row per frame, from the rest pose's frame 0:
+//! every energy series and the solver's phase timings, empty for frame 0,
+//! which took no step) and `summary.json`.
 //!
 //! Files are named `{stem}_{frame:04}.obj`, frame 0 being the rest pose,
 //! the numbered-sequence layout that Blender's OBJ-sequence importers (e.g.
@@ -227,7 +228,9 @@ pub fn bake(
         let mut frame_ms = Vec::with_capacity(options.frames.min(1 << 16));
         let mut stopped = None;
         let mut energies = solver.energies(&state);
-        let mut csv_result = Ok(());
+        // Frame 0 too, so a plot starts from the energies the motion left.
+        let mut csv_result =
+            write_csv_row(&mut csv, 0, state.time, &energies, None).and_then(|()| csv.flush());
         for frame in 1..=options.frames {
             if stop.load(Ordering::Relaxed) {
                 stopped = Some(format!("interrupted after frame {}", frame - 1));
@@ -246,7 +249,13 @@ pub fn bake(
             // Flushed per frame: however the process ends, the file holds
             // every frame simulated (one short write per frame).
             csv_result = csv_result.and_then(|()| {
-                write_csv_row(&mut csv, frame, state.time, &energies, &report.timings)?;
+                write_csv_row(
+                    &mut csv,
+                    frame,
+                    state.time,
+                    &energies,
+                    Some(&report.timings),
+                )?;
                 csv.flush()
             });
             if wants(frame) {
@@ -385,22 +394,23 @@ fn write_csv_header(w: &mut impl Write) -> io::Result<()> {
     writeln!(w, ",local_ms,global_ms,other_ms")
 }
 
+/// One row of `energy.csv`; the timing fields are left empty without
+/// `timings` (frame 0, which took no step).
 fn write_csv_row(
     w: &mut impl Write,
     frame: usize,
     time: f64,
     energies: &Energies,
-    timings: &Timings,
+    timings: Option<&Timings>,
 ) -> io::Result<()> {
     write!(w, "{frame},{time}")?;
     for (_, value) in energies.series() {
         write!(w, ",{value}")?;
     }
-    writeln!(
-        w,
-        ",{},{},{}",
-        timings.local_ms, timings.global_ms, timings.other_ms
-    )
+    match timings {
+        Some(t) => writeln!(w, ",{},{},{}", t.local_ms, t.global_ms, t.other_ms),
+        None => writeln!(w, ",,,"),
+    }
 }
 
 /// One frame as OBJ text: a header, an object, `v` and triangle `f` lines.

@@ -720,7 +720,9 @@ impl Session {
                     Some(path) => preset_path(path)?,
                     None => self.path.clone().ok_or(SessionError::NoPath)?,
                 };
-                // The same mesh file, named from the new file's directory.
+                // The same mesh file, named from the new file's directory
+                // (made first if missing, so that it can be named from).
+                crate::preset::create_dir_of(&path)?;
                 let mut preset = self.preset.clone();
                 let from = self.base_path().to_owned();
                 rebase_mesh(&mut preset, &from, &path);

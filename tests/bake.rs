@@ -97,11 +97,26 @@ fn every_shipped_preset_bakes_and_reads_back() {
         );
         let columns = header.split(',').count();
         let rows: Vec<&str> = lines.collect();
-        assert_eq!(rows.len(), 120, "{stem}");
-        for (k, row) in rows.iter().enumerate() {
+        assert_eq!(rows.len(), 121, "{stem}: frames 0 to 120");
+        // Frame 0 is the rest pose: its energies, no step's timings.
+        let rest: Vec<&str> = rows[0].split(',').collect();
+        assert_eq!(rest.len(), columns);
+        assert_eq!(&rest[..2], ["0", "0"], "{stem}");
+        let energies: Vec<f64> = rest[2..columns - 3]
+            .iter()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert!(energies.iter().all(|e| e.is_finite()), "{stem}: {rest:?}");
+        assert_eq!(
+            energies[..2],
+            [0.0, 0.0],
+            "{stem}: at rest, kinetic and gravitational"
+        );
+        assert_eq!(rest[columns - 3..], ["", "", ""], "{stem}");
+        for (k, row) in rows.iter().enumerate().skip(1) {
             let values: Vec<f64> = row.split(',').map(|v| v.parse().unwrap()).collect();
             assert_eq!(values.len(), columns);
-            assert_eq!(values[0], (k + 1) as f64);
+            assert_eq!(values[0], k as f64);
             assert!(values.iter().all(|v| v.is_finite()), "{stem} row {k}");
         }
         let summary: serde_json::Value =
@@ -234,7 +249,11 @@ fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
     assert!(frames >= 20);
     // Every frame simulated has its CSV row and its complete OBJ.
     let csv = std::fs::read_to_string(out.join("energy.csv")).unwrap();
-    assert_eq!(csv.lines().count(), frames + 1);
+    assert_eq!(
+        csv.lines().count(),
+        frames + 2,
+        "the header, frames 0 to {frames}"
+    );
     for frame in 0..=frames {
         let (positions, _) = read_obj(&out.join(format!("hanging_cloth_{frame:07}.obj")));
         assert_eq!(positions.len(), 900, "frame {frame}");
@@ -278,11 +297,11 @@ fn a_second_ctrl_c_keeps_what_was_written() {
     );
     let csv = std::fs::read_to_string(frames.join("energy.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert!(lines.len() >= 2, "header and frame 1 at least: {csv:?}");
+    assert!(lines.len() >= 3, "header, frames 0 and 1 at least: {csv:?}");
     let fields = lines[0].split(',').count();
     for (k, line) in lines.iter().enumerate().skip(1) {
         assert_eq!(line.split(',').count(), fields, "row {k}: {line}");
-        assert!(line.starts_with(&format!("{k},")), "row {k}: {line}");
+        assert!(line.starts_with(&format!("{},", k - 1)), "row {k}: {line}");
     }
     // Every OBJ there is whole: no half-written frame.
     let mut objs = 0;

@@ -459,7 +459,8 @@ fn save_as_elsewhere_keeps_the_mesh_reachable() {
         let vertices = s.model().vertex_count();
         let density = s.preset().material.density;
         apply(&mut s, Command::SetDensity(density * 2.0));
-        let target = dir.join("elsewhere.toml");
+        // Into a directory that does not exist yet: made, then named from.
+        let target = dir.join(format!("new{vertices}/elsewhere.toml"));
         apply(&mut s, Command::Save(Some(target.clone())));
         assert!(!s.is_dirty());
         // Undo after the save-as is a density change, not a new mesh.
@@ -491,8 +492,8 @@ fn save_as_within_a_project_keeps_the_mesh_path_relative() {
     let first = project.join("presets/box.toml");
     preset.save(&first).unwrap();
     let mut s = Session::open(&first).unwrap();
+    // (Into a directory that does not exist yet, as above.)
     let target = project.join("saved/box.toml");
-    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
     apply(&mut s, Command::Save(Some(target.clone())));
     let saved = Preset::load(&target).unwrap();
     assert_eq!(

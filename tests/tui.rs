@@ -95,7 +95,12 @@ fn main_screen_at_80_by_24() {
     assert!(app.on_key(ch('n')));
     assert!(app.on_key(ch(' ')));
     let playing = screen(&app, 80, 24);
-    assert_shows(&playing, &["playing", "frame 1 ", "in 10 it"]);
+    assert_shows(&playing, &["playing", "frame 1 ", "in 10 it", "error  "]);
+    // The convergence sparkline has rows of its own even at this size.
+    assert!(
+        playing.contains(['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']),
+        "no convergence bars:\n{playing}"
+    );
 }
 
 #[test]
@@ -201,7 +206,7 @@ fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
     );
     assert_shows(
         &screen(&app, 120, 40),
-        &["accel  anderson", "error  – (a: measure)"],
+        &["anderson, extrapolated", "error  – (a: measure)"],
     );
     for expected in [
         Acceleration::Plain,
@@ -217,15 +222,13 @@ fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
         app.session.preset().sim.acceleration,
         Acceleration::Chebyshev
     );
-    // `e` switches the extrapolated initial guess, shown in the stats box.
-    assert_shows(
-        &screen(&app, 120, 40),
-        &["accel  chebyshev", "guess  extrapolated"],
-    );
+    // `e` switches the extrapolated initial guess, shown under the
+    // convergence plot.
+    assert_shows(&screen(&app, 120, 40), &["chebyshev, extrapolated"]);
     assert!(app.on_key(ch('e')));
     assert!(!app.session.preset().sim.extrapolate);
     assert!(!app.session.solver().params().extrapolate);
-    assert_shows(&screen(&app, 120, 40), &["guess  inertial"]);
+    assert_shows(&screen(&app, 120, 40), &["chebyshev, inertial"]);
     assert!(app.on_key(ch('e')));
     assert!(app.session.preset().sim.extrapolate);
 

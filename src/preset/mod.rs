@@ -353,6 +353,20 @@ impl Default for Preset {
 /// The start of the first line of a saved preset, before the version.
 const FORMAT_LINE: &str = "# Softbody Studio preset (format version";
 
+/// Creates the directory `path` is to be saved in, if it is missing.
+///
+/// # Errors
+/// [`PresetErrorKind::Write`] naming the directory that could not be made.
+pub fn create_dir_of(path: &Path) -> Result<(), PresetError> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| {
+            let message = format!("cannot create {}: {e}", dir.display());
+            PresetError::new(path, PresetErrorKind::Write(message))
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The comment lines a preset file's `text` opens with (blank lines between
 /// them kept), without the format line a save writes itself; `None` if
 /// there are none. A save keeps them (see [`Preset::save_with_header`]).
@@ -500,7 +514,8 @@ impl Preset {
     /// Writes the preset to `path` atomically (a temporary file in the same
     /// directory renamed over it; see
     /// [`fsutil::write_atomically`](crate::fsutil::write_atomically)),
-    /// without comments (see [`Preset::save_with_header`]).
+    /// without comments (see [`Preset::save_with_header`]). A missing
+    /// directory is created first (a "save as" typed into a new folder).
     ///
     /// # Errors
     /// [`PresetErrorKind::Write`] if serialising or writing fails; the
@@ -520,6 +535,7 @@ impl Preset {
         let text = self
             .to_toml_string_with_header(header)
             .map_err(|e| write_error(e.to_string()))?;
+        create_dir_of(path)?;
         crate::fsutil::write_atomically(path, |out| std::io::Write::write_all(out, text.as_bytes()))
             .map_err(|e| write_error(e.to_string()))
     }

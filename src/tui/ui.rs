@@ -259,11 +259,11 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(chart, area);
 }
 
+/// The convergence box: the objective's per-iteration sparkline, and under
+/// it in the same border (a second border would leave an 80 × 24 terminal
+/// no row for the sparkline) the frame rate, timings, method and the
+/// accuracy figure.
 fn render_side(frame: &mut Frame, area: Rect, app: &App) {
-    let [spark, stats] = area.layout(&Layout::vertical([
-        Constraint::Fill(1),
-        Constraint::Length(8),
-    ]));
     let history = app.session.history();
     let objective = history.objective();
     // The decrease of the objective per iteration, scaled to its range.
@@ -272,10 +272,12 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &g| {
             (a.min(g), b.max(g))
         });
+    // A range of round-off (a body at rest) draws flat, not as noise.
+    let flat = hi - lo <= 1e-12 * hi.abs().max(lo.abs());
     let bars: Vec<u64> = objective
         .iter()
         .map(|g| {
-            if hi > lo {
+            if !flat {
                 (1.0 + 99.0 * (g - lo) / (hi - lo)) as u64
             } else {
                 1
@@ -290,24 +292,18 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         ),
         _ => String::new(),
     };
-    frame.render_widget(
-        Sparkline::default()
-            .block(
-                Block::bordered()
-                    .title(" Convergence ")
-                    .title_bottom(decrease),
-            )
-            .style(Style::new().magenta())
-            .data(bars),
-        spark,
-    );
+    let block = Block::bordered()
+        .title(" Convergence ")
+        .title_bottom(decrease);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
     let last = history.last().copied().unwrap_or_default();
+    let sim = &app.session.preset().sim;
     let lines = vec![
         Line::from(format!("sim    {:>7.1} FPS", app.pacer.sim_fps)),
         Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
         Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
-        Line::from(format!("accel  {}", app.session.preset().sim.acceleration)),
-        Line::from(format!("guess  {}", app.session.preset().sim.guess_name())),
+        Line::from(format!("{}, {}", sim.acceleration, sim.guess_name())),
         Line::from(if app.session.is_measuring() {
             "error  measuring…".to_owned()
         } else {
@@ -323,10 +319,17 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
             )
         }),
     ];
+    let [spark, stats] = inner.layout(&Layout::vertical([
+        Constraint::Fill(1),
+        Constraint::Length(lines.len() as u16),
+    ]));
     frame.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(" Stats ")),
-        stats,
+        Sparkline::default()
+            .style(Style::new().magenta())
+            .data(bars),
+        spark,
     );
+    frame.render_widget(Paragraph::new(lines), stats);
 }
 
 /// The status line: the latest outcome, else a blow-up's warning, else
