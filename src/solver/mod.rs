@@ -15,6 +15,7 @@ mod batch;
 pub mod collide;
 pub mod energy;
 mod guess;
+mod memory;
 mod mixed;
 pub mod newton;
 pub mod params;
@@ -136,6 +137,20 @@ pub enum SolverError {
         "the system matrix is not positive definite ({0}); check for zero masses or negative weights"
     )]
     Factorization(String),
+    /// The factor of the system matrix would not fit in the memory the
+    /// machine has free (checked before it is allocated).
+    #[error(
+        "the model is too large for this machine: factorising its system needs about {} \
+         and {} is free; use a coarser mesh or tet resolution",
+        memory::gigabytes(*.needed),
+        memory::gigabytes(*.available)
+    )]
+    OutOfMemory {
+        /// Bytes the factorisation would take.
+        needed: u64,
+        /// Bytes free.
+        available: u64,
+    },
     /// The simulation diverged; the state was left at the last good frame.
     #[error(
         "simulation blew up at frame {frame}: {reason}; paused at the last good frame \

@@ -216,7 +216,9 @@ impl SparseCholesky {
     /// Orders, analyses and factorises the matrix with `pattern` and `values`.
     ///
     /// # Errors
-    /// [`SolverError::Factorization`] if the matrix is not positive definite.
+    /// [`SolverError::OutOfMemory`] if the factor would not fit in the free
+    /// memory; [`SolverError::Factorization`] if the matrix is not positive
+    /// definite.
     pub(crate) fn new(pattern: &LowerPattern, values: &[f64]) -> Result<Self, SolverError> {
         let mut symbolic = analyse(pattern, SymmetricOrdering::Amd)?;
         if pattern.n >= NESTED_DISSECTION_FROM
@@ -231,6 +233,10 @@ impl SparseCholesky {
             }
         }
         let par = Par::Seq;
+        // L in double precision, its single-precision copy (a large system
+        // solves with it) and the factorisation's scratch.
+        let needed = 12 * symbolic.len_val() + scratch(&symbolic, par).size_bytes();
+        super::memory::check(needed as u64, super::memory::available())?;
         let mut this = Self {
             l_values: Arc::new(vec![0.0; symbolic.len_val()]),
             buffer: MemBuffer::new(scratch(&symbolic, par)),
