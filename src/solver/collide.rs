@@ -28,14 +28,19 @@ pub enum Collider {
 }
 
 /// A vertex resting on a ground collider. The solve pins its height to the
-/// ground's with a weight of [`CONTACT_STIFFNESS`] `m/h²` (the normal is y,
-/// so x and z stay free to slide), for as long as the pin pushes it up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// ground's with a weight of [`CONTACT_STIFFNESS`] `m/h²` (the normal is y),
+/// for as long as the pin pushes it up. A sliding contact's x and z are
+/// free, slowed by friction after the solve; a sticking one's are pinned
+/// where it stopped, for as long as friction can hold it there.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact {
     /// The vertex.
     pub vertex: u32,
     /// Its ground: an index into [`SimParams::colliders`](super::SimParams::colliders).
     pub collider: u32,
+    /// Where static friction holds it, `[x, z]` (pinned there in the solve,
+    /// from the substep it stopped sliding), if it does.
+    pub sticking: Option<[f64; 2]>,
 }
 
 /// The weight of a contact's pin over its vertex's `m/h²`: the vertex then
@@ -90,6 +95,13 @@ impl Collider {
                 *x = center + dir * (radius * (1.0 + 4.0 * f64::EPSILON));
                 true
             }
+        }
+    }
+
+    /// The friction coefficient.
+    pub fn friction(&self) -> f64 {
+        match *self {
+            Collider::Ground { friction, .. } | Collider::Sphere { friction, .. } => friction,
         }
     }
 

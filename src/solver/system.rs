@@ -634,10 +634,15 @@ pub(crate) struct System {
     stats: FactorStats,
     /// The system of the y coordinate while vertices rest on the ground.
     contact: Option<ContactSystem>,
+    /// The system of x and z while some of those vertices, not all, stick
+    /// (static friction holds them where they are).
+    sticking: Option<ContactSystem>,
+    /// Whether every contact sticks: x and z then solve with `contact` too.
+    all_stick: bool,
 }
 
-/// `A` with the ground contacts' pins on its diagonal: the y coordinate
-/// solves with it, x and z with `A` (the ground's normal is y).
+/// `A` with pins on its diagonal: the ground contacts' for the y coordinate
+/// (the ground's normal is y), the sticking contacts' for x and z.
 #[derive(Clone)]
 struct ContactSystem {
     /// The pins it was factorised with: (vertex, weight), by vertex (empty:
@@ -650,6 +655,48 @@ struct ContactSystem {
     kernel: Kernel,
     /// The solution of the y solve, all coordinates (scratch).
     solved: Vec<Vec3>,
+}
+
+/// What a [`ContactSystem`] is made from: `A` (its factor, values and
+/// pattern), the rows of the vertices and the precision to solve in.
+struct PinBase<'a> {
+    factor: &'a SparseCholesky,
+    values: &'a [f64],
+    pattern: &'a LowerPattern,
+    index: &'a [u32],
+    precision: Precision,
+}
+
+impl PinBase<'_> {
+    /// Makes `system` `A` plus `pins` on its diagonal, factorised (only if
+    /// they changed; its buffers are kept from earlier pins).
+    fn pin(
+        &self,
+        system: &mut Option<ContactSystem>,
+        pins: &[(u32, f64)],
+    ) -> Result<(), SolverError> {
+        if system.as_ref().is_some_and(|c| c.pins == pins) {
+            return Ok(());
+        }
+        let c = system.get_or_insert_with(|| ContactSystem {
+            pins: Vec::new(),
+            values: Vec::new(),
+            factor: self.factor.clone(),
+            kernel: Kernel::Double(FusedFactor::default()),
+            solved: vec![Vec3::zeros(); self.index.len()],
+        });
+        c.pins.clear();
+        c.values.clear();
+        c.values.extend_from_slice(self.values);
+        for &(v, w) in pins {
+            let k = self.index[v as usize] as usize;
+            c.values[self.pattern.slot(k, k)] += w;
+        }
+        c.factor.refactor(&c.values)?;
+        fill_kernel(&mut c.factor, &c.values, self.precision, &mut c.kernel);
+        c.pins.extend_from_slice(pins);
+        Ok(())
+    }
 }
 
 /// The copy of `L` the global step solves with.
@@ -779,6 +826,8 @@ impl System {
             row_vertex: Vec::new(),
             stats: FactorStats::default(),
             contact: None,
+            sticking: None,
+            all_stick: false,
         };
         this.assemble(model, h);
         let t1 = Instant::now();
@@ -856,15 +905,22 @@ impl System {
     }
 
     /// Pins the y coordinate of each vertex of `pins` (vertex, weight; by
-    /// vertex, free vertices only) to the right-hand side with that weight
-    /// on `A`'s diagonal, from now until the pins change: [`System::solve`]
-    /// then solves y with `A + Σ w eᵢeᵢᵀ` and x and z with `A`. No pins
-    /// solve every coordinate with `A`. Each change of the pins is a
-    /// numeric factorisation of that second system (the pattern is `A`'s).
+    /// vertex, free vertices only), and x and z of each of `sticking` (a
+    /// subset of `pins`, with the same weights), to the right-hand side with
+    /// that weight on `A`'s diagonal, from now until the pins change:
+    /// [`System::solve`] then solves y with `A + Σ_pins w eᵢeᵢᵀ` and x and z
+    /// with `A + Σ_sticking w eᵢeᵢᵀ` (one system for all three when every
+    /// contact sticks, `A` when none does). No pins solve every coordinate
+    /// with `A`. Each change of a set of pins is a numeric factorisation of
+    /// its system (the pattern is `A`'s).
     ///
     /// # Errors
-    /// [`SolverError::Factorization`] if that system cannot be factorised.
-    pub(crate) fn set_contacts(&mut self, pins: &[(u32, f64)]) -> Result<(), SolverError> {
+    /// [`SolverError::Factorization`] if a system cannot be factorised.
+    pub(crate) fn set_contacts(
+        &mut self,
+        pins: &[(u32, f64)],
+        sticking: &[(u32, f64)],
+    ) -> Result<(), SolverError> {
         if pins.is_empty() {
             self.drop_contacts();
             return Ok(());
@@ -872,34 +928,35 @@ impl System {
         let Some(factor) = &self.factor else {
             return Ok(());
         };
-        if self.contact.as_ref().is_some_and(|c| c.pins == pins) {
-            return Ok(());
+        let base = PinBase {
+            factor,
+            values: &self.values,
+            pattern: &self.pattern,
+            index: &self.index,
+            precision: self.precision,
+        };
+        base.pin(&mut self.contact, pins)?;
+        self.all_stick = sticking.len() == pins.len();
+        if sticking.is_empty() || self.all_stick {
+            if let Some(c) = &mut self.sticking {
+                c.pins.clear();
+            }
+            Ok(())
+        } else {
+            base.pin(&mut self.sticking, sticking)
         }
-        let c = self.contact.get_or_insert_with(|| ContactSystem {
-            pins: Vec::new(),
-            values: Vec::new(),
-            factor: factor.clone(),
-            kernel: Kernel::Double(FusedFactor::default()),
-            solved: vec![Vec3::zeros(); self.index.len()],
-        });
-        c.pins.clear();
-        c.values.clone_from(&self.values);
-        for &(v, w) in pins {
-            let k = self.index[v as usize] as usize;
-            c.values[self.pattern.slot(k, k)] += w;
-        }
-        c.factor.refactor(&c.values)?;
-        fill_kernel(&mut c.factor, &c.values, self.precision, &mut c.kernel);
-        c.pins.extend_from_slice(pins);
-        Ok(())
     }
 
     /// Solves every coordinate with `A` again (until [`System::set_contacts`]
-    /// pins vertices), keeping the contact system's buffers.
+    /// pins vertices), keeping the contact systems' buffers.
     pub(crate) fn drop_contacts(&mut self) {
-        if let Some(c) = &mut self.contact {
+        for c in [&mut self.contact, &mut self.sticking]
+            .into_iter()
+            .flatten()
+        {
             c.pins.clear();
         }
+        self.all_stick = false;
     }
 
     fn assemble(&mut self, model: &Model, h: f64) {
@@ -994,21 +1051,27 @@ impl System {
     /// whose factor splits ([`MixedFactor`]) runs on two threads.
     ///
     /// With ground contacts ([`System::set_contacts`]) the y coordinate is
-    /// solved again with their system (the right-hand side then holds the
-    /// pins' `w h` in y).
+    /// solved with their system (the right-hand side then holds the pins'
+    /// `w h` in y), and x and z with the sticking contacts' (their `w x₀` in
+    /// x and z).
     pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], parallel: bool) {
+        let rows = &self.row_vertex;
         let contact = self.contact.as_mut().filter(|c| !c.pins.is_empty());
-        if let Some(c) = contact {
-            // The previous iterate is the y solve's guess.
-            c.solved.copy_from_slice(x);
-            self.kernel.solve(rhs, x, &self.row_vertex, parallel);
-            c.kernel
-                .solve(rhs, &mut c.solved, &self.row_vertex, parallel);
-            for &v in &self.free {
-                x[v as usize].y = c.solved[v as usize].y;
+        match contact {
+            None => self.kernel.solve(rhs, x, rows, parallel),
+            Some(c) if self.all_stick => c.kernel.solve(rhs, x, rows, parallel),
+            Some(c) => {
+                // The previous iterate is the y solve's guess.
+                c.solved.copy_from_slice(x);
+                match self.sticking.as_mut().filter(|s| !s.pins.is_empty()) {
+                    Some(s) => s.kernel.solve(rhs, x, rows, parallel),
+                    None => self.kernel.solve(rhs, x, rows, parallel),
+                }
+                c.kernel.solve(rhs, &mut c.solved, rows, parallel);
+                for &v in &self.free {
+                    x[v as usize].y = c.solved[v as usize].y;
+                }
             }
-        } else {
-            self.kernel.solve(rhs, x, &self.row_vertex, parallel);
         }
     }
 }
