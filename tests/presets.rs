@@ -330,7 +330,17 @@ fn each_invalid_preset_names_its_field_and_line() {
         ),
         (
             format!("{HEADER}[material.weights]\nbending = -1.0\n"),
-            "bad.toml:7: material.weights.bending: must not be negative, found -1",
+            "bad.toml:7: material.weights.bending: must lie in [0, 1e12], found -1",
+        ),
+        (
+            // Past double precision against the masses: it was a failed
+            // factorisation naming faer's pivot and blaming zero masses.
+            format!("{HEADER}[material.weights]\nbending = 1e20\n"),
+            "bad.toml:7: material.weights.bending: must lie in [0, 1e12], found 1e20",
+        ),
+        (
+            "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = 1e-300\n".to_owned(),
+            "bad.toml:5: material.density: must lie in [1e-6, 1e6], found 1e-300",
         ),
         (
             format!("{HEADER}[sim]\ndt = 0.0\n"),

@@ -94,6 +94,15 @@ pub const CURRENT_VERSION: u32 = 1;
 /// Largest cloth grid side (nodes): 10⁶ vertices.
 pub const MAX_GRID_NODES: usize = 1000;
 
+/// The largest constraint weight (N/m for springs, Pa for tets: steel's
+/// shear modulus is 8e10 Pa). Past it a weight is a typo, and one of 1e20
+/// leaves the system matrix beyond double precision.
+pub const MAX_WEIGHT: f64 = 1e12;
+
+/// The densities a preset takes (kg/m² for a surface, kg/m³ for a volume:
+/// tissue paper is 0.02 kg/m², osmium 22,590 kg/m³).
+pub const DENSITY_RANGE: (f64, f64) = (1e-6, 1e6);
+
 /// A scene's saved state. See the [module docs](self) for the TOML format.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -549,7 +558,8 @@ impl Preset {
     /// that does not apply to the mesh (tets from a grid, springs from a
     /// tet file, a resolution for anything but tets from an OBJ, edge
     /// springs without tets) or a resolution out of range; a non-positive
-    /// density; a negative or non-finite weight; tet limits that exclude
+    /// density outside [`DENSITY_RANGE`]; a weight outside
+    /// `[0, `[`MAX_WEIGHT`]`]`; tet limits that exclude
     /// the rest state; `top_corners`/`top_edge` without a grid; a plane
     /// with a zero normal or negative distance; a box with `min > max`; a
     /// `dt` outside `[1e-6, 10]` s, iterations outside `1..=`
@@ -735,7 +745,8 @@ mod validate {
     }
 
     fn material(m: &Material) -> Check {
-        positive("material.density", m.density)?;
+        let (lightest, heaviest) = DENSITY_RANGE;
+        within("material.density", m.density, lightest, heaviest)?;
         let Weights {
             structural,
             shear,
@@ -754,7 +765,7 @@ mod validate {
             ("strain_limit", strain_limit),
             ("volume", volume),
         ] {
-            non_negative(&format!("material.weights.{name}"), w)?;
+            within(&format!("material.weights.{name}"), w, 0.0, MAX_WEIGHT)?;
         }
         let TetLimits {
             strain_min,

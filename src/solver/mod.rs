@@ -135,7 +135,9 @@ pub enum SolverError {
     InvalidParameter(String),
     /// The system matrix could not be factorised.
     #[error(
-        "the system matrix is not positive definite ({0}); check for zero masses or negative weights"
+        "the system matrix cannot be factorised ({0}): its weights are too large against the \
+         masses over dt² for double precision, or a mass is zero; lower the stiffest weight, \
+         raise the density or shorten dt"
     )]
     Factorization(String),
     /// The factor of the system matrix would not fit in the memory the

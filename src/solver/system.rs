@@ -121,6 +121,12 @@ fn analyse(
     .map_err(|e| SolverError::Factorization(format!("{e:?}")))
 }
 
+/// faer's numeric factorisation error, in words.
+fn factorization_error(e: faer::linalg::solvers::LltError) -> SolverError {
+    let faer::linalg::solvers::LltError::NonPositivePivot { index } = e;
+    SolverError::Factorization(format!("its pivot {index} is not above zero"))
+}
+
 /// METIS nested dissection (`METIS_NodeND`) of the graph of `pattern`:
 /// `(perm, inverse)` with `perm[k]` the unknown of row `k`, or `None` if
 /// METIS fails.
@@ -251,7 +257,8 @@ impl SparseCholesky {
     /// Numeric refactorisation with new values on the same pattern.
     ///
     /// # Errors
-    /// [`SolverError::Factorization`] if the matrix is not positive definite.
+    /// [`SolverError::Factorization`] if the matrix is not positive definite
+    /// in double precision.
     pub(crate) fn refactor(&mut self, values: &[f64]) -> Result<(), SolverError> {
         let a = SparseColMatRef::new(self.pattern.symbolic(), values);
         let stack = MemStack::new(&mut self.buffer);
@@ -272,7 +279,7 @@ impl SparseCholesky {
                 Default::default(),
             )
             .map(|_| ())
-            .map_err(|e| SolverError::Factorization(format!("{e:?}")))
+            .map_err(factorization_error)
     }
 
     /// Frees `L` once a kernel holds its own copy (the next refactorisation
