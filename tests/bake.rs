@@ -101,7 +101,7 @@ fn every_shipped_preset_bakes_and_reads_back() {
         // Frame 0 is the rest pose: its energies, no step's timings.
         let rest: Vec<&str> = rows[0].split(',').collect();
         assert_eq!(rest.len(), columns);
-        assert_eq!(&rest[..2], ["0", "0"], "{stem}");
+        assert_eq!(&rest[..2], ["0", "0.0"], "{stem}");
         let energies: Vec<f64> = rest[2..columns - 3]
             .iter()
             .map(|v| v.parse().unwrap())
