@@ -437,9 +437,8 @@ pub fn write_obj<W: Write>(out: &mut W, raw: &RawMesh, header: &[&str]) -> std::
     for h in header {
         writeln!(out, "# {h}")?;
     }
-    // Shortest round-trip form, with an exponent for the tiny and huge.
     for p in &raw.positions {
-        writeln!(out, "v {:?} {:?} {:?}", p.x, p.y, p.z)?;
+        writeln!(out, "v {} {} {}", p.x, p.y, p.z)?;
     }
     let mut membership = 0;
     for poly in 0..raw.polygon_count() {

@@ -765,7 +765,9 @@ mod validate {
             ("strain_limit", strain_limit),
             ("volume", volume),
         ] {
-            within(&format!("material.weights.{name}"), w, 0.0, MAX_WEIGHT)?;
+            let field = format!("material.weights.{name}");
+            non_negative(&field, w)?;
+            within(&field, w, 0.0, MAX_WEIGHT)?;
         }
         let TetLimits {
             strain_min,

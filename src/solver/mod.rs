@@ -213,16 +213,15 @@ pub struct Solver {
 /// inside the solve (see `Solver::pin_contacts`).
 const LANDING_SPEED: f64 = 4.0;
 
-/// Sticking contacts start to slide only every this many substeps (counted
-/// from frame 0): each change of the sticking set is a numeric
-/// factorisation of its system, and a body at rest can have contacts at
-/// the friction limit that would stick and slip in turn every substep
-/// (the jelly: a factorisation per frame, a fifth of its frame time). A
-/// contact may then hold up to 7 substeps past the limit. (Sliding
-/// contacts stick as soon as friction stops them: the other way round,
-/// friction applied after the solve for those substeps cost the accuracy
-/// the sticking pins buy.)
-const STICK_PERIOD: u64 = 8;
+/// A sticking contact pulled along the ground harder than friction allows
+/// drags its anchor: the anchor follows it to where the pin pulls back with
+/// friction's force, so the contact slides by the excess and the sticking
+/// set, whose every change is a numeric factorisation, stays (a body at
+/// rest has contacts at the friction limit; letting them go and holding
+/// them again cost the jelly a factorisation per frame, a fifth of its frame
+/// time). Pulled harder than this times the limit (a body dragged or pushed
+/// over: the pin held it with that force in the solve), it slides free.
+const STICK_SLACK: f64 = 2.0;
 
 /// The projections of one local step, in constraint order: springs by
 /// kind then soft pins in `points`, tets in `tets`.
@@ -598,8 +597,7 @@ impl Solver {
             .load_secants(&state.secants, |i| system.is_free(i));
         let step = (alpha * h, h * h);
         let mut elastic = Energies::default();
-        let substeps = self.params.substeps as u64;
-        for substep in 0..substeps {
+        for _ in 0..self.params.substeps {
             let t0 = Instant::now();
             // Inertial target s = q + α h v + h² g (physics.md §1); hard
             // pins stay where they are.
@@ -652,8 +650,7 @@ impl Solver {
                 step,
                 |i| system.is_free(i),
             );
-            let refresh = (state.frame * substeps + substep).is_multiple_of(STICK_PERIOD);
-            report.contacts = self.collide(refresh);
+            report.contacts = self.collide();
             let inv_h = 1.0 / h;
             for ((v, x), q) in velocities.iter_mut().zip(&self.x).zip(&self.start) {
                 *v = (x - q) * inv_h;
@@ -798,7 +795,8 @@ impl Solver {
         }
     }
 
-    /// `1/(2h²) ‖x − s‖²_M`, plus the contacts' pins `Σ w/2 (y − h)²`.
+    /// `1/(2h²) ‖x − s‖²_M`, plus the contacts' pins `Σ w/2 (y − h)²` and
+    /// the sticking ones' `Σ w/2 ‖(x, z) − anchor‖²`.
     fn inertia_at(&self, x: &[Vec3], inv_h2: f64) -> f64 {
         let sum: f64 = x
             .iter()
@@ -831,25 +829,41 @@ impl Solver {
     /// contact from the next substep: in a body falling that fast, the layer
     /// above the lowest also reaches the ground in the inertial target, and
     /// pinned flat onto the lowest it inverted its tets and stayed there.
+    /// A sticking contact also pins x and z to its anchor (same weight,
+    /// added to x and z of `self.constant`); one whose anchor is not finite
+    /// or further than a slow landing from it slides instead.
     fn pin_contacts(&mut self, h: f64) {
         // A contact starts the substep on its ground (`collide` leaves it
         // there), a free vertex. One that does not is free again (its ground
         // was moved or removed since; the accuracy reference steps without
         // colliders): it lands anew, or is pushed out.
         let (colliders, start, system) = (&self.params.colliders, &self.start, &self.system);
-        self.contacts.retain(|c| {
+        let slow = LANDING_SPEED * self.params.gravity.norm() * h * h;
+        self.contacts.retain_mut(|c| {
             let v = c.vertex as usize;
             let height = colliders
                 .get(c.collider as usize)
                 .and_then(Collider::ground_height);
-            v < start.len()
+            let keep = v < start.len()
                 && system.is_free(v)
-                && height.is_some_and(|h| (start[v].y - h).abs() <= 1e-12 * (1.0 + h.abs()))
-                && c.sticking.is_none_or(|a| a.iter().all(|a| a.is_finite()))
+                && height.is_some_and(|h| (start[v].y - h).abs() <= 1e-12 * (1.0 + h.abs()));
+            // A sticking contact starts the substep off its anchor by its
+            // pins' give, a small part of a slow landing; one further off
+            // (or not finite) slides instead of being yanked back.
+            if let Some([ax, az]) = c.sticking
+                && keep
+            {
+                let off = (start[v].x - ax).hypot(start[v].z - az);
+                // (NaN is not near.)
+                let near = off.partial_cmp(&slow).is_some_and(|o| o.is_le());
+                if !near {
+                    c.sticking = None;
+                }
+            }
+            keep
         });
         let known = self.contacts.len();
         let inv_h2 = 1.0 / (h * h);
-        let slow = LANDING_SPEED * self.params.gravity.norm() * h * h;
         for (i, (x, q)) in self.target.iter().zip(&self.start).enumerate() {
             let landing = self
                 .params
@@ -920,15 +934,18 @@ impl Solver {
     /// pulled it down it lifts off. Every other vertex left inside a
     /// collider is projected out, and one projected out of the ground rests
     /// on it from the next substep. A sliding contact that friction stopped
-    /// sticks; a sticking one that friction can no longer hold slides, from
-    /// a `refresh` substep (every [`STICK_PERIOD`]).
+    /// sticks; a sticking one that friction can no longer hold drags its
+    /// anchor, or slides free when pulled past [`STICK_SLACK`] times the
+    /// limit. (A sticking contact that lifts off
+    /// had its x and z held, with no push up behind them, for that
+    /// substep, as its y pin held it down.)
     ///
     /// A contact held by friction after the solve, instead of in it, was
     /// pulled back every substep while the rest of the body had been solved
     /// without that pull: a body leaning on its feet gained energy (a cow
-    /// slumping on its legs, +2,000 J in a second; a cube leaning on the
-    /// ground under a tilted gravity, 204 J of strain at rest against 74 J
-    /// with 8 substeps).
+    /// slumping on its legs rose to 1,479 J above its start; a cube of
+    /// strain weight 2e4 leaning on the ground under a tilted gravity held
+    /// 204 J of strain at rest, against 74 J with 8 substeps).
     ///
     /// Projection alone is what resting contact used to be: every substep
     /// the unsupported solve let the lowest vertices sink by `h²` times their
@@ -936,7 +953,7 @@ impl Solver {
     /// the layer above (a 0.5 m cube resting at `h = 1/60` s held 840 J of
     /// spurious strain, its bottom layer at 22 % of its thickness). Pinned
     /// in the solve, the support reaches the whole body.
-    fn collide(&mut self, refresh: bool) -> usize {
+    fn collide(&mut self) -> usize {
         let colliders = &self.params.colliders;
         if colliders.is_empty() {
             return 0;
@@ -955,13 +972,19 @@ impl Solver {
             if let Some([ax, az]) = c.sticking {
                 // Its pins pull it w·off along the ground and push it w·sunk
                 // up: static friction holds while the first is within the
-                // friction cone of the second, else it slides from the next
-                // substep. Where the solve put it stays (off the anchor by
-                // the pin's give, which does not add up from step to step).
+                // friction cone of the second. Past it, the anchor follows to
+                // where the pull is friction's (the contact slid by the
+                // excess, against friction's force); far past it, the
+                // contact slides free from the next substep. Where the solve
+                // put it stays (off the anchor by the pin's give).
                 x.y = height;
                 let off = (x.x - ax).hypot(x.z - az);
-                if refresh && off > collider.friction() * sunk {
+                let limit = collider.friction() * sunk;
+                if off > STICK_SLACK * limit {
                     c.sticking = None;
+                } else if off > limit {
+                    let pull = limit / off;
+                    c.sticking = Some([x.x - (x.x - ax) * pull, x.z - (x.z - az) * pull]);
                 }
             } else {
                 // The pin's force w·sunk moved the vertex h² w sunk / m:
@@ -970,7 +993,10 @@ impl Solver {
                 let start = self.start[v];
                 let support = CONTACT_STIFFNESS * sunk;
                 let slid = (x.x - start.x).hypot(x.z - start.z);
-                let stops = slid <= collider.friction() * (sunk + support);
+                // (On ice nothing sticks, not even a vertex that did not
+                // move along the ground.)
+                let stops =
+                    collider.friction() > 0.0 && slid <= collider.friction() * (sunk + support);
                 collider.resolve(x, start, support);
                 c.sticking = stops.then_some([x.x, x.z]);
             }

@@ -642,10 +642,24 @@ pub(crate) struct System {
     /// The system of the y coordinate while vertices rest on the ground.
     contact: Option<ContactSystem>,
     /// The system of x and z while some of those vertices, not all, stick
-    /// (static friction holds them where they are).
+    /// (static friction holds them where they are). Kept with its last pins
+    /// when every contact or none sticks, so that going back to the same
+    /// set (a contact at the friction limit let go and held again) is no
+    /// factorisation.
     sticking: Option<ContactSystem>,
-    /// Whether every contact sticks: x and z then solve with `contact` too.
-    all_stick: bool,
+    /// Which system x and z solve with.
+    stick: Stick,
+}
+
+/// How many ground contacts stick, which says what x and z solve with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stick {
+    /// None: `A`.
+    None,
+    /// Some: the sticking system.
+    Some,
+    /// All: the contacts' system, as y.
+    All,
 }
 
 /// `A` with pins on its diagonal: the ground contacts' for the y coordinate
@@ -660,7 +674,8 @@ struct ContactSystem {
     /// `A`'s factor (sharing its analysis), factorised with `values`.
     factor: SparseCholesky,
     kernel: Kernel,
-    /// The solution of the y solve, all coordinates (scratch).
+    /// The solution of the y solve, all coordinates (scratch; unused by the
+    /// sticking system).
     solved: Vec<Vec3>,
 }
 
@@ -684,6 +699,11 @@ impl PinBase<'_> {
     ) -> Result<(), SolverError> {
         if system.as_ref().is_some_and(|c| c.pins == pins) {
             return Ok(());
+        }
+        if system.is_none() {
+            // Its own L, as A's (see `SparseCholesky::new`).
+            let needed = 12 * self.factor.len_val() as u64;
+            super::memory::check(needed, super::memory::available())?;
         }
         let c = system.get_or_insert_with(|| ContactSystem {
             pins: Vec::new(),
@@ -834,7 +854,7 @@ impl System {
             stats: FactorStats::default(),
             contact: None,
             sticking: None,
-            all_stick: false,
+            stick: Stick::None,
         };
         this.assemble(model, h);
         let t1 = Instant::now();
@@ -942,16 +962,19 @@ impl System {
             index: &self.index,
             precision: self.precision,
         };
+        debug_assert!(
+            (sticking.iter()).all(|p| pins.binary_search_by_key(&p.0, |q| q.0).is_ok()),
+            "sticking pins are pins"
+        );
+        self.stick = Stick::None;
         base.pin(&mut self.contact, pins)?;
-        self.all_stick = sticking.len() == pins.len();
-        if sticking.is_empty() || self.all_stick {
-            if let Some(c) = &mut self.sticking {
-                c.pins.clear();
-            }
-            Ok(())
-        } else {
-            base.pin(&mut self.sticking, sticking)
+        if sticking.len() == pins.len() {
+            self.stick = Stick::All;
+        } else if !sticking.is_empty() {
+            base.pin(&mut self.sticking, sticking)?;
+            self.stick = Stick::Some;
         }
+        Ok(())
     }
 
     /// Solves every coordinate with `A` again (until [`System::set_contacts`]
@@ -963,7 +986,7 @@ impl System {
         {
             c.pins.clear();
         }
-        self.all_stick = false;
+        self.stick = Stick::None;
     }
 
     fn assemble(&mut self, model: &Model, h: f64) {
@@ -1066,11 +1089,11 @@ impl System {
         let contact = self.contact.as_mut().filter(|c| !c.pins.is_empty());
         match contact {
             None => self.kernel.solve(rhs, x, rows, parallel),
-            Some(c) if self.all_stick => c.kernel.solve(rhs, x, rows, parallel),
+            Some(c) if self.stick == Stick::All => c.kernel.solve(rhs, x, rows, parallel),
             Some(c) => {
                 // The previous iterate is the y solve's guess.
                 c.solved.copy_from_slice(x);
-                match self.sticking.as_mut().filter(|s| !s.pins.is_empty()) {
+                match self.sticking.as_mut().filter(|_| self.stick == Stick::Some) {
                     Some(s) => s.kernel.solve(rhs, x, rows, parallel),
                     None => self.kernel.solve(rhs, x, rows, parallel),
                 }
@@ -1211,6 +1234,56 @@ mod tests {
             let mut again = vec![Vec3::zeros(); m];
             system.solve(&rhs, &mut again, false);
             assert!(error(&again) <= 1e-12 * scale);
+        }
+    }
+
+    /// With ground contacts every coordinate solves with `A` plus its own
+    /// pins: y with all of them, x and z with the sticking ones (none, some
+    /// or all of them), in double and in mixed precision, after a change of
+    /// precision and going back to an earlier set.
+    #[test]
+    fn contacts_solve_each_coordinate_with_its_pins() {
+        let model = Scene::cloth(12).model();
+        let mut system = System::new(&model, 1.0 / 60.0).unwrap();
+        let m = model.vertex_count();
+        let rhs = sample_rhs(m);
+        let pins: Vec<(u32, f64)> = (system.free.iter().step_by(5))
+            .map(|&v| (v, 1e4 + f64::from(v)))
+            .collect();
+        let some = vec![pins[1], pins[4], pins[6]];
+        let scale = rhs.iter().map(|r| r.amax()).fold(0.0, f64::max);
+        for precision in [Precision::Double, Precision::Mixed, Precision::Double] {
+            system.set_precision(precision);
+            for sticking in [&[][..], &some, &pins, &some] {
+                system.set_contacts(&pins, sticking).unwrap();
+                let mut x = vec![Vec3::zeros(); m];
+                // Two solves: the mixed one corrects its guess.
+                system.solve(&rhs, &mut x, false);
+                system.solve(&rhs, &mut x, false);
+                let free = &system.free;
+                let mut residual: Vec<Vec3> = free.iter().map(|&v| rhs[v as usize]).collect();
+                system.pattern.entries().for_each(|(r, c, k)| {
+                    let v = system.values[k];
+                    residual[r] -= x[free[c] as usize] * v;
+                    if r != c {
+                        residual[c] -= x[free[r] as usize] * v;
+                    }
+                });
+                for (k, &v) in free.iter().enumerate() {
+                    let x = x[v as usize];
+                    let find =
+                        |set: &[(u32, f64)]| set.iter().find(|p| p.0 == v).map_or(0.0, |p| p.1);
+                    let (w_y, w_xz) = (find(&pins), find(sticking));
+                    residual[k] -= Vec3::new(w_xz * x.x, w_y * x.y, w_xz * x.z);
+                }
+                let worst = residual.iter().map(|r| r.amax()).fold(0.0, f64::max);
+                assert!(
+                    worst < 1e-9 * scale,
+                    "{precision:?}, {} of {} sticking: residual {worst:e}",
+                    sticking.len(),
+                    pins.len()
+                );
+            }
         }
     }
 
