@@ -67,6 +67,8 @@ pub struct BakeSummary {
     pub frame_ms_median: f64,
     /// Energies after the last frame.
     pub final_energies: Energies,
+    /// Their total (as `energy.csv`'s `total`).
+    pub final_total: f64,
 }
 
 /// Progress after each frame, for a progress display.
@@ -283,6 +285,7 @@ pub fn bake(
             solver_seconds,
             frame_ms_median: median(&mut frame_ms),
             final_energies: energies,
+            final_total: energies.total(),
         };
         (written, csv_result, summary)
     });

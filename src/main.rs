@@ -336,7 +336,10 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
         value["mixed_precision"] = serde_json::json!(factor.mixed_precision);
         outln!("{value}");
     } else {
-        outln!("{} ({})", file.display(), loaded.preset.name);
+        match loaded.preset.name.as_str() {
+            "" => outln!("{}", file.display()),
+            name => outln!("{} ({name})", file.display()),
+        }
         if let Some(version) = loaded.migrated_from {
             outln!("  migrated from format version {version}");
         }
@@ -390,9 +393,16 @@ fn bake(
         let bar = indicatif::ProgressBar::new(frames as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}",
+                "{bar:40} {pos}/{len} frames  {frame_rate}  ETA {eta}",
             )
-            .expect("a valid template"),
+            .expect("a valid template")
+            // (indicatif's `{per_sec}` read `24.2942/s`.)
+            .with_key(
+                "frame_rate",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.1} frames/s", state.per_sec());
+                },
+            ),
         );
         bar
     });
@@ -416,12 +426,13 @@ fn bake(
         bar.finish_and_clear();
     }
     outln!(
-        "{}: {} frames in {:.2} s ({:.2} ms per frame in the solver), {} OBJ files, energy.csv and summary.json in {}",
+        "{}: {} frames in {:.2} s ({:.2} ms per frame in the solver), {} OBJ file{}, energy.csv and summary.json in {}",
         file.display(),
         summary.frames,
         summary.seconds,
         summary.frame_ms_median,
         summary.objs_written,
+        if summary.objs_written == 1 { "" } else { "s" },
         options.out.display()
     );
     if summary.earlier_objs_removed > 0 {

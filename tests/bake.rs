@@ -124,6 +124,9 @@ fn every_shipped_preset_bakes_and_reads_back() {
                 .unwrap();
         assert_eq!(summary["frames"], 120);
         assert_eq!(summary["objs_written"], 4);
+        let total = header.split(',').position(|c| c == "total").unwrap();
+        let last: f64 = rows[120].split(',').nth(total).unwrap().parse().unwrap();
+        assert_eq!(summary["final_total"].as_f64(), Some(last), "{stem}");
         assert!(summary["stopped"].is_null());
         std::fs::remove_dir_all(&out).unwrap();
     }
