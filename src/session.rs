@@ -633,6 +633,9 @@ impl Session {
             Command::Reset => {
                 self.warning = None;
                 self.restart();
+                // The measured frame is gone: its figure would stay on screen
+                // labelled with a frame the motion no longer has.
+                self.forget_accuracy();
                 Ok(Applied::Reset)
             }
             Command::SetWeight(kind, value) => {

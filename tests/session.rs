@@ -603,6 +603,15 @@ fn accuracy_measurements_belong_to_the_scene_they_measured() {
         Some((3, error))
     );
     assert_eq!(session.state().frame, 3, "measuring does not step");
+    // Reset leaves no figure of a frame the motion no longer has.
+    session.apply(Command::Reset).unwrap();
+    assert!(
+        session.accuracy().is_none(),
+        "frame 3's figure after a reset"
+    );
+    session.apply(Command::Step(3)).unwrap();
+    session.measure_accuracy();
+    wait(&mut session).unwrap();
 
     session
         .apply(Command::SetWeight(WeightKind::Shear, 250.0))
