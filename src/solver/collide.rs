@@ -56,20 +56,21 @@ impl Collider {
     /// hold none). The tangential part of the motion is shortened by
     /// `friction × (support + penetration)` (the normal impulse bounds the
     /// friction impulse), and stops when that exceeds it. Returns whether
-    /// there was contact.
+    /// there was contact, and whether friction then held the vertex.
     #[inline]
-    pub fn resolve(&self, x: &mut Vec3, start: Vec3, support: f64) -> bool {
+    pub fn resolve(&self, x: &mut Vec3, start: Vec3, support: f64) -> Resolved {
         match *self {
             Collider::Ground { height, friction } => {
                 let depth = (height - x.y).max(0.0);
                 if depth == 0.0 && support <= 0.0 {
-                    return false;
+                    return Resolved::Apart;
                 }
                 x.y = x.y.max(height);
                 let mut tangential = *x - start;
                 tangential.y = 0.0;
-                *x -= friction_cut(tangential, friction * (depth + support));
-                true
+                let (cut, held) = friction_cut(tangential, friction * (depth + support));
+                *x -= cut;
+                held
             }
             Collider::Sphere {
                 center,
@@ -79,21 +80,22 @@ impl Collider {
                 let d = *x - center;
                 let dist = d.norm();
                 if dist >= radius {
-                    return false;
+                    return Resolved::Apart;
                 }
                 let normal = if dist > 0.0 { d / dist } else { Vec3::y() };
                 let depth = radius - dist;
                 let surface = center + normal * radius;
                 let motion = surface - start;
                 let tangential = motion - normal * motion.dot(&normal);
-                let slid = surface - friction_cut(tangential, friction * (depth + support));
+                let (cut, held) = friction_cut(tangential, friction * (depth + support));
+                let slid = surface - cut;
                 // Back onto the surface (sliding along a tangent leaves it),
                 // a hair outside so rounding cannot put it inside.
                 let out = slid - center;
                 let n = out.norm();
                 let dir = if n > 0.0 { out / n } else { normal };
                 *x = center + dir * (radius * (1.0 + 4.0 * f64::EPSILON));
-                true
+                held
             }
         }
     }
@@ -122,12 +124,41 @@ impl Collider {
     }
 }
 
+/// What [`Collider::resolve`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    /// No contact.
+    Apart,
+    /// Contact, and the vertex still moves along the surface.
+    Sliding,
+    /// Contact, and friction took all of its motion along the surface
+    /// (static friction; never on a frictionless surface).
+    Held,
+}
+
+impl Resolved {
+    /// Whether there was contact.
+    pub fn touched(self) -> bool {
+        self != Resolved::Apart
+    }
+}
+
 /// The part of the tangential motion `t` that friction removes: all of it
-/// when `|t| ≤ limit` (static friction), else `limit` along `t`.
+/// when `|t| ≤ limit` (static friction: [`Resolved::Held`] if `limit > 0`),
+/// else `limit` along `t`.
 #[inline]
-fn friction_cut(t: Vec3, limit: f64) -> Vec3 {
+fn friction_cut(t: Vec3, limit: f64) -> (Vec3, Resolved) {
     let len = t.norm();
-    if len <= limit { t } else { t * (limit / len) }
+    if len <= limit {
+        let held = if limit > 0.0 {
+            Resolved::Held
+        } else {
+            Resolved::Sliding
+        };
+        (t, held)
+    } else {
+        (t * (limit / len), Resolved::Sliding)
+    }
 }
 
 #[cfg(test)]
@@ -141,12 +172,18 @@ mod tests {
             friction: 0.5,
         };
         let mut x = Vec3::new(1.0, -0.1, 0.0);
-        assert!(g.resolve(&mut x, Vec3::new(0.0, 0.1, 0.0), 0.0));
+        assert_eq!(
+            g.resolve(&mut x, Vec3::new(0.0, 0.1, 0.0), 0.0),
+            Resolved::Sliding
+        );
         assert_eq!(x.y, 0.0);
         // Slid 1.0, friction removes 0.5 × 0.1.
         assert!((x.x - 0.95).abs() < 1e-12);
         let mut stuck = Vec3::new(0.01, -0.1, 0.0);
-        g.resolve(&mut stuck, Vec3::new(0.0, 0.1, 0.0), 0.0);
+        assert_eq!(
+            g.resolve(&mut stuck, Vec3::new(0.0, 0.1, 0.0), 0.0),
+            Resolved::Held
+        );
         assert!(stuck.x.abs() < 1e-15);
     }
 

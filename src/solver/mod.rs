@@ -27,7 +27,7 @@ mod tets;
 use std::time::Instant;
 
 pub use accelerate::{Acceleration, CARRIED_SECANTS, Secants};
-pub use collide::{CONTACT_STIFFNESS, Collider, Contact};
+pub use collide::{CONTACT_STIFFNESS, Collider, Contact, Resolved};
 pub use energy::Energies;
 pub use guess::Extrapolation;
 pub use mixed::{MIXED_FROM_ENTRIES, Precision};
@@ -989,16 +989,10 @@ impl Solver {
             } else {
                 // The pin's force w·sunk moved the vertex h² w sunk / m:
                 // friction takes up to that times its coefficient off the
-                // slide, and where it takes all of it the vertex sticks.
-                let start = self.start[v];
-                let support = CONTACT_STIFFNESS * sunk;
-                let slid = (x.x - start.x).hypot(x.z - start.z);
-                // (On ice nothing sticks, not even a vertex that did not
-                // move along the ground.)
-                let stops =
-                    collider.friction() > 0.0 && slid <= collider.friction() * (sunk + support);
-                collider.resolve(x, start, support);
-                c.sticking = stops.then_some([x.x, x.z]);
+                // slide, and where it takes all of it the vertex sticks (on
+                // ice nothing does).
+                let held = collider.resolve(x, self.start[v], CONTACT_STIFFNESS * sunk);
+                c.sticking = (held == Resolved::Held).then_some([x.x, x.z]);
             }
             self.resting[v] = true;
             self.contacts[kept] = c;
@@ -1015,7 +1009,7 @@ impl Solver {
             // Two passes settle a vertex wedged between two colliders.
             for _ in 0..2 {
                 for (k, c) in colliders.iter().enumerate() {
-                    if c.resolve(x, *start, 0.0) {
+                    if c.resolve(x, *start, 0.0).touched() {
                         touched = true;
                         // The highest ground that pushed it, as it lands.
                         if let Some(height) = c.ground_height()

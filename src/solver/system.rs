@@ -197,6 +197,13 @@ pub(crate) struct SparseCholesky {
 
 const MAX_RHS_COLUMNS: usize = 3;
 
+/// Bytes a factor of `symbolic` takes: `L` in double precision, its
+/// single-precision copy (a large system solves with it) and the scratch of
+/// a factorisation.
+fn footprint(symbolic: &SymbolicCholesky<usize>, par: Par) -> u64 {
+    (12 * symbolic.len_val() + scratch(symbolic, par).size_bytes()) as u64
+}
+
 /// The scratch memory a factorisation and a solve with `symbolic` need.
 fn scratch(symbolic: &SymbolicCholesky<usize>, par: Par) -> StackReq {
     StackReq::any_of(&[
@@ -239,10 +246,7 @@ impl SparseCholesky {
             }
         }
         let par = Par::Seq;
-        // L in double precision, its single-precision copy (a large system
-        // solves with it) and the factorisation's scratch.
-        let needed = 12 * symbolic.len_val() + scratch(&symbolic, par).size_bytes();
-        super::memory::check(needed as u64, super::memory::available())?;
+        super::memory::check(footprint(&symbolic, par), super::memory::available())?;
         let mut this = Self {
             l_values: Arc::new(vec![0.0; symbolic.len_val()]),
             buffer: MemBuffer::new(scratch(&symbolic, par)),
@@ -649,6 +653,8 @@ pub(crate) struct System {
     sticking: Option<ContactSystem>,
     /// Which system x and z solve with.
     stick: Stick,
+    /// The solution of the y solve with contacts, all coordinates (scratch).
+    solved: Vec<Vec3>,
 }
 
 /// How many ground contacts stick, which says what x and z solve with.
@@ -674,9 +680,6 @@ struct ContactSystem {
     /// `A`'s factor (sharing its analysis), factorised with `values`.
     factor: SparseCholesky,
     kernel: Kernel,
-    /// The solution of the y solve, all coordinates (scratch; unused by the
-    /// sticking system).
-    solved: Vec<Vec3>,
 }
 
 /// What a [`ContactSystem`] is made from: `A` (its factor, values and
@@ -701,16 +704,15 @@ impl PinBase<'_> {
             return Ok(());
         }
         if system.is_none() {
-            // Its own L, as A's (see `SparseCholesky::new`).
-            let needed = 12 * self.factor.len_val() as u64;
-            super::memory::check(needed, super::memory::available())?;
+            // Its own L, as A's.
+            let (symbolic, par) = (&self.factor.symbolic, self.factor.par);
+            super::memory::check(footprint(symbolic, par), super::memory::available())?;
         }
         let c = system.get_or_insert_with(|| ContactSystem {
             pins: Vec::new(),
             values: Vec::new(),
             factor: self.factor.clone(),
             kernel: Kernel::Double(FusedFactor::default()),
-            solved: vec![Vec3::zeros(); self.index.len()],
         });
         c.pins.clear();
         c.values.clear();
@@ -855,6 +857,7 @@ impl System {
             contact: None,
             sticking: None,
             stick: Stick::None,
+            solved: Vec::new(),
         };
         this.assemble(model, h);
         let t1 = Instant::now();
@@ -942,7 +945,9 @@ impl System {
     /// its system (the pattern is `A`'s).
     ///
     /// # Errors
-    /// [`SolverError::Factorization`] if a system cannot be factorised.
+    /// [`SolverError::OutOfMemory`] if a system made for the first time would
+    /// not fit in the free memory; [`SolverError::Factorization`] if a system
+    /// cannot be factorised.
     pub(crate) fn set_contacts(
         &mut self,
         pins: &[(u32, f64)],
@@ -968,6 +973,7 @@ impl System {
         );
         self.stick = Stick::None;
         base.pin(&mut self.contact, pins)?;
+        self.solved.resize(self.index.len(), Vec3::zeros());
         if sticking.len() == pins.len() {
             self.stick = Stick::All;
         } else if !sticking.is_empty() {
@@ -1092,14 +1098,14 @@ impl System {
             Some(c) if self.stick == Stick::All => c.kernel.solve(rhs, x, rows, parallel),
             Some(c) => {
                 // The previous iterate is the y solve's guess.
-                c.solved.copy_from_slice(x);
+                self.solved.copy_from_slice(x);
                 match self.sticking.as_mut().filter(|_| self.stick == Stick::Some) {
                     Some(s) => s.kernel.solve(rhs, x, rows, parallel),
                     None => self.kernel.solve(rhs, x, rows, parallel),
                 }
-                c.kernel.solve(rhs, &mut c.solved, rows, parallel);
+                c.kernel.solve(rhs, &mut self.solved, rows, parallel);
                 for &v in &self.free {
-                    x[v as usize].y = c.solved[v as usize].y;
+                    x[v as usize].y = self.solved[v as usize].y;
                 }
             }
         }
