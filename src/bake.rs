@@ -1,8 +1,9 @@
 //! Baking: simulate a built preset for a number of frames and write what it
 //! did: an OBJ per frame (every `k`-th; the full-resolution skin of a tet
-//! model), `energy.csv` (one row per frame, from the rest pose's frame 0:
-//! every energy series and the solver's phase timings, empty for frame 0,
-//! which took no step) and `summary.json`.
+//! model), `{stem}_energy.csv` (one row per frame, from the rest pose's
+//! frame 0: every energy series and the solver's phase timings, empty for
+//! frame 0, which took no step) and `{stem}_summary.json`: named after the
+//! preset, so bakes of several presets share a directory.
 //!
 //! Files are named `{stem}_{frame:04}.obj`, frame 0 being the rest pose,
 //! the numbered-sequence layout that Blender's OBJ-sequence importers (e.g.
@@ -33,11 +34,23 @@ pub struct BakeOptions {
     pub every: usize,
     /// Output directory (created if missing).
     pub out: PathBuf,
-    /// File name stem of the OBJ sequence.
+    /// File name stem of the OBJ sequence, the energies and the summary.
     pub stem: String,
 }
 
-/// How a bake went: what `summary.json` holds.
+impl BakeOptions {
+    /// `{stem}_energy.csv` in the output directory.
+    pub fn energy_path(&self) -> PathBuf {
+        self.out.join(format!("{}_energy.csv", self.stem))
+    }
+
+    /// `{stem}_summary.json` in the output directory.
+    pub fn summary_path(&self) -> PathBuf {
+        self.out.join(format!("{}_summary.json", self.stem))
+    }
+}
+
+/// How a bake went: what `{stem}_summary.json` holds.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct BakeSummary {
     /// The scene's name.
@@ -67,7 +80,7 @@ pub struct BakeSummary {
     pub frame_ms_median: f64,
     /// Energies after the last frame.
     pub final_energies: Energies,
-    /// Their total (as `energy.csv`'s `total`).
+    /// Their total (as the energy CSV's `total`).
     pub final_total: f64,
 }
 
@@ -98,11 +111,12 @@ pub enum BakeError {
     /// The solver could not be set up.
     #[error("cannot set up the solver: {0}")]
     Solver(#[from] SolverError),
-    /// A file where the bake would write a frame, which an earlier bake
-    /// did not write (a mesh of the same name: `scan_0001.obj` for the
-    /// preset `scan.toml`); it is left alone, and nothing is baked.
+    /// A file where the bake would write, which an earlier bake did not
+    /// write (a mesh of the same name: `scan_0001.obj` for the preset
+    /// `scan.toml`, or a person's own `scan_energy.csv`); it is left alone,
+    /// and nothing is baked.
     #[error(
-        "{0}: not a frame of an earlier bake, and this bake would replace or remove it; \
+        "{0}: not written by an earlier bake, and this bake would replace or remove it; \
          bake into another directory (--out) or move the file"
     )]
     Foreign(PathBuf),
@@ -129,9 +143,9 @@ pub enum BakeError {
 /// and stopping cleanly (everything written so far intact, the summary
 /// saying why) when `stop` is set or the simulation blows up. Once the
 /// solver is set up, an earlier bake's OBJ frames of the same stem
-/// (`{stem}_{frame:04}.obj`, known by their first line) and its
-/// `summary.json` are removed from `options.out`; the frames only when this
-/// bake writes OBJ files.
+/// (`{stem}_{frame:04}.obj`, known by their first line) and its summary
+/// are removed from `options.out` (the frames only when this bake writes
+/// OBJ files), and its energy CSV is replaced.
 ///
 /// # Errors
 /// [`BakeError::Solver`] if the model cannot be factorised,
@@ -160,6 +174,9 @@ pub fn bake(
     // Set up before anything of an earlier bake is removed: a bake that
     // cannot start leaves the directory as it was.
     let mut solver = Solver::new(model, &built.params)?;
+    let summary_path = options.summary_path();
+    let csv_path = options.energy_path();
+    check_earlier_outputs(&csv_path, &summary_path)?;
     let earlier_objs_removed = if options.every > 0 {
         let earlier = earlier_frames(&options.out, &options.stem)?;
         let mut removed = 0;
@@ -173,7 +190,6 @@ pub fn bake(
     };
     // An earlier summary describes files this bake replaces; a bake ended
     // by a second Ctrl-C writes none.
-    let summary_path = options.out.join("summary.json");
     if let Err(e) = std::fs::remove_file(&summary_path)
         && e.kind() != io::ErrorKind::NotFound
     {
@@ -185,7 +201,6 @@ pub fn bake(
     model.render_positions(&state.positions, &mut render);
     let obj_vertices = render.len();
 
-    let csv_path = options.out.join("energy.csv");
     let mut csv = BufWriter::new(File::create(&csv_path).map_err(write_err(&csv_path))?);
     write_csv_header(&mut csv).map_err(write_err(&csv_path))?;
 
@@ -367,12 +382,56 @@ fn earlier_frames(dir: &Path, stem: &str) -> Result<Vec<(PathBuf, bool)>, BakeEr
 
 /// Whether the file at `path` opens with [`FRAME_HEADER`].
 fn written_by_a_bake(path: &Path) -> io::Result<bool> {
-    let mut start = Vec::with_capacity(FRAME_HEADER.len());
+    opens_with(path, FRAME_HEADER.as_bytes())
+}
+
+/// Whether the file at `path` opens with `start`.
+fn opens_with(path: &Path, start: &[u8]) -> io::Result<bool> {
+    let mut read = Vec::with_capacity(start.len());
     io::Read::read_to_end(
-        &mut io::Read::take(File::open(path)?, FRAME_HEADER.len() as u64),
-        &mut start,
+        &mut io::Read::take(File::open(path)?, start.len() as u64),
+        &mut read,
     )?;
-    Ok(start == FRAME_HEADER.as_bytes())
+    Ok(read == start)
+}
+
+/// Checks that the energy CSV and the summary a bake is about to replace,
+/// where they exist, are an earlier bake's: the CSV opens with the header
+/// a bake writes, the summary is a JSON object with a bake summary's
+/// fields.
+///
+/// # Errors
+/// [`BakeError::Foreign`] for a file that is not; else a read error.
+fn check_earlier_outputs(csv: &Path, summary: &Path) -> Result<(), BakeError> {
+    let read_err = |path: &Path| {
+        let path = path.to_owned();
+        move |source| BakeError::Read { path, source }
+    };
+    if csv.exists() {
+        let mut header = Vec::new();
+        write_csv_header(&mut header).map_err(read_err(csv))?;
+        // (Empty: a bake stopped before its header; nothing to lose.)
+        let empty = csv.metadata().map_err(read_err(csv))?.len() == 0;
+        if !csv.is_file() || !(empty || opens_with(csv, &header).map_err(read_err(csv))?) {
+            return Err(BakeError::Foreign(csv.to_owned()));
+        }
+    }
+    if summary.exists() {
+        let ours = summary.is_file()
+            && std::fs::read(summary)
+                .map_err(read_err(summary))
+                .map(|bytes| {
+                    serde_json::from_slice::<serde_json::Value>(&bytes).is_ok_and(|v| {
+                        ["frames_requested", "final_total"]
+                            .iter()
+                            .all(|k| v.get(k).is_some())
+                    })
+                })?;
+        if !ours {
+            return Err(BakeError::Foreign(summary.to_owned()));
+        }
+    }
+    Ok(())
 }
 
 /// The median of `values` (sorts them); 0 for none.
@@ -392,7 +451,7 @@ fn write_csv_header(w: &mut impl Write) -> io::Result<()> {
     writeln!(w, ",local_ms,global_ms,other_ms")
 }
 
-/// One row of `energy.csv`, at time `frame × dt` (the state's summed time
+/// One row of the energy CSV, at time `frame × dt` (the state's summed time
 /// drifts: 3.9999999999999907 s at frame 240 of 1/60 s); the timing fields
 /// are left empty without `timings` (frame 0, which took no step). Numbers
 /// are in shortest round-trip form, with an exponent below 1e-4 and from

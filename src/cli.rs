@@ -15,7 +15,7 @@ pub struct Cli {
     /// (spring models project on one, which measures faster) and the
     /// single-precision global solve of large models, which splits in two.
     /// Default (or 0): one per core; at most 1,024.
-    #[arg(long, global = true, value_parser = count_in::<0, 1024>)]
+    #[arg(long, allow_negative_numbers = true, global = true, value_parser = count_in::<0, 1024>)]
     pub threads: Option<usize>,
 }
 
@@ -33,7 +33,7 @@ pub enum Command {
         file: Option<PathBuf>,
         /// Play this many UI frames (1 to 1,000,000), then quit (with
         /// --screenshot: after saving it).
-        #[arg(long, value_parser = count_in::<1, 1_000_000>)]
+        #[arg(long, allow_negative_numbers = true, value_parser = count_in::<1, 1_000_000>)]
         frames: Option<usize>,
         /// Save a PNG (`.png`, in an existing directory) of the whole window
         /// after --frames (default 30) frames and quit; fails if the 3D
@@ -49,8 +49,9 @@ pub enum Command {
     /// stdout is a terminal; `?` lists the keys).
     #[cfg(feature = "tui")]
     Tui {
-        /// A preset (`.toml`; default: presets/hanging_cloth.toml if it
-        /// exists, else the built-in hanging cloth).
+        /// A preset (`.toml`) or a mesh (`.obj`, a new preset built from
+        /// it); default: presets/hanging_cloth.toml if it exists, else the
+        /// built-in hanging cloth.
         preset: Option<PathBuf>,
     },
     /// Import and validate a mesh, and report what was found and repaired;
@@ -63,7 +64,7 @@ pub enum Command {
         json: bool,
         /// Weld vertices closer than this fraction of the bounding-box
         /// diagonal (OBJ files; presets use the default), at most 0.1.
-        #[arg(long, default_value_t = 1e-6, value_parser = parse_weld)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 1e-6, value_parser = parse_weld)]
         weld: f64,
     },
     /// Fill a closed (or nearly closed) surface with tetrahedra and report
@@ -76,20 +77,20 @@ pub enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
         /// Lattice cells across the longest side of the bounding box.
-        #[arg(long, default_value_t = softbody::model::tetra::TetraOptions::DEFAULT_RESOLUTION)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = softbody::model::tetra::TetraOptions::DEFAULT_RESOLUTION, value_parser = count_in::<{ *softbody::model::tetra::TetraOptions::RESOLUTION_RANGE.start() }, { *softbody::model::tetra::TetraOptions::RESOLUTION_RANGE.end() }>)]
         resolution: usize,
         /// Print the quality report as one JSON object.
         #[arg(long)]
         json: bool,
     },
     /// Simulate a preset and write an OBJ per frame (an OBJ sequence for
-    /// Blender or Houdini), `energy.csv` and `summary.json`.
+    /// Blender or Houdini), `{preset}_energy.csv` and `{preset}_summary.json`.
     Bake {
         /// A preset (`.toml`).
         preset: PathBuf,
         /// Frames to simulate after the rest pose (frame 0); at most
         /// 1,000,000.
-        #[arg(long, default_value_t = 240, value_parser = count_in::<0, 1_000_000>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 240, value_parser = count_in::<0, 1_000_000>)]
         frames: usize,
         /// Output directory (created if missing). An earlier bake's frames of
         /// the same preset there (`{preset}_NNNN.obj`) and its summary are
@@ -97,7 +98,7 @@ pub enum Command {
         #[arg(long)]
         out: PathBuf,
         /// Write the OBJ of every k-th frame only, and of the last (0: no OBJ, energies only).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 1, value_parser = count_in::<0, 1_000_000>)]
         every: usize,
     },
     /// Time the standard scenes (release builds only give meaningful numbers).
@@ -107,10 +108,10 @@ pub enum Command {
         #[arg(long)]
         scene: Option<String>,
         /// Frames to measure after warm-up (1 to 1,000,000).
-        #[arg(long, default_value_t = 240, value_parser = count_in::<1, 1_000_000>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 240, value_parser = count_in::<1, 1_000_000>)]
         frames: usize,
         /// Warm-up frames before measuring (at most 1,000,000).
-        #[arg(long, default_value_t = 30, value_parser = count_in::<0, 1_000_000>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 30, value_parser = count_in::<0, 1_000_000>)]
         warmup: usize,
         /// Print one JSON object per scene and line.
         #[arg(long)]
@@ -130,15 +131,15 @@ pub enum Command {
         #[arg(long, value_parser = parse_precision, default_value = "auto")]
         precision: softbody::solver::Precision,
         /// With --accuracy: the steps measured (medians are reported).
-        #[arg(long, default_value_t = 5, value_parser = count_in::<1, 1000>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 5, value_parser = count_in::<1, 1000>)]
         steps: usize,
         /// With --accuracy: frames of the reference motion between the
         /// measured steps (at most 10,000).
-        #[arg(long, default_value_t = 10, value_parser = count_in::<0, 10_000>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 10, value_parser = count_in::<0, 10_000>)]
         every: usize,
         /// With --accuracy: the most iterations tried per method (at most
         /// 10,000, the most a model accepts).
-        #[arg(long, default_value_t = 500, value_parser = count_in::<1, { softbody::solver::SimParams::MAX_ITERATIONS }>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 500, value_parser = count_in::<1, { softbody::solver::SimParams::MAX_ITERATIONS }>)]
         max_iterations: usize,
     },
 }
@@ -152,9 +153,13 @@ fn parse_precision(name: &str) -> Result<softbody::solver::Precision, String> {
 /// Parses a count in `[MIN, MAX]`: a typo (`--threads 1000000`) is an
 /// error, not hours of work or a failed allocation.
 fn count_in<const MIN: usize, const MAX: usize>(text: &str) -> Result<usize, String> {
-    let n: usize = text
-        .parse()
-        .map_err(|_| format!("'{text}' is not a whole number"))?;
+    let n: usize = text.parse().map_err(|_| {
+        if text.starts_with('-') && text.parse::<f64>().is_ok() {
+            format!("{text} is not in [{MIN}, {MAX}]")
+        } else {
+            format!("'{text}' is not a whole number")
+        }
+    })?;
     if (MIN..=MAX).contains(&n) {
         Ok(n)
     } else {

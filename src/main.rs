@@ -426,13 +426,15 @@ fn bake(
         bar.finish_and_clear();
     }
     outln!(
-        "{}: {} frames in {:.2} s ({:.2} ms per frame in the solver), {} OBJ file{}, energy.csv and summary.json in {}",
+        "{}: {} frames in {:.2} s ({:.2} ms per frame in the solver), {} OBJ file{}, {} and {} in {}",
         file.display(),
         summary.frames,
         summary.seconds,
         summary.frame_ms_median,
         summary.objs_written,
         if summary.objs_written == 1 { "" } else { "s" },
+        file_name(&options.energy_path()),
+        file_name(&options.summary_path()),
         options.out.display()
     );
     if summary.earlier_objs_removed > 0 {
@@ -498,7 +500,7 @@ fn bench_scenes(
     match scene {
         Some(name) => Ok(vec![Scene::by_name(name).ok_or_else(|| {
             Failure::BadInput(anyhow::anyhow!(
-                "no scene '{name}' (unknown, or too large): use cloth30, cloth60, cloth100, cloth150, clothN ({} ≤ N ≤ {}), tet12, tet22 or tetN ({} ≤ N ≤ {})",
+                "no scene '{name}' (unknown, or out of range): use cloth30, cloth60, cloth100, cloth150, clothN ({} ≤ N ≤ {}), tet12, tet22 or tetN ({} ≤ N ≤ {})",
                 Scene::CLOTH_RANGE.start(),
                 Scene::CLOTH_RANGE.end(),
                 Scene::TET_RANGE.start(),
@@ -663,4 +665,12 @@ fn bench(
         }
     }
     Ok(())
+}
+
+/// The file name of `path`, for a message (the whole path if it has none).
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .unwrap_or(path.as_os_str())
+        .to_string_lossy()
+        .into_owned()
 }

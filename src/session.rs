@@ -179,6 +179,10 @@ pub struct Frame {
     pub contacts: usize,
 }
 
+/// The relative spread of the objective over a frame's iterations below
+/// which it is round-off ([`History::objective_range`]).
+const OBJECTIVE_ROUND_OFF: f64 = 1e-12;
+
 /// The recent frames (a bounded ring buffer, oldest dropped) and the PD
 /// objective per iteration of the last frame: what the graphs draw.
 #[derive(Clone, Debug)]
@@ -213,6 +217,20 @@ impl History {
     /// after each iteration (empty before the first step).
     pub fn objective(&self) -> &[f64] {
         &self.objective
+    }
+
+    /// The least and greatest of [`History::objective`], or `None` when
+    /// there are no iterations or they differ by round-off only (a body at
+    /// rest): a graph then draws the objective flat, not its noise
+    /// magnified to full height.
+    pub fn objective_range(&self) -> Option<(f64, f64)> {
+        let (lo, hi) = self
+            .objective
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &g| {
+                (a.min(g), b.max(g))
+            });
+        (hi - lo > OBJECTIVE_ROUND_OFF * hi.abs().max(lo.abs())).then_some((lo, hi))
     }
 
     /// Most frames kept.
@@ -1043,20 +1061,18 @@ impl Session {
     }
 }
 
-/// Rewrites a relative mesh path of `preset`, relative to the directory of
-/// `from` (the preset's file, or the untitled name in the working
-/// directory), to name the same file from the directory of `to`: relative
+/// Rewrites the mesh path of `preset`, relative to the directory of `from`
+/// (the preset's file, or the untitled name in the working directory) or
+/// absolute, to name the same file from the directory of `to`: relative
 /// when the mesh lies under the new directory or its parent (at most one
 /// `..`: `../meshes/cloth.obj`, a project's presets and meshes side by
 /// side, so the project moves or is shared whole), else absolute (a mesh
-/// further away is not part of the project).
+/// further away is not part of the project). So a preset saved away from
+/// its project and then back into it names its mesh relatively again.
 fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
     let (MeshSource::Obj(mesh) | MeshSource::TetFile(mesh)) = &mut preset.mesh else {
         return;
     };
-    if mesh.is_absolute() {
-        return;
-    }
     let dir = |p: &Path| {
         let parent = p.parent().unwrap_or(Path::new(""));
         let parent = if parent.as_os_str().is_empty() {
@@ -1072,6 +1088,7 @@ fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
     if from_dir == to_dir {
         return;
     }
+    // (`join` keeps an absolute mesh path as it is.)
     let absolute = from_dir.join(&*mesh);
     let absolute = absolute.canonicalize().unwrap_or(absolute);
     let ups = |p: &Path| {
@@ -1235,4 +1252,29 @@ fn build(preset: &Preset, path: Option<&Path>) -> Result<(Built, Solver), Sessio
     })?;
     let solver = Solver::new(&built.model, &built.params)?;
     Ok((built, solver))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_objective(objective: &[f64]) -> History {
+        let mut history = History::new(4);
+        history.objective = objective.to_vec();
+        history
+    }
+
+    #[test]
+    fn an_objective_changing_by_round_off_has_no_range() {
+        assert_eq!(History::new(4).objective_range(), None);
+        assert_eq!(with_objective(&[5.0]).objective_range(), None);
+        let g = 1234.5;
+        let noise = [g, g * (1.0 + 3e-16), g * (1.0 - 2e-16), g];
+        assert_eq!(with_objective(&noise).objective_range(), None);
+        let falling = [g, g * (1.0 - 1e-9), g * (1.0 - 2e-9)];
+        assert_eq!(
+            with_objective(&falling).objective_range(),
+            Some((g * (1.0 - 2e-9), g))
+        );
+    }
 }

@@ -1,6 +1,6 @@
 //! `softbody bake` end to end: every shipped preset bakes; the OBJ sequence
 //! reads back (tobj) with the model's vertex count and frame 0 at the rest
-//! pose; `energy.csv` has a header and a row per frame; Ctrl-C stops cleanly.
+//! pose; `{stem}_energy.csv` has a header and a row per frame; Ctrl-C stops cleanly.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -88,7 +88,7 @@ fn every_shipped_preset_bakes_and_reads_back() {
             !out.join(format!("{stem}_0001.obj")).exists(),
             "only every 40th"
         );
-        let csv = std::fs::read_to_string(out.join("energy.csv")).unwrap();
+        let csv = std::fs::read_to_string(out.join(format!("{stem}_energy.csv"))).unwrap();
         let mut lines = csv.lines();
         let header = lines.next().unwrap();
         assert!(
@@ -119,9 +119,10 @@ fn every_shipped_preset_bakes_and_reads_back() {
             assert_eq!(values[0], k as f64);
             assert!(values.iter().all(|v| v.is_finite()), "{stem} row {k}");
         }
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                .unwrap();
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("{stem}_summary.json"))).unwrap(),
+        )
+        .unwrap();
         assert_eq!(summary["frames"], 120);
         assert_eq!(summary["objs_written"], 4);
         let total = header.split(',').position(|c| c == "total").unwrap();
@@ -218,9 +219,10 @@ fn termination_signals_stop_a_bake_cleanly() {
         wait_for(&out.join("hanging_cloth_000005.obj"));
         signal(&child, name);
         assert_eq!(child.wait().unwrap().code(), Some(130), "{name}");
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                .unwrap();
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join("hanging_cloth_summary.json")).unwrap(),
+        )
+        .unwrap();
         let stopped = summary["stopped"].as_str().unwrap();
         assert!(stopped.starts_with("interrupted"), "{name}: {stopped}");
         std::fs::remove_dir_all(&out).unwrap();
@@ -240,8 +242,10 @@ fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
     interrupt(&child);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("hanging_cloth_summary.json")).unwrap(),
+    )
+    .unwrap();
     let frames = summary["frames"].as_u64().unwrap() as usize;
     assert!(
         summary["stopped"]
@@ -251,7 +255,7 @@ fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
     );
     assert!(frames >= 20);
     // Every frame simulated has its CSV row and its complete OBJ.
-    let csv = std::fs::read_to_string(out.join("energy.csv")).unwrap();
+    let csv = std::fs::read_to_string(out.join("hanging_cloth_energy.csv")).unwrap();
     assert_eq!(
         csv.lines().count(),
         frames + 2,
@@ -295,10 +299,10 @@ fn a_second_ctrl_c_keeps_what_was_written() {
     // Ended by the second signal, mid-frame: the first one's clean stop
     // would have written the summary.
     assert!(
-        !frames.join("summary.json").exists(),
+        !frames.join("slow_summary.json").exists(),
         "not the second Ctrl-C's path"
     );
-    let csv = std::fs::read_to_string(frames.join("energy.csv")).unwrap();
+    let csv = std::fs::read_to_string(frames.join("slow_energy.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines.len() >= 3, "header, frames 0 and 1 at least: {csv:?}");
     let fields = lines[0].split(',').count();
@@ -374,8 +378,10 @@ fn rebaking_removes_the_earlier_frames() {
         assert_eq!(std::fs::read_to_string(out.join(name)).unwrap(), "kept");
     }
     assert!(!leftover.exists());
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("hanging_cloth_summary.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(summary["earlier_objs_removed"], 6);
     std::fs::remove_dir_all(&out).unwrap();
 }
@@ -403,7 +409,7 @@ fn a_mesh_named_like_a_frame_is_never_removed_or_overwritten() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("scan_0001.obj: not a frame of an earlier bake"),
+        err.contains("scan_0001.obj: not written by an earlier bake"),
         "{err}"
     );
     assert_eq!(std::fs::read(&mesh).unwrap(), original);
@@ -415,6 +421,60 @@ fn a_mesh_named_like_a_frame_is_never_removed_or_overwritten() {
     assert!(out.join("scan_0003.obj").exists());
     assert_eq!(std::fs::read(&mesh).unwrap(), original);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Two presets baked into one directory keep their own energies and
+/// summaries (a second preset's bake used to replace the first's
+/// `energy.csv` and `summary.json`); a person's file of those names stops
+/// the bake and stays as it was, and a bake's own is replaced.
+#[test]
+fn presets_sharing_a_directory_keep_their_energies_and_nothing_else_is_replaced() {
+    let out = scratch_path("bake-shared");
+    for (preset, frames) in [("hanging_cloth", "3"), ("silk", "5")] {
+        let o = bake(Path::new(&format!("presets/{preset}.toml")), frames, &out);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    for (stem, frames) in [("hanging_cloth", 3), ("silk", 5)] {
+        let csv = std::fs::read_to_string(out.join(format!("{stem}_energy.csv"))).unwrap();
+        assert_eq!(csv.lines().count(), frames + 2, "{stem}: header and frames");
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("{stem}_summary.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(summary["frames"], frames, "{stem}");
+    }
+    // A rebake replaces its own files.
+    assert!(
+        bake(Path::new("presets/silk.toml"), "2", &out)
+            .status
+            .success()
+    );
+    let csv = std::fs::read_to_string(out.join("silk_energy.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 4);
+    // Files a person wrote under those names stop it, untouched.
+    for (name, text) in [
+        ("silk_energy.csv", "my,precious,data\n"),
+        ("silk_summary.json", "{\"mine\": true}\n"),
+    ] {
+        let path = out.join(name);
+        let own = std::fs::read(&path).unwrap();
+        std::fs::write(&path, text).unwrap();
+        let o = bake(Path::new("presets/silk.toml"), "2", &out);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("{name}: not written by an earlier bake")),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        std::fs::write(&path, own).unwrap();
+    }
+    assert!(
+        bake(Path::new("presets/silk.toml"), "2", &out)
+            .status
+            .success()
+    );
+    std::fs::remove_dir_all(&out).unwrap();
 }
 
 /// A preset name with a newline stays in its comment line: it cannot add

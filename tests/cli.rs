@@ -326,8 +326,8 @@ fn a_closed_error_pipe_changes_only_the_messages() {
         "hanging_cloth_0000.obj",
         "hanging_cloth_0010.obj",
         "hanging_cloth_0020.obj",
-        "energy.csv",
-        "summary.json",
+        "hanging_cloth_energy.csv",
+        "hanging_cloth_summary.json",
     ] {
         assert!(dir.join(file).is_file(), "{file} missing");
     }
@@ -369,7 +369,21 @@ fn absurd_numbers_are_refused_with_the_limit() {
         ),
         (
             &["tetrahedralize", "meshes/box.obj", "--resolution", "256"],
-            "use 2 to 128 cells",
+            "256 is not in [2, 128]",
+        ),
+        // A negative number reaches the check (clap's tip to write `-- -5`
+        // was wrong).
+        (
+            &["tetrahedralize", "meshes/box.obj", "--resolution", "-3"],
+            "-3 is not in [2, 128]",
+        ),
+        (
+            &["bake", "presets/denim.toml", "--frames", "-5", "--out", "x"],
+            "-5 is not in [0, 1000000]",
+        ),
+        (
+            &["bake", "presets/denim.toml", "--every", "-1", "--out", "x"],
+            "-1 is not in [0, 1000000]",
         ),
         // A bake of 1e11 frames wrote until the disk filled; a bench of 0
         // frames printed NaN times.

@@ -456,3 +456,15 @@ fn meshes_far_too_small_or_large_are_refused_with_their_size() {
         assert!(message.contains("scaled.obj") && message.contains(&format!("{d:.3e}")));
     }
 }
+
+/// A polygon whose triangles are all degenerate is listed by its line once
+/// (`inspect --weld 0.1` on the box read "lines 390, 390, 391, 391, …").
+#[test]
+fn a_degenerate_polygon_is_listed_once() {
+    let text = b"v 0 0 0\nv 1 0 0\nv 2 0 0\nv 3 0 0\nv 0 1 0\nf 1 2 3 4\nf 1 2 5\nf 2 3 4\n";
+    let (raw, _) =
+        import_obj_bytes(text, Path::new("line.obj"), &ImportOptions::default()).unwrap();
+    let (_, v) = validate(&raw, Path::new("line.obj"), &ValidateOptions::default()).unwrap();
+    assert_eq!(v.degenerate_triangles, 3);
+    assert_eq!(v.degenerate_lines, vec![6, 8]);
+}

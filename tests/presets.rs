@@ -314,7 +314,15 @@ fn each_invalid_preset_names_its_field_and_line() {
         ),
         (
             "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = \"heavy\"\n".to_owned(),
-            "bad.toml:5: material.density: invalid type: string \"heavy\", expected f64",
+            "bad.toml:5: material.density: must be a number, found \"heavy\"",
+        ),
+        (
+            format!("{HEADER}[sim]\ngravity = [0.0, -1e300, 0.0]\n"),
+            "bad.toml:7: sim.gravity: its magnitude must be at most 1e12 m/s², found 1e300",
+        ),
+        (
+            format!("{HEADER}[sim]\niterations = 1e12\n"),
+            "bad.toml:7: sim.iterations: must be a whole number, 0 or more, found 1e12",
         ),
         (
             "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n\n[material]\nweights = { bending = 1.0 }\n".to_owned(),

@@ -509,6 +509,37 @@ fn save_as_within_a_project_keeps_the_mesh_path_relative() {
     let _ = std::fs::remove_dir_all(&moved);
 }
 
+/// A preset saved away from its project names its mesh absolutely; saved
+/// back into the project, relatively again (it stayed absolute, and the
+/// project no longer moved whole).
+#[test]
+fn save_as_back_into_the_project_makes_the_mesh_path_relative_again() {
+    let project = scratch_dir("session-save-as-back");
+    let away = scratch_dir("session-save-as-away");
+    std::fs::create_dir_all(project.join("meshes")).unwrap();
+    std::fs::create_dir_all(project.join("presets")).unwrap();
+    std::fs::copy("meshes/box.obj", project.join("meshes/box.obj")).unwrap();
+    let first = project.join("presets/box.toml");
+    Preset::for_obj(Path::new("../meshes/box.obj"))
+        .save(&first)
+        .unwrap();
+    let mut s = Session::open(&first).unwrap();
+    let mesh_of = |path: &Path| match Preset::load(path).unwrap().mesh {
+        MeshSource::Obj(mesh) => mesh,
+        other => panic!("not an OBJ: {other:?}"),
+    };
+    // Two levels below a sibling of the project: three `..` away.
+    let far = away.join("two/levels/box.toml");
+    apply(&mut s, Command::Save(Some(far.clone())));
+    assert!(mesh_of(&far).is_absolute());
+    let back = project.join("presets/again.toml");
+    apply(&mut s, Command::Save(Some(back.clone())));
+    assert_eq!(mesh_of(&back), PathBuf::from("../meshes/box.obj"));
+    assert_eq!(Session::open(&back).unwrap().model().vertex_count(), 386);
+    let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(&away);
+}
+
 /// An OBJ that fails to import, opened on its own (no preset file), is
 /// reported as the OBJ's error with its line: it read `untitled.toml:
 /// mesh.obj: bad.obj:2: …`, naming a file that does not exist.

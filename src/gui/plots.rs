@@ -158,27 +158,40 @@ pub fn energy(ui: &mut egui::Ui, model: &Model, history: &History) {
 }
 
 /// The PD objective after each iteration of the last frame's last
-/// substep (iteration 0: before the first).
+/// substep (iteration 0: before the first), as its change from iteration 0:
+/// the objective itself is large against its decrease, and a y axis of
+/// values alike in their first nine digits has no readable labels.
 pub fn convergence(ui: &mut egui::Ui, history: &History) {
     let objective = history.objective();
-    let decrease = match (objective.first(), objective.last()) {
-        (Some(first), Some(last)) if objective.len() > 1 => {
-            format!("Δ {:.3e}", last - first)
-        }
+    let range = history.objective_range();
+    let first = objective.first().copied().unwrap_or(0.0);
+    let decrease = match objective.last() {
+        Some(_) if range.is_none() => "no change beyond round-off".to_owned(),
+        Some(last) if objective.len() > 1 => format!("Δ {:.3e}", last - first),
         _ => "no step yet".to_owned(),
     };
     ui.vertical(|ui| {
         ui.label(format!(
             "PD objective per iteration, last frame ({decrease})"
         ));
+        // Round-off draws flat at 0, not magnified to full height.
         let points = || -> PlotPoints {
             objective
                 .iter()
                 .enumerate()
-                .map(|(i, &g)| [i as f64, g])
+                .map(|(i, &g)| [i as f64, if range.is_some() { g - first } else { 0.0 }])
                 .collect()
         };
-        live_plot("convergence", ["iteration", "g(x)"], "iteration", "").show(ui, |plot| {
+        let mut plot = live_plot(
+            "convergence",
+            ["iteration", "g(x) − g(x₀)"],
+            "iteration",
+            "",
+        );
+        if range.is_none() {
+            plot = plot.include_y(-1.0).include_y(1.0);
+        }
+        plot.show(ui, |plot| {
             plot.line(Line::new("objective", points()));
             plot.points(Points::new("objective", points()).radius(2.5));
         });

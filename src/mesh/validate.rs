@@ -121,7 +121,8 @@ pub struct ValidationStats {
     pub welded_vertices: usize,
     /// Zero-area triangles dropped (including ones that lost a corner to welding).
     pub degenerate_triangles: usize,
-    /// Source lines of the first few degenerate faces (0 when generated).
+    /// Source lines of the first few degenerate faces, each once (0 when
+    /// generated).
     pub degenerate_lines: Vec<u32>,
     /// Triangles dropped because another triangle has the same three vertices
     /// (either winding).
@@ -254,10 +255,11 @@ pub fn validate(
                 corners.push(welded);
             } else {
                 stats.degenerate_triangles += 1;
-                if stats.degenerate_lines.len() < 5 {
-                    stats
-                        .degenerate_lines
-                        .push(raw.lines.get(p).copied().unwrap_or(0));
+                // A polygon's triangles share its line: listed once.
+                let line = raw.lines.get(p).copied().unwrap_or(0);
+                if stats.degenerate_lines.len() < 5 && stats.degenerate_lines.last() != Some(&line)
+                {
+                    stats.degenerate_lines.push(line);
                 }
             }
         }

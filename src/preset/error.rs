@@ -290,7 +290,10 @@ impl<'a> Locator<'a> {
             "wanted exactly 1 element, found 0 elements" => {
                 "is empty; it needs one of its alternatives".to_owned()
             }
-            other => other.to_owned(),
+            other => {
+                let written = span.as_ref().and_then(|s| self.text.get(s.clone()));
+                plain_type_error(other, written).unwrap_or_else(|| other.to_owned())
+            }
         };
         let kind = unknown_name(&message, &field).unwrap_or_else(|| PresetErrorKind::Invalid {
             field: if field.is_empty() {
@@ -391,6 +394,29 @@ pub(super) fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
+/// Serde's `invalid type: floating point `1000000000000.0`, expected
+/// usize` (or `invalid value`) in a user's words, with the value as
+/// `written` in the file when known: `must be a whole number, 0 or more,
+/// found 1e12`. `None` for other messages or expectations.
+fn plain_type_error(message: &str, written: Option<&str>) -> Option<String> {
+    let rest = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))?;
+    let (found, expected) = rest.rsplit_once(", expected ")?;
+    let wanted = match expected {
+        "usize" | "u64" | "u32" | "u16" | "u8" => "a whole number, 0 or more",
+        "isize" | "i64" | "i32" => "a whole number",
+        "f64" | "f32" => "a number",
+        "a boolean" => "true or false",
+        _ => return None,
+    };
+    let found = written
+        .map(str::trim)
+        .filter(|w| !w.is_empty() && w.chars().count() <= 40 && !w.contains('\n'))
+        .unwrap_or(found);
+    Some(format!("must be {wanted}, found {found}"))
+}
+
 /// Serde's `unknown field `x`, expected one of `a`, `b`` (or `unknown
 /// variant`) as [`PresetErrorKind::Unknown`] with the closest name.
 fn unknown_name(message: &str, field: &str) -> Option<PresetErrorKind> {
@@ -435,6 +461,33 @@ fn closest(name: &str, candidates: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_errors_in_plain_words() {
+        let plain = |m, w| plain_type_error(m, w);
+        assert_eq!(
+            plain(
+                "invalid type: floating point `1000000000000.0`, expected usize",
+                Some("1e12")
+            )
+            .as_deref(),
+            Some("must be a whole number, 0 or more, found 1e12")
+        );
+        assert_eq!(
+            plain("invalid value: integer `-3`, expected u32", None).as_deref(),
+            Some("must be a whole number, 0 or more, found integer `-3`")
+        );
+        assert_eq!(
+            plain("invalid type: string \"x\", expected f64", Some("\"x\"")).as_deref(),
+            Some("must be a number, found \"x\"")
+        );
+        assert_eq!(
+            plain("invalid type: integer `1`, expected a boolean", Some("1")).as_deref(),
+            Some("must be true or false, found 1")
+        );
+        assert_eq!(plain("invalid type: map, expected a sequence", None), None);
+        assert_eq!(plain("something else", None), None);
+    }
 
     #[test]
     fn paths_parse_into_keys_and_indices() {

@@ -99,6 +99,11 @@ pub const MAX_GRID_NODES: usize = 1000;
 /// leaves the system matrix beyond double precision.
 pub const MAX_WEIGHT: f64 = 1e12;
 
+/// The largest magnitude of gravity a preset takes, m/s²: far past any
+/// scene (the tests drive blow-ups with it), and 1e300 overflowed the
+/// energies to infinity.
+pub const MAX_GRAVITY: f64 = 1e12;
+
 /// The densities a preset takes (kg/m² for a surface, kg/m³ for a volume:
 /// tissue paper is 0.02 kg/m², osmium 22,590 kg/m³).
 pub const DENSITY_RANGE: (f64, f64) = (1e-6, 1e6);
@@ -717,7 +722,10 @@ mod validate {
                 }
             }
             MeshSource::TetFile(_) if kind == BuildKind::Springs => {
-                return fail("build.kind", "a tet file is built as \"tets\"");
+                return fail(
+                    "build.kind",
+                    "a tet file is built as tets: add `[build]` with `kind = \"tets\"`",
+                );
             }
             MeshSource::Obj(_) | MeshSource::TetFile(_) => {}
         }
@@ -845,6 +853,23 @@ mod validate {
         count("sim.substeps", *substeps, SimParams::MAX_SUBSTEPS)?;
         within("sim.damping", *damping, 0.0, 1.0)?;
         finite3("sim.gravity", gravity)?;
+        // (Scaled: the squares of 1e300 overflow.)
+        let largest = gravity.amax();
+        let magnitude = if largest > 0.0 {
+            largest * (gravity / largest).norm()
+        } else {
+            0.0
+        };
+        if magnitude > MAX_GRAVITY {
+            return fail(
+                "sim.gravity",
+                format!(
+                    "its magnitude must be at most {} m/s², found {}",
+                    number(MAX_GRAVITY),
+                    number(magnitude)
+                ),
+            );
+        }
         for (i, c) in colliders.iter().enumerate() {
             let field = format!("sim.colliders[{i}]");
             match c {

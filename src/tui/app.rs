@@ -312,7 +312,12 @@ impl App {
                         Action::Apply(param.command(value, app.session.preset()))
                     }
                     _ => {
-                        app.status = format!("not a number: '{text}'");
+                        // The field stays open with the text, to be corrected.
+                        app.status = format!("not a number: '{text}' (Esc cancels)");
+                        app.mode = Mode::Edit {
+                            param,
+                            text: text.to_owned(),
+                        };
                         Action::None
                     }
                 },
@@ -423,7 +428,10 @@ impl App {
                         self.mode = Mode::Open { files, selected };
                     }
                     Ok(_) => {
-                        self.status = format!("no presets in {}", self.preset_dir.display());
+                        // "." alone says little: the directory in full.
+                        let dir = std::path::absolute(&self.preset_dir)
+                            .unwrap_or_else(|_| self.preset_dir.clone());
+                        self.status = format!("no presets (.toml files) in {}", dir.display());
                     }
                     Err(e) => self.status = format!("{}: {e}", self.preset_dir.display()),
                 }
@@ -542,6 +550,7 @@ impl App {
     /// session, reporting the outcome or error in [`App::status`]. Returns
     /// `false` when the UI should quit.
     pub fn on_key(&mut self, key: KeyEvent) -> bool {
+        let field = matches!(self.mode, Mode::Edit { .. }).then(|| self.mode.clone());
         match self.handle_key(key) {
             Action::Quit => false,
             Action::SaveAndQuit => {
@@ -574,7 +583,13 @@ impl App {
             }
             Action::None => true,
             Action::Apply(command) => {
-                self.apply(command);
+                if !self.apply(command)
+                    && let Some(field @ Mode::Edit { .. }) = field
+                {
+                    // A value the session refused: the field opens again
+                    // with it, to be corrected.
+                    self.mode = field;
+                }
                 true
             }
         }
@@ -622,9 +637,11 @@ impl App {
         Action::Apply(command)
     }
 
-    /// Applies `command`, reporting the outcome in [`App::status`].
-    pub fn apply(&mut self, command: Command) {
+    /// Applies `command`, reporting the outcome in [`App::status`]; `false`
+    /// if the session refused it.
+    pub fn apply(&mut self, command: Command) -> bool {
         let loading = matches!(command, Command::Load(_));
+        let pins = matches!(command, Command::SetPins(_));
         let done = match command {
             Command::Undo if self.session.undo_len() == 0 => "nothing to undo",
             Command::Undo => "undid a change",
@@ -635,7 +652,9 @@ impl App {
         };
         let step = self.stepped.take().is_some_and(|c| c == command);
         let before = (!step).then(|| self.session.preset().clone());
-        self.status = match self.session.apply(command) {
+        let outcome = self.session.apply(command);
+        let applied = outcome.is_ok();
+        self.status = match outcome {
             Ok(Applied::Saved(path)) => format!("saved {}", path.display()),
             Ok(Applied::Reloaded) if loading => {
                 self.selected = 0;
@@ -645,6 +664,11 @@ impl App {
             Ok(Applied::BlewUp { frames, error }) => {
                 format!("blew up after {frames} frames: {error}")
             }
+            Ok(_) if pins => match self.session.model().pins.hard_vertices().len() {
+                0 => "no vertex is pinned".to_owned(),
+                1 => "1 vertex pinned".to_owned(),
+                n => format!("{n} vertices pinned"),
+            },
             Ok(_) => done.to_owned(),
             Err(e) => format!("error: {e}"),
         };
@@ -652,6 +676,7 @@ impl App {
             // Changed otherwise: the steps no longer lead to this value.
             self.steps.clear();
         }
+        applied
     }
 
     /// Steps the session when playing, in real time, for at most `budget`

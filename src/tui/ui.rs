@@ -21,6 +21,10 @@ use crate::solver::Energies;
 /// Frames the energy chart shows at most (ten seconds at 60 Hz).
 pub const CHART_WINDOW: usize = 600;
 
+/// The least height of the energy chart (borders included) drawn with
+/// axes: below it the axes would leave the curves one row or none.
+const MIN_CHART_HEIGHT_WITH_AXES: u16 = 8;
+
 /// One series of the energy chart: name, colour and value of a frame.
 type Series = (&'static str, Color, fn(&Energies) -> f64);
 
@@ -239,6 +243,10 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
             Span::styled(format!("{name} {value:.1e} "), *color)
         })
         .collect();
+    // Axes take two rows and a label's width: in a small terminal they
+    // would leave the data a row or none, so the curves get the room.
+    let axes = area.height >= MIN_CHART_HEIGHT_WITH_AXES;
+    let labels = |l: [String; 2]| if axes { l.to_vec() } else { Vec::new() };
     let chart = Chart::new(datasets)
         .legend_position(None)
         .block(
@@ -249,12 +257,12 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
         .x_axis(
             Axis::default()
                 .bounds([x0, x1])
-                .labels([format!("{x0:.0}"), format!("{x1:.0}")]),
+                .labels(labels([format!("{x0:.0}"), format!("{x1:.0}")])),
         )
         .y_axis(
             Axis::default()
                 .bounds([y0, y1])
-                .labels([format_value(y0), format_value(y1)]),
+                .labels(labels([format_value(y0), format_value(y1)])),
         );
     frame.render_widget(chart, area);
 }
@@ -266,22 +274,14 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
 fn render_side(frame: &mut Frame, area: Rect, app: &App) {
     let history = app.session.history();
     let objective = history.objective();
-    // The decrease of the objective per iteration, scaled to its range.
-    let (lo, hi) = objective
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &g| {
-            (a.min(g), b.max(g))
-        });
-    // A range of round-off (a body at rest) draws flat, not as noise.
-    let flat = hi - lo <= 1e-12 * hi.abs().max(lo.abs());
+    // The decrease of the objective per iteration, scaled to its range; a
+    // range of round-off (a body at rest) draws flat, not as noise.
+    let range = history.objective_range();
     let bars: Vec<u64> = objective
         .iter()
-        .map(|g| {
-            if !flat {
-                (1.0 + 99.0 * (g - lo) / (hi - lo)) as u64
-            } else {
-                1
-            }
+        .map(|g| match range {
+            Some((lo, hi)) => (1.0 + 99.0 * (g - lo) / (hi - lo)) as u64,
+            None => 1,
         })
         .collect();
     let decrease = match (objective.first(), objective.last()) {

@@ -85,8 +85,9 @@ pub enum TetraError {
     },
     /// All vertices lie in one plane: there is no volume to fill.
     #[error(
-        "the surface is flat (all vertices within {thickness:.3e} of one plane, \
-         {diagonal:.3e} across): it encloses no volume; build it as springs (cloth) instead"
+        "the surface is flat (all vertices within {} of one plane, \
+         {diagonal:.3e} across): it encloses no volume; build it as springs (cloth) instead",
+        if *thickness == 0.0 { "0".to_owned() } else { format!("{thickness:.3e}") }
     )]
     Flat {
         /// Largest distance of a vertex from the best-fit plane.

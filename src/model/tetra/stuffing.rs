@@ -132,8 +132,9 @@ pub(super) struct Stuffed {
     pub tets: Vec<[u32; 4]>,
 }
 
-/// Fills the region where the winding number of `tree` exceeds ½ with
-/// tetrahedra from a BCC lattice of cube side `h` over the box `lo..hi`.
+/// Fills the region where the winding number of `tree` exceeds ½ in
+/// magnitude with tetrahedra from a BCC lattice of cube side `h` over the
+/// box `lo..hi`.
 pub(super) fn stuff(tree: &TriangleTree, lo: Vec3, hi: Vec3, h: f64) -> Stuffed {
     // Two cells of padding keep every cut point between lattice vertices
     // and every boundary lattice tet outside. The odd fractions keep lattice
