@@ -149,8 +149,8 @@ pub enum BakeError {
 ///
 /// # Errors
 /// [`BakeError::Solver`] if the model cannot be factorised,
-/// [`BakeError::Foreign`] if a file named like a frame was not written by
-/// a bake, [`BakeError::Write`] naming the file that could not be written,
+/// [`BakeError::Foreign`] if a file named like a frame, the energy CSV or
+/// the summary is there but was not written by a bake, [`BakeError::Write`] naming the file that could not be written,
 /// [`BakeError::Read`] naming the one that could not be read.
 pub fn bake(
     built: &Built,
@@ -161,10 +161,6 @@ pub fn bake(
 ) -> Result<BakeSummary, BakeError> {
     let start = Instant::now();
     let model = &built.model;
-    let write_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BakeError::Write { path, source }
-    };
     if options.out.exists() && !options.out.is_dir() {
         // (create_dir_all said "File exists".)
         let source = io::Error::new(io::ErrorKind::NotADirectory, "not a directory");
@@ -356,10 +352,6 @@ fn earlier_frames(dir: &Path, stem: &str) -> Result<Vec<(PathBuf, bool)>, BakeEr
         };
         (digits >= 4 && whole).then_some(!hidden)
     };
-    let read_err = |path: &Path| {
-        let path = path.to_owned();
-        move |source| BakeError::Read { path, source }
-    };
     let mut earlier = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(read_err(dir))? {
         let entry = entry.map_err(read_err(dir))?;
@@ -396,23 +388,18 @@ fn opens_with(path: &Path, start: &[u8]) -> io::Result<bool> {
 }
 
 /// Checks that the energy CSV and the summary a bake is about to replace,
-/// where they exist, are an earlier bake's: the CSV opens with the header
-/// a bake writes, the summary is a JSON object with a bake summary's
+/// where they exist, are an earlier bake's: the CSV opens with
+/// [`CSV_HEADER_START`], the summary is a JSON object with a bake summary's
 /// fields.
 ///
 /// # Errors
 /// [`BakeError::Foreign`] for a file that is not; else a read error.
 fn check_earlier_outputs(csv: &Path, summary: &Path) -> Result<(), BakeError> {
-    let read_err = |path: &Path| {
-        let path = path.to_owned();
-        move |source| BakeError::Read { path, source }
-    };
     if csv.exists() {
-        let mut header = Vec::new();
-        write_csv_header(&mut header).map_err(read_err(csv))?;
         // (Empty: a bake stopped before its header; nothing to lose.)
         let empty = csv.metadata().map_err(read_err(csv))?.len() == 0;
-        if !csv.is_file() || !(empty || opens_with(csv, &header).map_err(read_err(csv))?) {
+        let ours = empty || opens_with(csv, CSV_HEADER_START.as_bytes()).map_err(read_err(csv))?;
+        if !csv.is_file() || !ours {
             return Err(BakeError::Foreign(csv.to_owned()));
         }
     }
@@ -444,11 +431,25 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn write_csv_header(w: &mut impl Write) -> io::Result<()> {
-    write!(w, "frame,time")?;
-    for (name, _) in Energies::default().series() {
-        write!(w, ",{name}")?;
-    }
-    writeln!(w, ",local_ms,global_ms,other_ms")
+    write!(w, "{CSV_HEADER_START}")?;
+    let names = Energies::default().series().map(|(name, _)| name);
+    writeln!(w, "{},local_ms,global_ms,other_ms", names.join(","))
+}
+
+/// How every energy CSV a bake writes opens, whatever its series: how a
+/// later bake knows the file for an earlier bake's (and not a person's).
+const CSV_HEADER_START: &str = "frame,time,";
+
+/// Maps a failed read of `path` to [`BakeError::Read`].
+fn read_err(path: &Path) -> impl FnOnce(io::Error) -> BakeError {
+    let path = path.to_owned();
+    move |source| BakeError::Read { path, source }
+}
+
+/// Maps a failed write of `path` to [`BakeError::Write`].
+fn write_err(path: &Path) -> impl FnOnce(io::Error) -> BakeError {
+    let path = path.to_owned();
+    move |source| BakeError::Write { path, source }
 }
 
 /// One row of the energy CSV, at time `frame × dt` (the state's summed time

@@ -94,7 +94,8 @@ pub enum Command {
         frames: usize,
         /// Output directory (created if missing). An earlier bake's frames of
         /// the same preset there (`{preset}_NNNN.obj`) and its summary are
-        /// removed first.
+        /// removed first, and its energy CSV replaced; a file of those names
+        /// that no bake wrote stops the bake before anything is written.
         #[arg(long)]
         out: PathBuf,
         /// Write the OBJ of every k-th frame only, and of the last (0: no OBJ, energies only).

@@ -1096,10 +1096,13 @@ fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
             .filter(|c| matches!(c, std::path::Component::ParentDir))
             .count()
     };
-    *mesh = match pathdiff::diff_paths(&absolute, &to_dir) {
-        Some(relative) if ups(&relative) <= 1 => relative,
-        _ => absolute,
-    };
+    match pathdiff::diff_paths(&absolute, &to_dir) {
+        Some(relative) if ups(&relative) <= 1 => *mesh = relative,
+        // An absolute path stays as the user wrote it (canonical, a
+        // symbolic link in it would be resolved away).
+        _ if mesh.is_absolute() => {}
+        _ => *mesh = absolute,
+    }
 }
 
 /// Whether `path` names an OBJ file (by its extension): what the front ends

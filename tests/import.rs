@@ -468,3 +468,32 @@ fn a_degenerate_polygon_is_listed_once() {
     assert_eq!(v.degenerate_triangles, 3);
     assert_eq!(v.degenerate_lines, vec![6, 8]);
 }
+
+/// The report lists the first five degenerate polygons' lines and adds
+/// "..." only when there were more (it used to whenever five were listed).
+#[test]
+fn degenerate_lines_end_in_dots_only_when_some_are_left_out() {
+    for (flat, dots) in [(5, false), (6, true)] {
+        let mut text = String::from("v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nf 1 2 4\n");
+        for _ in 0..flat {
+            text.push_str("f 1 2 3\n");
+        }
+        let (raw, parse) = import_obj_bytes(
+            text.as_bytes(),
+            Path::new("flat.obj"),
+            &ImportOptions::default(),
+        )
+        .unwrap();
+        let (surface, v) =
+            validate(&raw, Path::new("flat.obj"), &ValidateOptions::default()).unwrap();
+        assert_eq!(v.degenerate_polygons, flat);
+        assert_eq!(v.degenerate_lines, vec![6, 7, 8, 9, 10]);
+        let report = MeshReport::new("flat.obj", Some(parse), v, &surface);
+        let warning = report
+            .warnings
+            .iter()
+            .find(|w| w.contains("zero-area"))
+            .unwrap();
+        assert_eq!(warning.ends_with(", ...)"), dots, "{warning}");
+    }
+}

@@ -325,6 +325,10 @@ fn each_invalid_preset_names_its_field_and_line() {
             "bad.toml:7: sim.iterations: must be a whole number, 0 or more, found 1e12",
         ),
         (
+            format!("{HEADER}[pins]\nhard = [{{ indices = [0, 5000000000] }}]\n"),
+            "bad.toml:7: pins.hard[0].indices[1]: must be at most 4294967295, found 5000000000",
+        ),
+        (
             "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n\n[material]\nweights = { bending = 1.0 }\n".to_owned(),
             "bad.toml:5: material: missing field `density`",
         ),

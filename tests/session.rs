@@ -540,6 +540,29 @@ fn save_as_back_into_the_project_makes_the_mesh_path_relative_again() {
     let _ = std::fs::remove_dir_all(&away);
 }
 
+/// An absolute mesh path that stays absolute after a save as is kept as
+/// written: a symbolic link in it (`/data/current/box.obj`, `current` a
+/// link to this release's directory) is not resolved away.
+#[cfg(unix)]
+#[test]
+fn save_as_keeps_an_absolute_mesh_path_as_written() {
+    let data = scratch_dir("session-save-as-link");
+    let away = scratch_dir("session-save-as-link-away");
+    std::fs::create_dir_all(data.join("v3")).unwrap();
+    std::fs::copy("meshes/box.obj", data.join("v3/box.obj")).unwrap();
+    std::os::unix::fs::symlink(data.join("v3"), data.join("current")).unwrap();
+    let written = data.join("current/box.obj");
+    assert!(written.is_absolute());
+    let first = data.join("box.toml");
+    Preset::for_obj(&written).save(&first).unwrap();
+    let mut s = Session::open(&first).unwrap();
+    let far = away.join("two/levels/box.toml");
+    apply(&mut s, Command::Save(Some(far.clone())));
+    assert_eq!(Preset::load(&far).unwrap().mesh, MeshSource::Obj(written));
+    let _ = std::fs::remove_dir_all(&data);
+    let _ = std::fs::remove_dir_all(&away);
+}
+
 /// An OBJ that fails to import, opened on its own (no preset file), is
 /// reported as the OBJ's error with its line: it read `untitled.toml:
 /// mesh.obj: bad.obj:2: …`, naming a file that does not exist.

@@ -634,17 +634,18 @@ fn open_chooses_a_preset() {
     app.handle_key(ch('o'));
     assert_eq!(app.handle_key(key(KeyCode::Esc)), Action::None);
     assert_eq!(app.mode, Mode::Normal);
-    // A directory without presets is named in full.
-    let empty = scratch_dir("tui-no-presets");
+    // A directory without presets is named in full, not as the relative
+    // path it was given (tests run in the package's directory).
+    let empty = PathBuf::from(format!("target/tui-no-presets-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
     app.preset_dir = empty.clone();
     app.handle_key(ch('o'));
+    std::fs::remove_dir(&empty).unwrap();
     assert_eq!(app.mode, Mode::Normal);
+    let full = std::env::current_dir().unwrap().join(&empty);
     assert_eq!(
         app.status,
-        format!(
-            "no presets (.toml files) in {}",
-            std::path::absolute(&empty).unwrap().display()
-        )
+        format!("no presets (.toml files) in {}", full.display())
     );
 }
 

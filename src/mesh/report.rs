@@ -100,7 +100,7 @@ impl MeshReport {
             warnings.push(format!(
                 "dropped {} zero-area triangles{}",
                 v.degenerate_triangles,
-                lines_suffix(&v.degenerate_lines)
+                lines_suffix(&v.degenerate_lines, v.degenerate_polygons)
             ));
         }
         if v.duplicate_triangles > 0 {
@@ -183,7 +183,9 @@ impl MeshReport {
     }
 }
 
-fn lines_suffix(lines: &[u32]) -> String {
+/// ` (lines 3, 8, ...)`: the known lines of `lines`, the first of `of`
+/// polygons, with `...` when some were not listed; empty when none is known.
+fn lines_suffix(lines: &[u32], of: usize) -> String {
     let known: Vec<String> = lines
         .iter()
         .filter(|&&l| l > 0)
@@ -195,7 +197,7 @@ fn lines_suffix(lines: &[u32]) -> String {
         format!(
             " (lines {}{})",
             known.join(", "),
-            if known.len() == 5 { ", ..." } else { "" }
+            if of > lines.len() { ", ..." } else { "" }
         )
     }
 }

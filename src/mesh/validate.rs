@@ -121,8 +121,10 @@ pub struct ValidationStats {
     pub welded_vertices: usize,
     /// Zero-area triangles dropped (including ones that lost a corner to welding).
     pub degenerate_triangles: usize,
-    /// Source lines of the first few degenerate faces, each once (0 when
-    /// generated).
+    /// Polygons that lost at least one triangle as zero-area.
+    pub degenerate_polygons: usize,
+    /// Source lines of the first [`LISTED_LINES`] of those polygons (0
+    /// when generated).
     pub degenerate_lines: Vec<u32>,
     /// Triangles dropped because another triangle has the same three vertices
     /// (either winding).
@@ -152,6 +154,9 @@ fn used_bounds(positions: &[Vec3], used: Option<&[bool]>) -> (Vec3, Vec3) {
 /// accepts: a mesh far outside them is in the wrong units, and its masses,
 /// areas and energies come near the ends of double precision.
 pub const SIZE_RANGE: std::ops::RangeInclusive<f64> = 1e-9..=1e9;
+
+/// Source lines of dropped polygons listed in [`ValidationStats`].
+pub const LISTED_LINES: usize = 5;
 
 /// Validates `raw` into a [`SurfaceMesh`]; `path` names the source in errors.
 ///
@@ -255,12 +260,15 @@ pub fn validate(
                 corners.push(welded);
             } else {
                 stats.degenerate_triangles += 1;
-                // A polygon's triangles share its line: listed once.
-                let line = raw.lines.get(p).copied().unwrap_or(0);
-                if stats.degenerate_lines.len() < 5 && stats.degenerate_lines.last() != Some(&line)
-                {
-                    stats.degenerate_lines.push(line);
-                }
+            }
+        }
+        if corners.len() < triangles.len() - first {
+            // A polygon's triangles share its line: listed once.
+            stats.degenerate_polygons += 1;
+            if stats.degenerate_lines.len() < LISTED_LINES {
+                stats
+                    .degenerate_lines
+                    .push(raw.lines.get(p).copied().unwrap_or(0));
             }
         }
         triangles.truncate(first);

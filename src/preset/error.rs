@@ -397,18 +397,33 @@ pub(super) fn line_of(text: &str, offset: usize) -> usize {
 /// Serde's `invalid type: floating point `1000000000000.0`, expected
 /// usize` (or `invalid value`) in a user's words, with the value as
 /// `written` in the file when known: `must be a whole number, 0 or more,
-/// found 1e12`. `None` for other messages or expectations.
+/// found 1e12`; a whole number past the type's range says its bound
+/// (`must be at most 4294967295, found 5000000000`). `None` for other
+/// messages or expectations.
 fn plain_type_error(message: &str, written: Option<&str>) -> Option<String> {
     let rest = message
         .strip_prefix("invalid type: ")
         .or_else(|| message.strip_prefix("invalid value: "))?;
     let (found, expected) = rest.rsplit_once(", expected ")?;
-    let wanted = match expected {
-        "usize" | "u64" | "u32" | "u16" | "u8" => "a whole number, 0 or more",
-        "isize" | "i64" | "i32" => "a whole number",
-        "f64" | "f32" => "a number",
-        "a boolean" => "true or false",
+    let (wanted, range) = match expected {
+        "u8" => ("a whole number, 0 or more", Some((0, u8::MAX.into()))),
+        "u16" => ("a whole number, 0 or more", Some((0, u16::MAX.into()))),
+        "u32" => ("a whole number, 0 or more", Some((0, u32::MAX.into()))),
+        "usize" | "u64" => ("a whole number, 0 or more", Some((0, u64::MAX.into()))),
+        "i32" => ("a whole number", Some((i32::MIN.into(), i32::MAX.into()))),
+        "isize" | "i64" => ("a whole number", Some((i64::MIN.into(), i64::MAX.into()))),
+        "f64" | "f32" => ("a number", None),
+        "a boolean" => ("true or false", None),
         _ => return None,
+    };
+    let whole: Option<i128> = found
+        .strip_prefix("integer `")
+        .and_then(|n| n.strip_suffix('`'))
+        .and_then(|n| n.parse().ok());
+    let wanted = match (whole, range) {
+        (Some(n), Some((_, max))) if n > max => format!("at most {max}"),
+        (Some(n), Some((min, _))) if n < min && min < 0 => format!("at least {min}"),
+        _ => wanted.to_owned(),
     };
     let found = written
         .map(str::trim)
@@ -476,6 +491,18 @@ mod tests {
         assert_eq!(
             plain("invalid value: integer `-3`, expected u32", None).as_deref(),
             Some("must be a whole number, 0 or more, found integer `-3`")
+        );
+        assert_eq!(
+            plain(
+                "invalid value: integer `5000000000`, expected u32",
+                Some("5000000000")
+            )
+            .as_deref(),
+            Some("must be at most 4294967295, found 5000000000")
+        );
+        assert_eq!(
+            plain("invalid value: integer `-3000000000`, expected i32", None).as_deref(),
+            Some("must be at least -2147483648, found integer `-3000000000`")
         );
         assert_eq!(
             plain("invalid type: string \"x\", expected f64", Some("\"x\"")).as_deref(),

@@ -285,6 +285,7 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         })
         .collect();
     let decrease = match (objective.first(), objective.last()) {
+        (Some(_), Some(_)) if range.is_none() => " Δg round-off only ".to_owned(),
         (Some(first), Some(last)) if *first != 0.0 => format!(
             " Δg {}% in {} it ",
             format_value(100.0 * (last - first) / first.abs()),
