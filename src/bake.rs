@@ -150,7 +150,8 @@ pub enum BakeError {
 /// # Errors
 /// [`BakeError::Solver`] if the model cannot be factorised,
 /// [`BakeError::Foreign`] if a file named like a frame, the energy CSV or
-/// the summary is there but was not written by a bake, [`BakeError::Write`] naming the file that could not be written,
+/// the summary is there but was not written by a bake,
+/// [`BakeError::Write`] naming the file that could not be written,
 /// [`BakeError::Read`] naming the one that could not be read.
 pub fn bake(
     built: &Built,

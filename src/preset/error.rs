@@ -405,11 +405,12 @@ fn plain_type_error(message: &str, written: Option<&str>) -> Option<String> {
         .strip_prefix("invalid type: ")
         .or_else(|| message.strip_prefix("invalid value: "))?;
     let (found, expected) = rest.rsplit_once(", expected ")?;
-    let (wanted, range) = match expected {
-        "u8" => ("a whole number, 0 or more", Some((0, u8::MAX.into()))),
-        "u16" => ("a whole number, 0 or more", Some((0, u16::MAX.into()))),
-        "u32" => ("a whole number, 0 or more", Some((0, u32::MAX.into()))),
-        "usize" | "u64" => ("a whole number, 0 or more", Some((0, u64::MAX.into()))),
+    const UNSIGNED: &str = "a whole number, 0 or more";
+    let (wanted, range): (_, Option<(i128, i128)>) = match expected {
+        "u8" => (UNSIGNED, Some((0, u8::MAX.into()))),
+        "u16" => (UNSIGNED, Some((0, u16::MAX.into()))),
+        "u32" => (UNSIGNED, Some((0, u32::MAX.into()))),
+        "usize" | "u64" => (UNSIGNED, Some((0, u64::MAX.into()))),
         "i32" => ("a whole number", Some((i32::MIN.into(), i32::MAX.into()))),
         "isize" | "i64" => ("a whole number", Some((i64::MIN.into(), i64::MAX.into()))),
         "f64" | "f32" => ("a number", None),
