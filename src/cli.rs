@@ -154,18 +154,15 @@ fn parse_precision(name: &str) -> Result<softbody::solver::Precision, String> {
 /// Parses a count in `[MIN, MAX]`: a typo (`--threads 1000000`) is an
 /// error, not hours of work or a failed allocation.
 fn count_in<const MIN: usize, const MAX: usize>(text: &str) -> Result<usize, String> {
-    let n: usize = text.parse().map_err(|_| {
-        if text.starts_with('-') && text.parse::<f64>().is_ok() {
-            format!("{text} is not in [{MIN}, {MAX}]")
-        } else {
-            format!("'{text}' is not a whole number")
-        }
-    })?;
-    if (MIN..=MAX).contains(&n) {
-        Ok(n)
-    } else {
-        Err(format!("{n} is not in [{MIN}, {MAX}]"))
-    }
+    // Read signed and wide, so that `-0` is 0 and `-5` or 2⁶⁴ reach the
+    // range check.
+    let n: i128 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a whole number"))?;
+    usize::try_from(n)
+        .ok()
+        .filter(|n| (MIN..=MAX).contains(n))
+        .ok_or_else(|| format!("{n} is not in [{MIN}, {MAX}]"))
 }
 
 /// Parses the weld tolerance: a fraction of the bounding-box diagonal in

@@ -385,6 +385,20 @@ fn absurd_numbers_are_refused_with_the_limit() {
             &["bake", "presets/denim.toml", "--every", "-1", "--out", "x"],
             "-1 is not in [0, 1000000]",
         ),
+        // -0 is 0 (it was "-0 is not in [0, 1000000]"); a fraction is not
+        // a count.
+        (&["bench", "--frames", "-0"], ": 0 is not in [1, 1000000]"),
+        (
+            &[
+                "bake",
+                "presets/denim.toml",
+                "--every",
+                "-1.5",
+                "--out",
+                "x",
+            ],
+            "'-1.5' is not a whole number",
+        ),
         // A bake of 1e11 frames wrote until the disk filled; a bench of 0
         // frames printed NaN times.
         (
