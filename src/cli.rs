@@ -154,15 +154,21 @@ fn parse_precision(name: &str) -> Result<softbody::solver::Precision, String> {
 /// Parses a count in `[MIN, MAX]`: a typo (`--threads 1000000`) is an
 /// error, not hours of work or a failed allocation.
 fn count_in<const MIN: usize, const MAX: usize>(text: &str) -> Result<usize, String> {
+    use std::num::IntErrorKind::{NegOverflow, PosOverflow};
+    let out_of_range = |n: &dyn std::fmt::Display| format!("{n} is not in [{MIN}, {MAX}]");
     // Read signed and wide, so that `-0` is 0 and `-5` or 2⁶⁴ reach the
     // range check.
-    let n: i128 = text
-        .parse()
-        .map_err(|_| format!("'{text}' is not a whole number"))?;
+    let n: i128 = text.parse().map_err(|e: std::num::ParseIntError| {
+        if matches!(e.kind(), PosOverflow | NegOverflow) {
+            out_of_range(&text)
+        } else {
+            format!("'{text}' is not a whole number")
+        }
+    })?;
     usize::try_from(n)
         .ok()
         .filter(|n| (MIN..=MAX).contains(n))
-        .ok_or_else(|| format!("{n} is not in [{MIN}, {MAX}]"))
+        .ok_or_else(|| out_of_range(&n))
 }
 
 /// Parses the weld tolerance: a fraction of the bounding-box diagonal in

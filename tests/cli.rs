@@ -385,6 +385,15 @@ fn absurd_numbers_are_refused_with_the_limit() {
             &["bake", "presets/denim.toml", "--every", "-1", "--out", "x"],
             "-1 is not in [0, 1000000]",
         ),
+        // Past i128 is still a whole number out of range.
+        (
+            &[
+                "bench",
+                "--frames",
+                "1000000000000000000000000000000000000000",
+            ],
+            "1000000000000000000000000000000000000000 is not in [1, 1000000]",
+        ),
         // -0 is 0 (it was "-0 is not in [0, 1000000]"); a fraction is not
         // a count.
         (&["bench", "--frames", "-0"], ": 0 is not in [1, 1000000]"),
