@@ -166,7 +166,7 @@ pub struct BenchResult {
     pub matrix_nnz: usize,
     /// Stored entries of the Cholesky factor.
     pub factor_nnz: usize,
-    /// The precision `L` is solved in: `double` or `mixed`.
+    /// The precision `L` is solved in: `double`, `mixed` or `relaxed`.
     pub precision: String,
 }
 
@@ -198,7 +198,7 @@ pub fn run(
     let params = scene.params();
     let mut solver = Solver::new(&model, &params)?;
     solver.set_threads(threads);
-    solver.set_precision(scene.precision);
+    solver.set_precision(scene.precision)?;
     let setup_ms = t0.elapsed().as_secs_f64() * 1e3;
     let t1 = Instant::now();
     solver.refactor(model.weights, None, &params)?;

@@ -128,7 +128,10 @@ pub enum Command {
         #[arg(long, value_parser = parse_acceleration)]
         acceleration: Option<softbody::solver::Acceleration>,
         /// The precision of the global solve: auto (default: mixed when the
-        /// factor has 500,000 entries or more), double or mixed.
+        /// factor has 500,000 entries or more, relaxed when a cloth's factor
+        /// without its bending springs has), double, mixed, or relaxed
+        /// (single precision, bending springs left out of the factor and
+        /// corrected for, when their weight allows).
         #[arg(long, value_parser = parse_precision, default_value = "auto")]
         precision: softbody::solver::Precision,
         /// With --accuracy: the steps measured (medians are reported).
@@ -148,7 +151,7 @@ pub enum Command {
 /// Parses a global-solve precision by name.
 fn parse_precision(name: &str) -> Result<softbody::solver::Precision, String> {
     softbody::solver::Precision::from_name(name)
-        .ok_or_else(|| format!("'{name}' is not one of auto, double, mixed"))
+        .ok_or_else(|| format!("'{name}' is not one of auto, double, mixed, relaxed"))
 }
 
 /// Parses a count in `[MIN, MAX]`: a typo (`--threads 1000000`) is an

@@ -334,6 +334,7 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
         value["migrated_from"] = serde_json::json!(loaded.migrated_from);
         value["factor_nnz"] = serde_json::json!(factor.factor_nnz);
         value["mixed_precision"] = serde_json::json!(factor.mixed_precision);
+        value["relaxed"] = serde_json::json!(factor.relaxed);
         outln!("{value}");
     } else {
         match loaded.preset.name.as_str() {

@@ -90,13 +90,10 @@ fn non_increasing(values: &[f64]) -> bool {
         .all(|w| w[1] <= w[0] + 1e-12 * w[0].abs().max(1e-12))
 }
 
-/// Mixed or double precision in the global solve.
-fn precision(mixed: bool) -> Precision {
-    if mixed {
-        Precision::Mixed
-    } else {
-        Precision::Double
-    }
+/// The precision of the global solve a property test draws: double, mixed
+/// or relaxed (which relaxes only the cases whose bending weight allows).
+fn precision(kind: usize) -> Precision {
+    [Precision::Double, Precision::Mixed, Precision::Relaxed][kind]
 }
 
 /// `params` with `acceleration`.
@@ -118,7 +115,7 @@ fn step_with_monotone_trace(
     mut state: State,
 ) -> Result<Vec<StepReport>, TestCaseError> {
     let mut solver = Solver::new(model, params).unwrap();
-    solver.set_precision(precision);
+    solver.set_precision(precision).unwrap();
     solver.set_trace(true);
     let mut reports = Vec::new();
     for _ in 0..3 {
@@ -135,12 +132,12 @@ fn step_with_monotone_trace(
 
 /// One frame of `params.iterations` (many) PD iterations from `state` agrees
 /// with a converged Newton solve of the same implicit-Euler step, with every
-/// method and both precisions of the global solve, and two iterations are
+/// method and every precision of the global solve, and two iterations are
 /// visibly worse (so the comparison can fail). Returns the PD frame's report.
 fn assert_matches_newton(model: &Model, params: &SimParams, state: State) -> StepReport {
     let mut report = StepReport::default();
     for method in Acceleration::ALL {
-        for precision in [Precision::Double, Precision::Mixed] {
+        for precision in [Precision::Double, Precision::Mixed, Precision::Relaxed] {
             report = assert_method_matches_newton(
                 model,
                 &accelerated(params, method),
@@ -166,7 +163,13 @@ fn assert_method_matches_newton(
         reference.gradient_norm
     );
     let mut solver = Solver::new(model, params).unwrap();
-    solver.set_precision(precision);
+    solver.set_precision(precision).unwrap();
+    if precision == Precision::Relaxed && !model.springs.bending.is_empty() {
+        assert!(
+            solver.factor_stats().relaxed,
+            "the bending weight allows it"
+        );
+    }
     let report = solver.step(&mut state).unwrap();
     let err = relative_error(&state.positions, &reference.positions, &start.positions);
     assert!(
@@ -205,10 +208,17 @@ fn assert_momentum_conserved(model: &Model, deform: impl Fn(&Vec3) -> Vec3) {
     };
     let p0 = momentum(&state);
     // Every accelerated iterate is an affine combination of PD outputs, so
-    // it conserves momentum as they do.
-    for method in Acceleration::ALL {
+    // it conserves momentum as they do; so does the relaxed solve's
+    // correction (its matrix's springs sum to zero over each column, as
+    // `A`'s do).
+    for (method, precision) in Acceleration::ALL
+        .into_iter()
+        .map(|m| (m, Precision::Auto))
+        .chain([(Acceleration::Anderson, Precision::Relaxed)])
+    {
         let mut state = state.clone();
         let mut solver = Solver::new(model, &accelerated(&no_gravity(), method)).unwrap();
+        solver.set_precision(precision).unwrap();
         for _ in 0..200 {
             solver.step(&mut state).unwrap();
         }
@@ -218,7 +228,7 @@ fn assert_momentum_conserved(model: &Model, deform: impl Fn(&Vec3) -> Vec3) {
         // frames. (A 1% damping leak would show as 1e-2.)
         assert!(
             (p1 - p0).norm() < 1e-9 * p0.norm(),
-            "{method}: {p0} -> {p1}"
+            "{method} {precision:?}: {p0} -> {p1}"
         );
     }
 }
@@ -378,7 +388,7 @@ proptest! {
         seed in 0u64..1000,
         jig in 0.0f64..0.05,
         method in 0usize..3,
-        mixed: bool,
+        precision_kind in 0usize..3,
     ) {
         let weights = Weights {
             structural: 10f64.powf(log_w[0]),
@@ -408,7 +418,7 @@ proptest! {
         let mut state = State::at_rest(&model);
         jiggle(&mut state.velocities, 0.5, seed + 1);
         still_pins(&model, &mut state);
-        step_with_monotone_trace(&model, &params, precision(mixed), state)?;
+        step_with_monotone_trace(&model, &params, precision(precision_kind), state)?;
     }
 }
 
@@ -706,7 +716,7 @@ proptest! {
         squash in proptest::array::uniform3(0.5f64..1.5),
         seed in 0u64..1000,
         method in 0usize..3,
-        mixed: bool,
+        precision_kind in 0usize..3,
     ) {
         let on = |k: u32| if active & (1 << k) != 0 { 10f64.powf(log_w[k as usize]) } else { 0.0 };
         let weights = Weights { strain: on(0), strain_limit: on(1), volume: on(2), ..Weights::default() };
@@ -737,7 +747,7 @@ proptest! {
             state.positions[pin as usize] = model.rest[pin as usize];
         }
         still_pins(&model, &mut state);
-        step_with_monotone_trace(&model, &params, precision(mixed), state)?;
+        step_with_monotone_trace(&model, &params, precision(precision_kind), state)?;
     }
 }
 
@@ -1229,7 +1239,7 @@ fn a_single_free_vertex_steps_like_newton() {
     let reference = newton::step(&model, &params, &start, &NewtonOptions::default()).unwrap();
     for precision in Precision::ALL {
         let mut solver = Solver::new(&model, &params).unwrap();
-        solver.set_precision(precision);
+        solver.set_precision(precision).unwrap();
         // Even forced, a simplicial factor stays in double precision: the
         // test covers that path while faer keeps this factor simplicial.
         assert!(!solver.factor_stats().mixed_precision);

@@ -35,7 +35,8 @@ use crate::mesh::Vec3;
 pub enum Precision {
     /// Mixed when `L` has at least [`MIXED_FROM_ENTRIES`] entries (it no
     /// longer fits in cache and the solve is bound by reading it), double
-    /// below.
+    /// below; relaxed (see [`Precision::Relaxed`]) when the relaxed
+    /// matrix's `L` is that large.
     #[default]
     Auto,
     /// `L` in double precision.
@@ -44,6 +45,12 @@ pub enum Precision {
     /// (a factor faer leaves simplicial, which only a system without
     /// off-diagonal entries is, stays in double).
     Mixed,
+    /// As [`Precision::Mixed`], with `L` factorising `A` without its bending
+    /// springs when the model's certified bound allows (see
+    /// `solver::relax`; otherwise `A`'s, in single precision).
+    /// [`Precision::Auto`] relaxes too when that factor has at least
+    /// [`MIXED_FROM_ENTRIES`] entries.
+    Relaxed,
 }
 
 /// The size of `L` (stored entries) from which [`Precision::Auto`] solves in
@@ -52,7 +59,7 @@ pub const MIXED_FROM_ENTRIES: usize = 500_000;
 
 impl Precision {
     /// Every precision, in the order the command line lists them.
-    pub const ALL: [Precision; 3] = [Self::Auto, Self::Double, Self::Mixed];
+    pub const ALL: [Precision; 4] = [Self::Auto, Self::Double, Self::Mixed, Self::Relaxed];
 
     /// Whether a factor with `entries` stored entries is solved in mixed
     /// precision.
@@ -60,8 +67,13 @@ impl Precision {
         match self {
             Self::Auto => entries >= MIXED_FROM_ENTRIES,
             Self::Double => false,
-            Self::Mixed => true,
+            Self::Mixed | Self::Relaxed => true,
         }
+    }
+
+    /// Whether the relaxed matrix may be factorised in place of `A`.
+    pub(crate) fn relaxes(self) -> bool {
+        matches!(self, Self::Auto | Self::Relaxed)
     }
 
     /// `auto`, `double` or `mixed`.
@@ -70,6 +82,7 @@ impl Precision {
             Self::Auto => "auto",
             Self::Double => "double",
             Self::Mixed => "mixed",
+            Self::Relaxed => "relaxed",
         }
     }
 
@@ -96,8 +109,8 @@ struct Supernode {
 }
 
 /// `L` of `P A Pᵀ = L Lᵀ` in single-precision supernodes (the reciprocal
-/// diagonal in double precision), and the lower triangle of `P A Pᵀ` in
-/// double precision for the residual.
+/// diagonal in double precision), and `P A Pᵀ` in double precision for the
+/// residual.
 #[derive(Default)]
 struct MixedL {
     /// `perm[k]`: the unknown that is row `k` of the permuted system.
@@ -108,66 +121,60 @@ struct MixedL {
     values: Vec<f32>,
     /// Where the solve splits over two threads (`None`: it does not).
     split: Option<Split>,
-    /// `P A Pᵀ`, lower triangle by columns (rows unsorted).
-    a_col_ptr: Vec<u32>,
-    a_row_idx: Vec<u32>,
+    /// `P A Pᵀ`, both triangles by rows (columns unsorted): the residual
+    /// is then a row at a time, each row's sum in registers, where the
+    /// lower triangle alone scattered every product into memory.
+    a_row_ptr: Vec<u32>,
+    a_col_idx: Vec<u32>,
     a_values: Vec<f64>,
 }
 
 impl MixedL {
-    /// Fills the permuted lower triangle of `A` (`values` on `pattern`).
+    /// Fills `P A Pᵀ` from the lower triangle of `A` (`values` on
+    /// `pattern`).
     fn permute_matrix(&mut self, pattern: &LowerPattern, values: &[f64]) {
         let n = self.perm.len();
         let mut inverse = vec![0u32; n];
         for (k, &u) in self.perm.iter().enumerate() {
             inverse[u as usize] = k as u32;
         }
+        // Each stored entry, and its mirror off the diagonal.
         let entries = || {
-            pattern.entries().map(|(r, c, slot)| {
+            pattern.entries().flat_map(|(r, c, slot)| {
                 let (pr, pc) = (inverse[r], inverse[c]);
-                (pr.max(pc), pr.min(pc), slot)
+                let mirror = (pr != pc).then_some((pc, pr, slot));
+                std::iter::once((pr, pc, slot)).chain(mirror)
             })
         };
-        self.a_col_ptr.clear();
-        self.a_col_ptr.resize(n + 1, 0);
-        for (_, c, _) in entries() {
-            self.a_col_ptr[c as usize + 1] += 1;
+        self.a_row_ptr.clear();
+        self.a_row_ptr.resize(n + 1, 0);
+        for (r, _, _) in entries() {
+            self.a_row_ptr[r as usize + 1] += 1;
         }
-        for c in 0..n {
-            self.a_col_ptr[c + 1] += self.a_col_ptr[c];
+        for r in 0..n {
+            self.a_row_ptr[r + 1] += self.a_row_ptr[r];
         }
-        let mut next: Vec<u32> = self.a_col_ptr[..n].to_vec();
-        self.a_row_idx.resize(pattern.nnz(), 0);
-        self.a_values.resize(pattern.nnz(), 0.0);
+        let mut next: Vec<u32> = self.a_row_ptr[..n].to_vec();
+        let len = self.a_row_ptr[n] as usize;
+        self.a_col_idx.resize(len, 0);
+        self.a_values.resize(len, 0.0);
         for (r, c, slot) in entries() {
-            let k = next[c as usize] as usize;
-            next[c as usize] += 1;
-            self.a_row_idx[k] = r;
+            let k = next[r as usize] as usize;
+            next[r as usize] += 1;
+            self.a_col_idx[k] = c;
             self.a_values[k] = values[slot];
         }
     }
 
-    /// `out −= P A Pᵀ x`.
-    fn sub_product(&self, x: &[Row], out: &mut [Row]) {
-        for (c, xc) in x.iter().enumerate() {
-            let range = self.a_col_ptr[c] as usize..self.a_col_ptr[c + 1] as usize;
-            let mut column = [0.0; 4];
-            for (&r, &v) in self.a_row_idx[range.clone()]
-                .iter()
-                .zip(&self.a_values[range])
-            {
-                let r = r as usize;
-                for lane in 0..4 {
-                    out[r][lane] -= v * xc[lane];
-                }
-                if r != c {
-                    for lane in 0..4 {
-                        column[lane] += v * x[r][lane];
-                    }
-                }
-            }
+    /// `out[k] −= (P A Pᵀ x)[first + k]`.
+    #[inline(always)]
+    fn sub_product<L: Lanes>(&self, x: &[Row], out: &mut [Row], first: usize) {
+        let ptr = &self.a_row_ptr[first..=first + out.len()];
+        for (o, row) in out.iter_mut().zip(ptr.windows(2)) {
+            let range = row[0] as usize..row[1] as usize;
+            let p = L::product(&self.a_values[range.clone()], &self.a_col_idx[range], x);
             for lane in 0..4 {
-                out[c][lane] -= column[lane];
+                o[lane] -= p[lane];
             }
         }
     }
@@ -280,7 +287,17 @@ impl MixedFactor {
             *w = [r.x, r.y, r.z, 0.0];
             *g = [x.x, x.y, x.z, 0.0];
         }
-        self.l.sub_product(&self.guess, &mut self.work);
+        let (l, avx2, guess) = (&*self.l, self.avx2, &self.guess[..]);
+        if parallel {
+            let half = self.work.len() / 2;
+            let (a, b) = self.work.split_at_mut(half);
+            rayon::join(
+                || sub_product(avx2, l, guess, a, 0),
+                || sub_product(avx2, l, guess, b, half),
+            );
+        } else {
+            sub_product(avx2, l, guess, &mut self.work, 0);
+        }
         match self.l.split {
             Some(split) if parallel => self.substitute_split(split),
             _ => {
@@ -433,6 +450,8 @@ trait Lanes {
     fn dot(row: &[f32], work: &[Row]) -> Row;
     /// `work[i] −= rowᵢ · s`.
     fn sub(row: &[f32], s: Row, work: &mut [Row]);
+    /// `Σ valuesᵢ · x[colsᵢ]`.
+    fn product(values: &[f64], cols: &[u32], x: &[Row]) -> Row;
 }
 
 /// Plain Rust.
@@ -459,6 +478,18 @@ impl Lanes for Portable {
                 w[c] -= l * s[c];
             }
         }
+    }
+
+    #[inline(always)]
+    fn product(values: &[f64], cols: &[u32], x: &[Row]) -> Row {
+        let mut acc = [0.0; 4];
+        for (&v, &c) in values.iter().zip(cols) {
+            let x = x[c as usize];
+            for lane in 0..4 {
+                acc[lane] += v * x[lane];
+            }
+        }
+        acc
     }
 }
 
@@ -506,6 +537,23 @@ impl Lanes for Avx2 {
                 _mm256_storeu_pd(w.as_mut_ptr(), v);
             }
         }
+    }
+
+    #[inline(always)]
+    fn product(values: &[f64], cols: &[u32], x: &[Row]) -> Row {
+        use std::arch::x86_64::*;
+        let mut out = [0.0; 4];
+        // SAFETY: only inlined into `sub_product_avx2`, which runs when the
+        // CPU has AVX2 and FMA; every load reads one whole `Row` of 4 f64.
+        unsafe {
+            let mut acc = _mm256_setzero_pd();
+            for (&v, &c) in values.iter().zip(cols) {
+                let x = _mm256_loadu_pd(x[c as usize].as_ptr());
+                acc = _mm256_fmadd_pd(_mm256_set1_pd(v), x, acc);
+            }
+            _mm256_storeu_pd(out.as_mut_ptr(), acc);
+        }
+        out
     }
 }
 
@@ -640,6 +688,25 @@ impl Pass for Backward {
     }
 }
 
+/// `out[k] −= (P A Pᵀ x)[first + k]`, compiled for AVX2 + FMA when `avx2`
+/// says the CPU has them.
+fn sub_product(avx2: bool, l: &MixedL, x: &[Row], out: &mut [Row], first: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: `avx2` is true only when the CPU reports AVX2 and FMA.
+        unsafe { sub_product_avx2(l, x, out, first) };
+        return;
+    }
+    let _ = avx2;
+    l.sub_product::<Portable>(x, out, first);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn sub_product_avx2(l: &MixedL, x: &[Row], out: &mut [Row], first: usize) {
+    l.sub_product::<Avx2>(x, out, first);
+}
+
 /// Runs pass `P` with `nodes` on `own` (its rows, from the given row) and
 /// `top`, compiled for AVX2 + FMA when `avx2` says the CPU has them.
 fn substitute<P: Pass>(
@@ -673,6 +740,53 @@ unsafe fn substitute_avx2<P: Pass>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The residual's product, portable and with AVX2 and in two parts as
+    /// the parallel solve splits it, is `P A Pᵀ x` for `A` given by its
+    /// lower triangle.
+    #[test]
+    fn the_residual_product_is_the_permuted_matrix_times_x() {
+        let n = 7;
+        let pattern = LowerPattern::new(n, vec![(3, 0), (5, 1), (6, 2), (4, 3), (6, 5), (2, 1)]);
+        let values: Vec<f64> = (0..pattern.nnz()).map(|k| 1.0 + k as f64 * 0.37).collect();
+        let mut l = MixedL {
+            perm: vec![4, 0, 6, 2, 5, 1, 3],
+            ..MixedL::default()
+        };
+        l.permute_matrix(&pattern, &values);
+        let x: Vec<Row> = (0..n)
+            .map(|k| [k as f64, 1.0 - k as f64, 0.5 * k as f64, 0.0])
+            .collect();
+        let mut inverse = vec![0; n];
+        for (k, &u) in l.perm.iter().enumerate() {
+            inverse[u as usize] = k;
+        }
+        let mut expected = vec![[0.0; 4]; n];
+        for (r, c, slot) in pattern.entries() {
+            let (pr, pc) = (inverse[r], inverse[c]);
+            for lane in 0..4 {
+                expected[pr][lane] -= values[slot] * x[pc][lane];
+                if r != c {
+                    expected[pc][lane] -= values[slot] * x[pr][lane];
+                }
+            }
+        }
+        for avx2 in [false, super::super::has_avx2_fma()] {
+            let mut whole = vec![[0.0; 4]; n];
+            sub_product(avx2, &l, &x, &mut whole, 0);
+            let mut parts = vec![[0.0; 4]; n];
+            let (a, b) = parts.split_at_mut(3);
+            sub_product(avx2, &l, &x, a, 0);
+            sub_product(avx2, &l, &x, b, 3);
+            for out in [&whole, &parts] {
+                for (o, e) in out.iter().zip(&expected) {
+                    for lane in 0..4 {
+                        assert!((o[lane] - e[lane]).abs() <= 1e-12 * e[lane].abs().max(1.0));
+                    }
+                }
+            }
+        }
+    }
 
     /// Single-column supernodes with the given rows below the diagonal:
     /// `Split::of` of them.

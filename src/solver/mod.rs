@@ -21,6 +21,7 @@ mod mixed;
 pub mod newton;
 pub mod params;
 pub mod project;
+pub mod relax;
 mod system;
 mod tets;
 
@@ -408,8 +409,13 @@ impl Solver {
     }
 
     /// Solves the global step in `precision` (a new solver: [`Precision::Auto`]).
-    pub fn set_precision(&mut self, precision: Precision) {
-        self.system.set_precision(precision);
+    ///
+    /// # Errors
+    /// [`SolverError::OutOfMemory`] if a factor it needs (switching between
+    /// `A` and the relaxed matrix) would not fit; the solver is then
+    /// unchanged.
+    pub fn set_precision(&mut self, precision: Precision) -> Result<(), SolverError> {
+        self.system.set_precision(precision)
     }
 
     /// Size and cost of the current factorisation.
@@ -745,6 +751,9 @@ impl Solver {
                 self.previous.copy_from_slice(&self.x);
             }
             if safeguarded {
+                // An inexact solve (single precision, the relaxed matrix)
+                // lowers g from its guess: the iterate projected at.
+                self.fallback.copy_from_slice(&self.x);
                 self.system.solve(&self.rhs, &mut self.fallback, parallel);
                 self.accel.combine(&mut self.x, &self.fallback);
             } else {
