@@ -260,7 +260,7 @@ pub const ACCURACY_METHODS: [(Acceleration, bool); 6] = [
 ];
 
 /// What one acceleration method costs to reach the tolerances on a scene,
-/// measured along its own motion (see [`accuracy`]).
+/// measured along its own motion (see [`accuracy()`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct AccuracyResult {
     /// Scene name.

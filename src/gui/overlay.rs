@@ -1,5 +1,5 @@
 //! The 2D overlays drawn over the 3D view with egui's painter, from the
-//! same [`Projection`] picking uses: wireframe, springs coloured by strain,
+//! same [`Projection`](super::camera::Projection) picking uses: wireframe, springs coloured by strain,
 //! bending springs, pins and their targets, the grab, the selection.
 
 use eframe::egui::{self, Color32, Pos2, Stroke};

@@ -1,6 +1,6 @@
 //! The 3D view: the camera controls, picking, grabbing and the staging of
 //! what [`Scene`] draws (three-d inside an egui paint callback) and what
-//! the [`overlay`](super::overlay)s draw on top.
+//! the [`overlay`]s draw on top.
 //!
 //! Mouse: right drag (or Alt + left drag) orbits, middle drag (or Shift +
 //! right drag) pans, the wheel zooms. Left button: while playing, a drag

@@ -123,7 +123,7 @@ pub struct ValidationStats {
     pub degenerate_triangles: usize,
     /// Polygons that lost at least one triangle as zero-area.
     pub degenerate_polygons: usize,
-    /// Source lines of the first [`LISTED_LINES`] of those polygons (0
+    /// Source lines of the first `LISTED_LINES` of those polygons (0
     /// when generated).
     pub degenerate_lines: Vec<u32>,
     /// Triangles dropped because another triangle has the same three vertices

@@ -21,7 +21,10 @@
 //! ~1e-7 even with spring weights of 1e10 (`mixed_solve_corrects_a_guess`).
 //! The step still lowers the PD objective (a slightly inexact minimisation
 //! of a convex quadratic from a point it improves on), which the
-//! monotone-objective tests check with it forced on.
+//! monotone-objective tests check with it forced on. For a large cloth `L̃`
+//! may factorise the relaxed matrix instead of `A` (`super::relax`); the
+//! correction then leaves up to `ρ` of the guess's error, and the rest
+//! holds as above.
 
 use std::sync::Arc;
 
@@ -76,7 +79,7 @@ impl Precision {
         matches!(self, Self::Auto | Self::Relaxed)
     }
 
-    /// `auto`, `double` or `mixed`.
+    /// `auto`, `double`, `mixed` or `relaxed`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Auto => "auto",
@@ -108,9 +111,9 @@ struct Supernode {
     values: usize,
 }
 
-/// `L` of `P A Pᵀ = L Lᵀ` in single-precision supernodes (the reciprocal
-/// diagonal in double precision), and `P A Pᵀ` in double precision for the
-/// residual.
+/// `L` of `P A Pᵀ = L Lᵀ` (or of the relaxed matrix in `A`'s place) in
+/// single-precision supernodes (the reciprocal diagonal in double
+/// precision), and `P A Pᵀ` in double precision for the residual.
 #[derive(Default)]
 struct MixedL {
     /// `perm[k]`: the unknown that is row `k` of the permuted system.
@@ -199,7 +202,8 @@ pub(crate) struct MixedFactor {
 impl MixedFactor {
     /// Copies the supernodal factor `l_values` of `symbolic`, with the
     /// fill-reducing permutation `perm` (`None`: identity), and the matrix
-    /// (lower triangle `a_values` on `pattern`) it factorises.
+    /// the solve corrects against (lower triangle `a_values` on `pattern`:
+    /// the one it factorises, or `A` when it factorises the relaxed one).
     pub(crate) fn extract(
         &mut self,
         symbolic: &SymbolicSupernodalCholesky<usize>,
@@ -269,7 +273,8 @@ impl MixedFactor {
 
     /// Solves `A x = rhs` for the vertices `row_vertex[k]` (row `k` of the
     /// permuted system) as a correction of the guess their rows of `x` hold
-    /// on entry.
+    /// on entry (with a relaxed factor, one step towards it: see
+    /// `super::relax`).
     ///
     /// With `parallel`, the substitutions run two independent groups of
     /// subtrees of the elimination tree on two threads (the result agrees

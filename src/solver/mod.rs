@@ -411,11 +411,16 @@ impl Solver {
     /// Solves the global step in `precision` (a new solver: [`Precision::Auto`]).
     ///
     /// # Errors
-    /// [`SolverError::OutOfMemory`] if a factor it needs (switching between
-    /// `A` and the relaxed matrix) would not fit; the solver is then
-    /// unchanged.
+    /// As [`Solver::new`], when it switches between `A` and the relaxed
+    /// matrix (a new factorisation); the solver is then unchanged.
     pub fn set_precision(&mut self, precision: Precision) -> Result<(), SolverError> {
-        self.system.set_precision(precision)
+        let relaxed = self.system.stats().relaxed;
+        self.system.set_precision(precision)?;
+        if self.system.stats().relaxed != relaxed {
+            // Another iteration map: what the accelerations learnt is stale.
+            self.accel.invalidate();
+        }
+        Ok(())
     }
 
     /// Size and cost of the current factorisation.
@@ -424,7 +429,9 @@ impl Solver {
     }
 
     /// Changes weights, masses, time step or substeps: a numeric
-    /// refactorisation on the same ordering and sparsity pattern.
+    /// refactorisation on the same ordering and sparsity pattern (or a new
+    /// factorisation when the bending weight crosses the relaxed matrix's
+    /// bound, see [`relax`]).
     ///
     /// # Errors
     /// As [`Solver::new`]; on error the solver is unchanged.
@@ -705,10 +712,6 @@ impl Solver {
         let safeguarded = self.accel.is_safeguarded();
         let parallel = self.threads > 1;
         self.accel.restart();
-        if safeguarded {
-            // The hard-pinned rows, which the solves never write.
-            self.fallback.copy_from_slice(&self.x);
-        }
         let mut accepted = f64::INFINITY;
         let rejected_before = report.rejected;
         let mut elastic = Energies::default();

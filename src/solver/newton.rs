@@ -9,7 +9,7 @@
 //! compressed bending springs make the matrix indefinite). Tet constraints
 //! contribute the exact gradient of `w|V₀|/2 dist²(F, C)`,
 //! `w|V₀| Gᵀ (F − P(F))ᵀ` per type, and the analytic Hessian in `F` of their
-//! isotropic sum ([`tets::energy_hessian`]); the per-tet gradients and
+//! isotropic sum (`tets::energy_hessian`); the per-tet gradients and
 //! Hessians are computed in parallel.
 //!
 //! Each iteration first tries the exact tet Hessian, which converges

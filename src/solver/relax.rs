@@ -8,7 +8,7 @@
 //! structural springs around it (20 against 1000 N/m in the default cloth).
 //! The single-precision solve is already a correction from a guess,
 //! `x = x₀ + P⁻¹ (b − A x₀)` with the residual against the exact `A`
-//! ([`super::mixed`]), so `P` need not be `A`: for such a model the solver
+//! (`solver::mixed`), so `P` need not be `A`: for such a model the solver
 //! factorises `P = A − A_b`, `A_b` the bending springs' part. The fixed
 //! points are still the exact solve's; only the correction is inexact.
 //!

@@ -571,8 +571,9 @@ pub struct FactorStats {
     pub analyse_ms: f64,
     /// The last numeric factorisation, milliseconds.
     pub factor_ms: f64,
-    /// Numeric refactorisations since the symbolic analysis (0 for a new
-    /// solver): weight, mass, time-step and soft-pin changes count here.
+    /// Numeric refactorisations since the solver was made (0 for a new
+    /// solver): weight, mass, time-step and soft-pin changes count here,
+    /// including one that switched between `A` and the relaxed matrix.
     pub refactors: u64,
     /// Whether the solve keeps `L` in single precision (see [`Precision`]).
     pub mixed_precision: bool,
@@ -749,8 +750,10 @@ struct PinBase<'a> {
 }
 
 impl PinBase<'_> {
-    /// Makes `system` `A` plus `pins` on its diagonal, factorised (only if
-    /// they changed; its buffers are kept from earlier pins).
+    /// Makes `system` the factorised matrix plus `pins` on its diagonal,
+    /// factorised (only if they changed; its buffers are kept from earlier
+    /// pins), correcting against `A` plus the pins when that matrix is the
+    /// relaxed one.
     fn pin(
         &self,
         system: &mut Option<ContactSystem>,
@@ -1039,18 +1042,21 @@ impl System {
     }
 
     /// Re-assembles the values (weights, masses, `h`) and refactorises
-    /// numerically on the same ordering and pattern.
+    /// numerically on the same ordering and pattern; when the bending weight
+    /// crosses the relaxed matrix's bound, analyses and factorises the other
+    /// matrix ([`System::wants_relaxed`]).
     pub(crate) fn refactor(&mut self, model: &Model, h: f64) -> Result<(), SolverError> {
         let t0 = Instant::now();
         self.drop_contacts();
         let saved = self.values.clone();
         let saved_relaxed = self.relaxed.as_ref().map(|r| (r.values.clone(), r.bound));
         self.assemble(model, h);
-        let result = if self.wants_relaxed() != self.on_relaxed {
-            // The bending weight crossed the relaxed matrix's bound.
+        let switch = self.wants_relaxed() != self.on_relaxed;
+        let result = if switch {
+            // This copies the new factor; on error the old one stands.
             self.factorise()
         } else {
-            self.refactor_numeric()
+            self.refactor_numeric().map(|()| self.extract())
         };
         if let Err(e) = result {
             // Leave the solver as it was.
@@ -1058,10 +1064,11 @@ impl System {
             if let (Some(r), Some((values, bound))) = (&mut self.relaxed, saved_relaxed) {
                 (r.values, r.bound) = (values, bound);
             }
-            self.refactor_numeric()?;
+            if !switch {
+                self.refactor_numeric()?;
+            }
             return Err(e);
         }
-        self.extract();
         self.stats.factor_ms = t0.elapsed().as_secs_f64() * 1e3;
         self.stats.refactors += 1;
         Ok(())
@@ -1195,7 +1202,9 @@ impl System {
     /// with `A + Σ_sticking w eᵢeᵢᵀ` (one system for all three when every
     /// contact sticks, `A` when none does). No pins solve every coordinate
     /// with `A`. Each change of a set of pins is a numeric factorisation of
-    /// its system (the pattern is `A`'s).
+    /// its system (the pattern is that of `A`'s factor, or the relaxed
+    /// matrix's when that is factorised in its place, correcting against
+    /// `A` plus the pins).
     ///
     /// # Errors
     /// [`SolverError::OutOfMemory`] if a system made for the first time would
@@ -1311,8 +1320,10 @@ impl System {
 
     /// Solves `A x_f = rhs_f` and writes the free rows of `x`, whose free
     /// rows hold a guess on entry (the mixed-precision solve corrects it; the
-    /// closer, the more accurate). With `parallel`, a mixed-precision solve
-    /// whose factor splits ([`MixedFactor`]) runs on two threads.
+    /// closer, the more accurate; with the relaxed matrix's factor the
+    /// correction is one step towards the solution, see [`super::relax`]).
+    /// With `parallel`, a mixed-precision solve whose factor splits
+    /// ([`MixedFactor`]) and its residual run on two threads.
     ///
     /// With ground contacts ([`System::set_contacts`]) the y coordinate is
     /// solved with their system (the right-hand side then holds the pins'

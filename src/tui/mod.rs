@@ -69,7 +69,7 @@ fn preset_dir(presets: &Path, path: Option<&Path>) -> PathBuf {
 }
 
 /// Opens `preset` (else [`DEFAULT_PRESET`] if it exists, else
-/// [`Preset::default`]) and runs the terminal UI until the person quits.
+/// [`Preset::default`](crate::preset::Preset::default)) and runs the terminal UI until the person quits.
 ///
 /// # Errors
 /// [`TuiError::Session`] if the preset does not load or build (before the
