@@ -346,10 +346,10 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
         }
         out!("{summary}");
         outln!(
-            "  factor:      {} unknowns, {} non-zeros in L ({} precision)",
+            "  factor:      {} unknowns, {} non-zeros in L ({})",
             factor.unknowns,
             factor.factor_nnz,
-            factor.precision().name()
+            factor.precision().describe()
         );
     }
     Ok(())

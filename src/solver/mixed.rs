@@ -89,6 +89,17 @@ impl Precision {
         }
     }
 
+    /// In words, for reports: `L` in single or double precision, and whether
+    /// bending springs are left out of it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Auto => "chosen by size",
+            Self::Double => "double precision",
+            Self::Mixed => "single precision, corrected in double",
+            Self::Relaxed => "single precision, bending springs left out and corrected for",
+        }
+    }
+
     /// The precision called `name` (see [`Precision::name`]).
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|p| p.name() == name)
