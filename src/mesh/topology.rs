@@ -8,6 +8,43 @@
 //! insertion sort of each bucket on `(max, triangle)`: linear in the number of
 //! triangles, since a vertex starts only a handful of edges.
 
+/// The items (faces, tets, springs: anything listing its vertices) around
+/// each vertex, in compressed rows.
+pub(crate) struct Incidence {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Incidence {
+    /// The items around each of `vertices` vertices; item `k` is the `k`-th
+    /// of `items`, each the list of its vertices (all `< vertices`).
+    pub(crate) fn new<'a>(vertices: usize, items: impl Iterator<Item = &'a [u32]> + Clone) -> Self {
+        let mut start = vec![0u32; vertices + 1];
+        for item in items.clone() {
+            for &v in item {
+                start[v as usize + 1] += 1;
+            }
+        }
+        for v in 0..vertices {
+            start[v + 1] += start[v];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0u32; start[vertices] as usize];
+        for (k, item) in items.enumerate() {
+            for &v in item {
+                list[fill[v as usize] as usize] = k as u32;
+                fill[v as usize] += 1;
+            }
+        }
+        Self { start, items: list }
+    }
+
+    /// The items around vertex `v`, in increasing order.
+    pub(crate) fn of(&self, v: u32) -> &[u32] {
+        &self.items[self.start[v as usize] as usize..self.start[v as usize + 1] as usize]
+    }
+}
+
 /// Unique edges of a triangle mesh and the triangles around each.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EdgeTopology {

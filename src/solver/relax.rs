@@ -25,6 +25,7 @@
 //! when `ρ ≤` [`RELAXED_BOUND`]; on a grid `k = 2` (the default cloth:
 //! `ρ = 0.08`).
 
+use crate::mesh::topology::Incidence;
 use crate::model::{Model, SpringKind};
 
 /// The largest certified `ρ` (see the module documentation) at which the
@@ -38,64 +39,30 @@ pub const RELAXED_BOUND: f64 = 0.25;
 /// `free(v)`: whether vertex `v` is an unknown.
 pub(crate) fn bending_load(model: &Model, free: impl Fn(u32) -> bool) -> Option<u32> {
     let springs = &model.springs;
-    let n = model.vertex_count();
-    // Structural neighbours of each vertex, by vertex: (neighbour, spring).
-    let mut start = vec![0usize; n + 1];
-    for s in &springs.structural {
-        start[s.a as usize + 1] += 1;
-        start[s.b as usize + 1] += 1;
-    }
-    for v in 0..n {
-        start[v + 1] += start[v];
-    }
-    let mut next = start.clone();
-    let mut around = vec![(0u32, 0u32); start[n]];
-    for (i, s) in springs.structural.iter().enumerate() {
-        for (v, w) in [(s.a, s.b), (s.b, s.a)] {
-            around[next[v as usize]] = (w, i as u32);
-            next[v as usize] += 1;
-        }
-    }
-    for v in 0..n {
-        around[start[v]..start[v + 1]].sort_unstable();
-    }
-    let neighbours = |v: u32| &around[start[v as usize]..start[v as usize + 1]];
-    let mut load = vec![0u32; springs.structural.len()];
+    let ends: Vec<[u32; 2]> = springs.structural.iter().map(|s| [s.a, s.b]).collect();
+    let around = Incidence::new(model.vertex_count(), ends.iter().map(|e| e.as_slice()));
+    // The other end of structural spring `s` from `v`.
+    let far = |s: u32, v: u32| match ends[s as usize] {
+        [a, b] if a == v => b,
+        [a, _] => a,
+    };
+    let mut load = vec![0u32; ends.len()];
     let mut any = false;
     for b in &springs.bending {
         if b.a == b.b || !(free(b.a) || free(b.b)) {
             continue; // no part in A
         }
         any = true;
-        let (ca, ad) = common_neighbours(neighbours(b.a), neighbours(b.b))
+        // Springs c–a and a–d meeting at a common neighbour a (a vertex has
+        // a handful of springs).
+        let (ca, ad) = (around.of(b.a).iter())
+            .flat_map(|&ca| around.of(b.b).iter().map(move |&ad| (ca, ad)))
+            .filter(|&(ca, ad)| far(ca, b.a) == far(ad, b.b))
             .min_by_key(|&(ca, ad)| load[ca as usize].max(load[ad as usize]))?;
         load[ca as usize] += 1;
         load[ad as usize] += 1;
     }
     any.then(|| load.into_iter().max().unwrap_or(0))
-}
-
-/// The springs `(c–a, a–d)` of every common neighbour `a` of two vertices,
-/// from their sorted neighbour lists.
-fn common_neighbours<'a>(
-    c: &'a [(u32, u32)],
-    d: &'a [(u32, u32)],
-) -> impl Iterator<Item = (u32, u32)> + 'a {
-    let (mut i, mut j) = (0, 0);
-    std::iter::from_fn(move || {
-        while i < c.len() && j < d.len() {
-            match c[i].0.cmp(&d[j].0) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    let pair = (c[i].1, d[j].1);
-                    (i, j) = (i + 1, j + 1);
-                    return Some(pair);
-                }
-            }
-        }
-        None
-    })
 }
 
 /// The certified `ρ` of a model whose bending load is `load`, with its

@@ -1131,27 +1131,22 @@ impl System {
         if self.free.is_empty() {
             return Ok(());
         }
-        let mut relaxed = None;
+        let mut analysed = None;
         if self.wants_relaxed()
             && let Some(r) = &mut self.relaxed
         {
             let f = SparseCholesky::analysed(&r.pattern)?;
             r.analysed = Some((f.len_val(), f.is_supernodal()));
-            relaxed = Some(f);
-        }
-        let relaxed = match relaxed {
             // Analysed, it may have turned out too small.
-            Some(mut f) if self.wants_relaxed() => {
-                let r = self.relaxed.as_ref().expect("analysed above");
+            analysed = Some(f).filter(|_| self.wants_relaxed());
+        }
+        let on_relaxed = analysed.is_some();
+        self.factor = Some(match (analysed, &self.relaxed) {
+            (Some(mut f), Some(r)) => {
                 f.refactor(&r.values)?;
-                Some(f)
+                f
             }
-            _ => None,
-        };
-        let on_relaxed = relaxed.is_some();
-        self.factor = Some(match relaxed {
-            Some(f) => f,
-            None => SparseCholesky::new(&self.pattern, &self.values)?,
+            _ => SparseCholesky::new(&self.pattern, &self.values)?,
         });
         self.on_relaxed = on_relaxed;
         (self.contact, self.sticking) = (None, None);

@@ -25,6 +25,7 @@ use super::quality::{dihedral_cosines, face_samples};
 use super::tree::TriangleTree;
 use crate::mesh::Vec3;
 use crate::mesh::tet::signed_volume;
+use crate::mesh::topology::Incidence;
 
 /// Dihedral bounds a move must keep (isosurface stuffing's guarantee).
 const MIN_DIHEDRAL: f64 = 10.7 * std::f64::consts::PI / 180.0;
@@ -497,36 +498,3 @@ const RELAX_DIRECTIONS: [[f64; 3]; 14] = {
         [-D, -D, -D],
     ]
 };
-
-/// The items (faces or tets) around each vertex, in compressed rows.
-struct Incidence {
-    start: Vec<u32>,
-    items: Vec<u32>,
-}
-
-impl Incidence {
-    fn new<'a>(vertices: usize, items: impl Iterator<Item = &'a [u32]> + Clone) -> Self {
-        let mut start = vec![0u32; vertices + 1];
-        for item in items.clone() {
-            for &v in item {
-                start[v as usize + 1] += 1;
-            }
-        }
-        for v in 0..vertices {
-            start[v + 1] += start[v];
-        }
-        let mut fill = start.clone();
-        let mut list = vec![0u32; start[vertices] as usize];
-        for (k, item) in items.enumerate() {
-            for &v in item {
-                list[fill[v as usize] as usize] = k as u32;
-                fill[v as usize] += 1;
-            }
-        }
-        Self { start, items: list }
-    }
-
-    fn of(&self, v: u32) -> &[u32] {
-        &self.items[self.start[v as usize] as usize..self.start[v as usize + 1] as usize]
-    }
-}
