@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use crate::mesh::topology::EdgeKind;
 use crate::mesh::{self, ImportOptions, ValidateOptions, tet_io};
 use crate::model::{Model, Springs, Weights};
 use crate::preset::Preset;
@@ -26,7 +27,19 @@ pub fn obj(data: &[u8]) {
     let model = Model::from_surface(&surface, 0.1, Weights::default());
     assert_eq!(model.rest.len(), surface.positions().len());
     let springs = Springs::from_surface(&surface);
-    assert!(springs.structural.iter().all(|s| s.rest.is_finite()));
+    // A spring per edge and one across each interior edge, whatever kinds
+    // the file's polygons make them.
+    let topo = surface.topology();
+    assert_eq!(
+        springs.len(),
+        topo.edges().len() + topo.count(EdgeKind::Interior)
+    );
+    let all = [&springs.structural, &springs.shear, &springs.bending];
+    assert!(
+        all.iter()
+            .flat_map(|k| k.iter())
+            .all(|s| s.rest.is_finite())
+    );
 }
 
 /// A preset file: parse and check it; a valid one must save and parse back

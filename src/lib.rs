@@ -22,8 +22,9 @@
 //! let (surface, _changes) = mesh::validate(&raw, path, &ValidateOptions::default())?;
 //! let springs = Springs::from_surface(&surface);
 //! assert_eq!(surface.triangles().len(), 2);
-//! assert_eq!(springs.structural.len(), 5); // 4 sides and the diagonal
-//! assert_eq!(springs.bending.len(), 1); // across the diagonal
+//! assert_eq!(springs.structural.len(), 4); // the sides
+//! assert_eq!(springs.shear.len(), 2); // the diagonals
+//! assert!(springs.bending.is_empty());
 //!
 //! // Model: 0.3 kg/m², the top edge (y = 1) hard-pinned.
 //! let mut model = Model::from_surface(&surface, 0.3, Weights::default());

@@ -251,14 +251,16 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
                     serde_json::to_value(&report).map_err(|e| Failure::Runtime(e.into()))?;
                 value["springs"] = serde_json::json!({
                     "structural": springs.structural.len(),
+                    "shear": springs.shear.len(),
                     "bending": springs.bending.len(),
                 });
                 outln!("{value}");
             } else {
                 out!("{report}");
                 outln!(
-                    "  springs:     {} structural, {} bending",
+                    "  springs:     {} structural, {} shear, {} bending",
                     springs.structural.len(),
+                    springs.shear.len(),
                     springs.bending.len()
                 );
             }

@@ -14,7 +14,12 @@ fn inspect_prints_the_report() {
         "{text}"
     );
     assert!(text.contains("closed"), "{text}");
-    assert!(text.contains("1152 structural, 1152 bending"), "{text}");
+    // 384 quads: 1152 edges less the 384 cuts are structural; the cuts and
+    // the springs across them (each quad's two diagonals) shear.
+    assert!(
+        text.contains("768 structural, 768 shear, 768 bending"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -27,7 +32,11 @@ fn inspect_json_is_one_object() {
     assert_eq!(v["boundary_edges"], 96);
     assert_eq!(v["closed"], false);
     assert_eq!(v["validation"]["triangulated_polygons"], 576);
-    assert_eq!(v["springs"]["bending"], 1776 - 96);
+    // The seed grid's springs (n = 25) but for bending, which crosses the
+    // quads' interior sides.
+    assert_eq!(v["springs"]["structural"], 2 * 25 * 24);
+    assert_eq!(v["springs"]["shear"], 2 * 24 * 24);
+    assert_eq!(v["springs"]["bending"], 2 * 24 * 23);
 }
 
 #[test]

@@ -26,11 +26,69 @@ fn triangulated_grid_counts() {
             assert_eq!(topo.count(EdgeKind::Boundary), boundary, "n = {n}");
             assert_eq!(topo.count(EdgeKind::Interior), edges - boundary, "n = {n}");
             let springs = Springs::from_surface(&mesh);
-            assert_eq!(springs.structural.len(), edges);
-            assert_eq!(springs.bending.len(), edges - boundary);
             assert_eq!(springs.non_manifold_edges, 0);
+            if quads {
+                // The seed grid's structural and shear springs; bending
+                // only across the quads' interior sides.
+                assert_eq!(springs.structural.len(), 2 * n * (n - 1));
+                assert_eq!(springs.shear.len(), 2 * (n - 1) * (n - 1));
+                assert_eq!(springs.bending.len(), 2 * (n - 1) * (n - 2));
+            } else {
+                assert_eq!(springs.structural.len(), edges);
+                assert!(springs.shear.is_empty());
+                assert_eq!(springs.bending.len(), edges - boundary);
+            }
         }
     }
+}
+
+/// One polygon through all of `corners`, in order.
+fn polygon(corners: Vec<Vec3>) -> RawMesh {
+    let mut raw = RawMesh::new();
+    let order: Vec<u32> = (0..corners.len() as u32).collect();
+    raw.positions = corners;
+    raw.push_polygon(&order, 1, 0);
+    raw
+}
+
+/// A quad's diagonals are both shear springs, whichever one cut it, so it
+/// resists shear the same both ways; a pentagon's two cuts and the springs
+/// across them are shear springs too.
+#[test]
+fn polygons_get_shear_springs_across_their_diagonals() {
+    let square = vec![
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(1.0, 0.0, 0.0),
+        Vec3::new(1.0, 1.0, 0.0),
+        Vec3::new(0.0, 1.0, 0.0),
+    ];
+    let quad = polygon(square.clone());
+    let springs = Springs::from_surface(&surface(&quad));
+    assert_eq!(springs.structural.len(), 4);
+    assert!(springs.bending.is_empty());
+    let mut diagonals: Vec<[u32; 2]> = (springs.shear.iter())
+        .map(|s| [s.a.min(s.b), s.a.max(s.b)])
+        .collect();
+    diagonals.sort_unstable();
+    assert_eq!(diagonals, [[0, 2], [1, 3]]);
+    assert!((springs.shear.iter()).all(|s| (s.rest - 2f64.sqrt()).abs() < 1e-12));
+    // The same square as two triangles of the file: no shear springs.
+    let pair = RawMesh::from_triangles(square, &[[0, 1, 2], [0, 2, 3]]);
+    let springs = Springs::from_surface(&surface(&pair));
+    assert_eq!((springs.structural.len(), springs.shear.len()), (5, 0));
+    assert_eq!(springs.bending.len(), 1);
+
+    let pentagon: Vec<Vec3> = (0..5)
+        .map(|k| {
+            let a = f64::from(k) * std::f64::consts::TAU / 5.0;
+            Vec3::new(a.cos(), a.sin(), 0.0)
+        })
+        .collect();
+    let pentagon = polygon(pentagon);
+    let springs = Springs::from_surface(&surface(&pentagon));
+    assert_eq!(springs.structural.len(), 5);
+    assert_eq!(springs.shear.len(), 4);
+    assert!(springs.bending.is_empty());
 }
 
 #[test]
@@ -50,8 +108,12 @@ fn closed_meshes_satisfy_euler() {
         assert_eq!(v - e + f, chi);
         assert_eq!(2 * e, 3 * f);
         let springs = Springs::from_surface(&mesh);
-        // Closed: every edge is interior and gets a bending spring.
-        assert_eq!(springs.bending.len() as i64, e);
+        // Closed: every edge is interior and gets a bending spring, except
+        // the quads' cuts, whose springs (both diagonals) are shear.
+        let quads = f - raw.polygon_count() as i64; // a quad is two triangles
+        assert_eq!(springs.shear.len() as i64, 2 * quads);
+        assert_eq!(springs.structural.len() as i64, e - quads);
+        assert_eq!(springs.bending.len() as i64, e - quads);
     }
     // Sphere by construction: V = s(r−1)+2, F = 2s(r−1).
     let mesh = surface(&primitives::uv_sphere(1.0, 12, 7));

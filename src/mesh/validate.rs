@@ -48,11 +48,12 @@ pub struct VertexGroup {
 /// Invariants: every coordinate is finite; every triangle has three distinct
 /// in-range vertices and non-zero area; no two triangles share the same three
 /// vertices; every vertex is used by a triangle; `topology` describes
-/// `triangles`.
+/// `triangles`; `polygons` has one entry per triangle.
 #[derive(Clone, Debug)]
 pub struct SurfaceMesh {
     positions: Vec<Vec3>,
     triangles: Vec<[u32; 3]>,
+    polygons: Vec<u32>,
     groups: Vec<VertexGroup>,
     topology: EdgeTopology,
 }
@@ -67,6 +68,14 @@ impl SurfaceMesh {
     /// oriented that way).
     pub fn triangles(&self) -> &[[u32; 3]] {
         &self.triangles
+    }
+
+    /// For each triangle, the input polygon (face of the file, counted from
+    /// 0) it was cut from: the triangles of one quad share it, so an edge
+    /// between two of them is a diagonal inside the quad, not an edge of the
+    /// file.
+    pub fn source_polygons(&self) -> &[u32] {
+        &self.polygons
     }
 
     /// Named vertex sets from the file's objects and groups.
@@ -329,6 +338,7 @@ pub fn validate(
         SurfaceMesh {
             positions,
             triangles,
+            polygons: tri_polygon,
             groups,
             topology,
         },

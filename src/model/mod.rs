@@ -29,7 +29,7 @@ use crate::mesh::{SurfaceMesh, TetMesh, Vec3};
 pub struct Weights {
     /// Structural (edge) springs.
     pub structural: f64,
-    /// Shear springs (grid diagonals).
+    /// Shear springs (diagonals of grid cells and of a mesh's quads).
     pub shear: f64,
     /// Bending springs.
     pub bending: f64,

@@ -13,17 +13,19 @@
 //! points are still the exact solve's; only the correction is inexact.
 //!
 //! How inexact is certified from the model, not hoped for. Every bending
-//! spring `(c, d)` is routed over two structural springs `c–a–d` (its two
-//! ends' common neighbour), and `‖x_c − x_d‖² ≤ 2 ‖x_c − x_a‖² + 2 ‖x_a −
-//! x_d‖²`. With `k` the most routes over one structural spring, `A_b ⪯ ρ P`
-//! for `ρ = 2 k w_bending / w_structural` (pinned vertices are zeros of
-//! these forms, so the bound holds on the unknowns). Then the correction's
+//! spring `(c, d)` is routed over two springs `c–a–d` of `P` (its two
+//! ends' common neighbour `a`; structural springs where they reach, shear
+//! springs where not, as across the sides of a mesh's quads), and
+//! `‖x_c − x_d‖² ≤ 2 ‖x_c − x_a‖² + 2 ‖x_a − x_d‖²`. With `k_s` the most
+//! routes over one spring of kind `s`, `A_b ⪯ ρ P` for
+//! `ρ = max_s 2 k_s w_bending / w_s` (pinned vertices are zeros of these
+//! forms, so the bound holds on the unknowns). Then the correction's
 //! error is `−P⁻¹ A_b` times the guess's error, at most `ρ` of it in the
 //! `P` norm, and the step lowers the global step's quadratic whenever
 //! `ρ < 1` (it falls by `½ dᵀ (P − A_b) d ≥ ½ (1 − ρ) dᵀ P d`), so the PD
 //! objective still falls at every global step. The solver relaxes only
-//! when `ρ ≤` [`RELAXED_BOUND`]; on a grid `k = 2` (the default cloth:
-//! `ρ = 0.08`).
+//! when `ρ ≤` [`RELAXED_BOUND`]; on a grid every route is structural and
+//! `k = 2` (the default cloth: `ρ = 0.08`).
 
 use crate::mesh::topology::Incidence;
 use crate::model::{Model, SpringKind};
@@ -32,20 +34,34 @@ use crate::model::{Model, SpringKind};
 /// solver factorises the relaxed matrix.
 pub const RELAXED_BOUND: f64 = 0.25;
 
-/// The most bending springs routed over one structural spring, routing each
-/// over the common neighbour of its ends whose two springs carry the fewest
-/// routes so far; `None` if the model has no bending spring with a free end
-/// or one whose ends have no common neighbour over structural springs.
+/// The most bending springs routed over one spring of each kind that can
+/// carry routes (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BendingLoad {
+    /// Over one structural spring.
+    pub structural: u32,
+    /// Over one shear spring.
+    pub shear: u32,
+}
+
+/// Routes every bending spring over the common neighbour of its ends whose
+/// two springs are structural if any are, then carry the fewest routes so
+/// far; `None` if the model has no bending spring with a free end or one
+/// whose ends have no common neighbour over structural or shear springs.
 /// `free(v)`: whether vertex `v` is an unknown.
-pub(crate) fn bending_load(model: &Model, free: impl Fn(u32) -> bool) -> Option<u32> {
+pub(crate) fn bending_load(model: &Model, free: impl Fn(u32) -> bool) -> Option<BendingLoad> {
     let springs = &model.springs;
-    let ends: Vec<[u32; 2]> = springs.structural.iter().map(|s| [s.a, s.b]).collect();
+    let structural = springs.structural.len();
+    let ends: Vec<[u32; 2]> = (springs.structural.iter().chain(&springs.shear))
+        .map(|s| [s.a, s.b])
+        .collect();
     let around = Incidence::new(model.vertex_count(), ends.iter().map(|e| e.as_slice()));
-    // The other end of structural spring `s` from `v`.
+    // The other end of spring `s` from `v`.
     let far = |s: u32, v: u32| match ends[s as usize] {
         [a, b] if a == v => b,
         [a, _] => a,
     };
+    let is_shear = |s: u32| s as usize >= structural;
     let mut load = vec![0u32; ends.len()];
     let mut any = false;
     for b in &springs.bending {
@@ -58,23 +74,41 @@ pub(crate) fn bending_load(model: &Model, free: impl Fn(u32) -> bool) -> Option<
         let (ca, ad) = (around.of(b.a).iter())
             .flat_map(|&ca| around.of(b.b).iter().map(move |&ad| (ca, ad)))
             .filter(|&(ca, ad)| far(ca, b.a) == far(ad, b.b))
-            .min_by_key(|&(ca, ad)| load[ca as usize].max(load[ad as usize]))?;
+            .min_by_key(|&(ca, ad)| {
+                let shear = u8::from(is_shear(ca)) + u8::from(is_shear(ad));
+                (shear, load[ca as usize].max(load[ad as usize]))
+            })?;
         load[ca as usize] += 1;
         load[ad as usize] += 1;
     }
-    any.then(|| load.into_iter().max().unwrap_or(0))
+    let most = |loads: &[u32]| loads.iter().copied().max().unwrap_or(0);
+    any.then(|| BendingLoad {
+        structural: most(&load[..structural]),
+        shear: most(&load[structural..]),
+    })
 }
 
 /// The certified `ρ` of a model whose bending load is `load`, with its
-/// current weights (infinite without structural stiffness).
-pub(crate) fn bound(model: &Model, load: u32) -> f64 {
+/// current weights (infinite when a spring kind that carries routes has
+/// no stiffness).
+pub(crate) fn bound(model: &Model, load: BendingLoad) -> f64 {
     let w = &model.weights;
-    let structural = w.spring(SpringKind::Structural);
-    if structural > 0.0 {
-        2.0 * f64::from(load) * w.spring(SpringKind::Bending) / structural
-    } else {
-        f64::INFINITY
-    }
+    let bending = w.spring(SpringKind::Bending);
+    [
+        (load.structural, SpringKind::Structural),
+        (load.shear, SpringKind::Shear),
+    ]
+    .into_iter()
+    .filter(|&(routes, _)| routes > 0)
+    .map(|(routes, kind)| {
+        let carrier = w.spring(kind);
+        if carrier > 0.0 {
+            2.0 * f64::from(routes) * bending / carrier
+        } else {
+            f64::INFINITY
+        }
+    })
+    .fold(0.0, f64::max)
 }
 
 #[cfg(test)]
@@ -88,8 +122,12 @@ mod tests {
     #[test]
     fn a_grid_routes_two_bending_springs_over_each_structural_one() {
         let model = Scene::cloth(12).model();
-        assert_eq!(bending_load(&model, |_| true), Some(2));
-        assert!((bound(&model, 2) - 0.08).abs() < 1e-15);
+        let load = BendingLoad {
+            structural: 2,
+            shear: 0,
+        };
+        assert_eq!(bending_load(&model, |_| true), Some(load));
+        assert!((bound(&model, load) - 0.08).abs() < 1e-15);
         let mut bare = model.clone();
         bare.springs.bending.clear();
         assert_eq!(bending_load(&bare, |_| true), None);
@@ -102,5 +140,31 @@ mod tests {
             rest: 1.0,
         });
         assert_eq!(bending_load(&stray, |_| true), None);
+    }
+
+    /// On a mesh of quads (cut along one diagonal) every bending spring
+    /// crosses a quad's side between two of its diagonals, so every route
+    /// takes one side and one diagonal, and the bound weighs each kind's
+    /// load by its own stiffness.
+    #[test]
+    fn a_quad_mesh_routes_over_sides_and_diagonals() {
+        use crate::mesh::{ValidateOptions, primitives, validate};
+        use crate::model::Weights;
+        let raw = primitives::cloth_square(12, 1.0, true);
+        let options = ValidateOptions::default();
+        let (surface, _) = validate(&raw, std::path::Path::new("quads"), &options).unwrap();
+        let model = Model::from_surface(&surface, 0.15, Weights::default());
+        let load = bending_load(&model, |_| true).unwrap();
+        // Its two ends' common neighbours are the side's ends, and the
+        // routes spread one per side and two per diagonal.
+        assert_eq!(
+            load,
+            BendingLoad {
+                structural: 1,
+                shear: 2
+            }
+        );
+        // max(2 · 1 · 20 / 1000, 2 · 2 · 20 / 500)
+        assert!((bound(&model, load) - 0.16).abs() < 1e-15);
     }
 }
