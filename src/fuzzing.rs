@@ -30,6 +30,7 @@ pub fn obj(data: &[u8]) {
     // A spring per edge and one across each interior edge, whatever kinds
     // the file's polygons make them.
     let topo = surface.topology();
+    assert_eq!(surface.source_polygons().len(), surface.triangles().len());
     assert_eq!(
         springs.len(),
         topo.edges().len() + topo.count(EdgeKind::Interior)

@@ -487,7 +487,8 @@ fn version_0_is_migrated() {
             p.material.weights.shear,
             p.material.weights.bending
         ),
-        (800.0, 0.0, 10.0)
+        (800.0, 400.0, 10.0),
+        "a missing shear is half the stretch"
     );
     assert_eq!(p.material.weights.attachment, Weights::default().attachment);
     assert_eq!(p.sim.dt, 0.01);
@@ -496,6 +497,9 @@ fn version_0_is_migrated() {
     assert_eq!(p.pins.hard, vec![Selector::Indices(vec![600, 624])]);
     let built = p.build(&presets_dir().join("old.toml")).unwrap();
     assert_eq!(built.model.pins.hard_vertices(), &[600, 624]);
+    // The quads' diagonals are shear springs now, and they resist.
+    assert_eq!(built.model.springs.shear.len(), 2 * 24 * 24);
+    assert_eq!(built.model.weights.shear, 400.0);
     // Saving writes version 1, which loads back equal and unmigrated.
     let text = p.to_toml_string().unwrap();
     assert!(text.contains("version = 1"), "{text}");

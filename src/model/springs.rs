@@ -1,9 +1,10 @@
 //! Springs from a triangle mesh by sorted edge triples (physics.md §4, seed 003).
 //!
-//! Every unique edge is a structural spring. Every interior edge (exactly two
-//! triangles) adds a bending spring between the two vertices opposite it.
-//! Non-manifold edges (three or more triangles) get a structural spring but no
-//! bending spring, and are counted.
+//! Every unique edge is a spring: structural, or shear for a cut inside a
+//! polygon (below). Every interior edge (exactly two triangles) adds a
+//! spring between the two vertices opposite it: bending, or shear across a
+//! cut. Non-manifold edges (three or more triangles) get a structural spring
+//! but no spring across, and are counted.
 //!
 //! Quads and larger polygons of the file are cut into triangles on import;
 //! the edges that cut them are not edges of the file but diagonals inside a
@@ -12,7 +13,9 @@
 //! springs on its sides and two shear springs, one per diagonal, instead of a
 //! structural spring along one diagonal and a bending spring along the other,
 //! which resisted shear one way 50 times more than the other with the
-//! default weights (1000 against 20 N/m).
+//! default weights (1000 against 20 N/m). Folding along a quad's diagonal
+//! is then resisted by the shear weight, as in Blender, so a quad cloth
+//! folds along its quads' sides.
 
 use crate::mesh::topology::EdgeKind;
 use crate::mesh::{SurfaceMesh, Vec3};
@@ -75,7 +78,10 @@ impl Springs {
         let topo = mesh.topology();
         let polygon = mesh.source_polygons();
         // An edge between two triangles of one polygon cuts that polygon.
-        let inside = |e: usize| matches!(*topo.edge_faces(e), [t1, t2] if polygon[t1 as usize] == polygon[t2 as usize]);
+        let inside = |e: usize| match *topo.edge_faces(e) {
+            [t1, t2] => polygon[t1 as usize] == polygon[t2 as usize],
+            _ => false,
+        };
         let mut springs = Self {
             non_manifold_edges: topo.count(EdgeKind::NonManifold),
             ..Self::default()

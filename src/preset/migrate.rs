@@ -31,14 +31,18 @@ pub(super) struct PresetV0 {
 #[serde(deny_unknown_fields)]
 struct StiffnessV0 {
     stretch: f64,
-    #[serde(default)]
-    shear: f64,
+    /// Optional: version 0 built no shear springs from a mesh, and its
+    /// quads' cutting diagonals were structural springs. They are shear
+    /// springs now, so a missing shear is half the stretch (the defaults'
+    /// ratio), not 0, which would leave a quad mesh nothing but its bending
+    /// springs against shear.
+    shear: Option<f64>,
     bend: f64,
 }
 
 /// The version-1 preset of a version-0 one: an OBJ built as springs, the
-/// stiffnesses as structural, shear and bending weights (the others at
-/// their defaults), `gravity` as its `y` component, `pins` as one hard
+/// stiffnesses as structural, shear (half the stretch if missing) and
+/// bending weights (the others at their defaults), `gravity` as its `y` component, `pins` as one hard
 /// index selector.
 pub(super) fn from_v0(v0: PresetV0) -> Preset {
     let PresetV0 {
@@ -61,7 +65,7 @@ pub(super) fn from_v0(v0: PresetV0) -> Preset {
             density,
             weights: Weights {
                 structural: stiffness.stretch,
-                shear: stiffness.shear,
+                shear: stiffness.shear.unwrap_or(stiffness.stretch / 2.0),
                 bending: stiffness.bend,
                 ..Weights::default()
             },

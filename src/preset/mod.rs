@@ -61,7 +61,7 @@
 //! version = 0
 //! mesh = "cloth.obj"
 //! density = 0.3
-//! stiffness = { stretch = 1000.0, shear = 500.0, bend = 20.0 }  # shear optional (0)
+//! stiffness = { stretch = 1000.0, shear = 500.0, bend = 20.0 }  # shear optional (stretch/2)
 //! dt = 0.016666666666666666   # optional, as the SimParams default
 //! iterations = 10             # optional
 //! gravity = -9.8              # optional: the y component
@@ -179,8 +179,9 @@ pub struct Build {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BuildKind {
-    /// Structural and bending springs from the surface's edges (the grid
-    /// has shear springs too).
+    /// Springs from the surface's edges: structural on its edges, shear
+    /// across its quads and polygons (and a grid's cells), bending across
+    /// interior edges.
     #[default]
     Springs,
     /// Tetrahedra: the tet file's, or the OBJ tetrahedralised (the OBJ is

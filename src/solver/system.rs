@@ -677,8 +677,8 @@ pub(crate) struct System {
     index: Vec<u32>,
     pattern: LowerPattern,
     values: Vec<f64>,
-    /// `A` without its bending springs, when they can be routed over the
-    /// structural ones ([`super::relax`]).
+    /// `A` without its bending springs, when they can be routed over its
+    /// structural and shear springs ([`super::relax`]).
     relaxed: Option<Relaxed>,
     /// Whether `factor` is of the relaxed matrix (else of `A`).
     on_relaxed: bool,
@@ -1189,15 +1189,18 @@ impl System {
         Ok(())
     }
 
-    /// An analysed factor of the relaxed matrix or of `A`, from the spare
-    /// analysis if it is of that matrix.
+    /// An analysed factor of the relaxed matrix or of `A`, from the
+    /// factor's or the spare analysis if either is of that matrix.
     fn analysed(&self, relaxed: bool) -> Result<SparseCholesky, SolverError> {
         let (pattern, _) = factored(&self.relaxed, relaxed, (&self.pattern, &self.values));
-        match &self.spare {
-            Some((of, symbolic)) if *of == relaxed => {
-                SparseCholesky::with_analysis(pattern, Arc::clone(symbolic))
-            }
-            _ => SparseCholesky::analysed(pattern),
+        let kept = match (&self.factor, &self.spare) {
+            (Some(factor), _) if self.on_relaxed == relaxed => Some(factor.analysis()),
+            (_, Some((of, symbolic))) if *of == relaxed => Some(Arc::clone(symbolic)),
+            _ => None,
+        };
+        match kept {
+            Some(symbolic) => SparseCholesky::with_analysis(pattern, symbolic),
+            None => SparseCholesky::analysed(pattern),
         }
     }
 
@@ -1630,6 +1633,14 @@ mod tests {
         let scale = y.iter().map(|v| v.amax()).fold(0.0, f64::max);
         assert!(apart <= 1e-12 * scale, "{apart:e} from a fresh system");
         system.refactor(&model, h).unwrap();
+        // A small cloth's relaxed factor, analysed when the bending weight
+        // first falls below the bound, is too small to use: A stays, and
+        // is not analysed again.
+        let mut small = System::new(&stiff, h).unwrap();
+        let exact = analysis(&small);
+        small.refactor(&model, h).unwrap();
+        assert!(!small.stats().relaxed && small.relaxed.as_ref().unwrap().analysed.is_some());
+        assert!(Arc::ptr_eq(&analysis(&small), &exact));
 
         let big = Scene::cloth(150).model();
         let system = System::new(&big, h).unwrap();
