@@ -351,6 +351,16 @@ fn each_invalid_preset_names_its_field_and_line() {
             "bad.toml:7: material.weights.bending: must lie in [0, 1e12], found 1e20",
         ),
         (
+            // A grid as small or large as an imported mesh may be: one of
+            // 1e-12 m jittered in round-off instead of falling.
+            "version = 1\n[mesh]\ngrid = { n = 10, width = 1e-12 }\n[material]\ndensity = 0.2\n".to_owned(),
+            "bad.toml:3: mesh.grid.width: must lie in [1e-9, 1e9], found 1e-12",
+        ),
+        (
+            "version = 1\n[mesh]\ngrid = { n = 10, width = 1e12 }\n[material]\ndensity = 0.2\n".to_owned(),
+            "bad.toml:3: mesh.grid.width: must lie in [1e-9, 1e9], found 1e12",
+        ),
+        (
             "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = 1e-300\n".to_owned(),
             "bad.toml:5: material.density: must lie in [1e-6, 1e6], found 1e-300",
         ),

@@ -82,7 +82,7 @@ use serde::{Deserialize, Serialize};
 pub use build::{BuildSummary, Built};
 pub use error::{PresetError, PresetErrorKind};
 
-use crate::mesh::Vec3;
+use crate::mesh::{SIZE_RANGE, Vec3};
 use crate::model::tetra::TetraOptions;
 use crate::model::{TetLimits, Weights};
 use crate::solver::{Collider, SimParams};
@@ -560,7 +560,8 @@ impl Preset {
     /// # Errors
     /// [`PresetErrorKind::Invalid`] naming the first field out of range: a
     /// version other than [`CURRENT_VERSION`]; a grid outside `2..=`
-    /// [`MAX_GRID_NODES`] nodes or of non-positive width; a build option
+    /// [`MAX_GRID_NODES`] nodes or of a width outside an imported mesh's
+    /// [`SIZE_RANGE`] (1e-9 to 1e9 m); a build option
     /// that does not apply to the mesh (tets from a grid, springs from a
     /// tet file, a resolution for anything but tets from an OBJ, edge
     /// springs without tets) or a resolution out of range; a non-positive
@@ -717,7 +718,8 @@ mod validate {
                         format!("must lie in 2 to {MAX_GRID_NODES} nodes per side, found {n}"),
                     );
                 }
-                positive("mesh.grid.width", *width)?;
+                let (smallest, largest) = (*SIZE_RANGE.start(), *SIZE_RANGE.end());
+                within("mesh.grid.width", *width, smallest, largest)?;
                 if kind == BuildKind::Tets {
                     return fail("build.kind", "a grid is cloth: build it as \"springs\"");
                 }

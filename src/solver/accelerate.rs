@@ -270,8 +270,7 @@ impl Accelerator {
     /// on vertices that are not `free` (pins set since they were made must
     /// not move); a state of another vertex count carries none.
     pub(crate) fn load_secants(&mut self, secants: &Secants, free: impl Fn(usize) -> bool) {
-        self.carry.count = 0;
-        self.carry.next = 0;
+        self.forget_secants();
         if self.method != Acceleration::Anderson
             || secants.is_empty()
             || secants.pairs.len() != self.carry.pairs.len()
@@ -283,6 +282,12 @@ impl Accelerator {
         }
         self.carry.count = secants.count;
         self.carry.next = secants.next;
+    }
+
+    /// Carries no pairs into the next substep.
+    pub(crate) fn forget_secants(&mut self) {
+        self.carry.count = 0;
+        self.carry.next = 0;
     }
 
     /// The pairs the next substep will start with.

@@ -54,7 +54,8 @@ pub struct State {
     /// Current velocities.
     pub velocities: Vec<Vec3>,
     /// What the forces did in the last two substeps and the predictors
-    /// fitted to it: the next substep's initial guess extrapolates it.
+    /// fitted to it: the next substep's initial guess extrapolates it (and
+    /// the total energy its energy guard compares the next substep's with).
     pub extrapolation: Extrapolation,
     /// The secant pairs Anderson acceleration carries into the next
     /// substep (empty for the other methods).
@@ -609,7 +610,6 @@ impl Solver {
         self.accel
             .load_secants(&state.secants, |i| system.is_free(i));
         let step = (alpha * h, h * h);
-        let mut elastic = Energies::default();
         for _ in 0..self.params.substeps {
             let t0 = Instant::now();
             // Inertial target s = q + α h v + h² g (physics.md §1); hard
@@ -651,8 +651,7 @@ impl Solver {
                 step,
                 |i| system.is_free(i),
             );
-            let (e, local, global) = self.iterate(inv_h2, &mut report, observe);
-            elastic = e;
+            let (mut elastic, local, global) = self.iterate(inv_h2, &mut report, observe);
             let tc = Instant::now();
             let system = &self.system;
             self.history.learn(
@@ -668,17 +667,23 @@ impl Solver {
             for ((v, x), q) in velocities.iter_mut().zip(&self.x).zip(&self.start) {
                 *v = (x - q) * inv_h;
             }
+            if report.contacts > 0 {
+                // Collisions moved vertices after the last projection.
+                elastic = self.project(false);
+            }
+            report.energies = self.energies_at(&self.x, &velocities, &elastic);
+            // A substep that gained energy forgets what the last ones learnt
+            // (guess.rs: the energy guard), so that a frame of substeps
+            // steps as frames of the substep's length do.
+            if self.history.guard(report.energies.total()) {
+                self.accel.forget_secants();
+            }
             report.timings.local_ms += local * 1e3;
             report.timings.global_ms += global * 1e3;
             report.timings.other_ms +=
                 ((tc - t0).as_secs_f64() - local - global + tc.elapsed().as_secs_f64()) * 1e3;
         }
         let tf = Instant::now();
-        if report.contacts > 0 {
-            // Collisions moved vertices after the last projection.
-            elastic = self.project(false);
-        }
-        report.energies = self.energies_at(&self.x, &velocities, &elastic);
         let checked = self.check_blow_up(state.frame + 1, &velocities, &report.energies);
         if checked.is_ok() {
             state.positions.copy_from_slice(&self.x);
