@@ -429,9 +429,10 @@ fn bake(
         bar.finish_and_clear();
     }
     outln!(
-        "{}: {} frames in {:.2} s ({:.2} ms per frame in the solver), {} OBJ file{}, {} and {} in {}",
+        "{}: {} frame{} in {:.2} s ({:.2} ms per frame in the solver), {} OBJ file{}, {} and {} in {}",
         file.display(),
         summary.frames,
+        if summary.frames == 1 { "" } else { "s" },
         summary.seconds,
         summary.frame_ms_median,
         summary.objs_written,

@@ -490,6 +490,13 @@ fn mesh_errors_are_said_once_and_devices_refused() {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("not a regular file"), "{stderr}");
     }
+    let out = softbody(&["inspect", "meshes"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("meshes: cannot read the file: it is a directory"),
+        "{stderr}"
+    );
 }
 
 /// `bake` of an OBJ says it takes a preset (it read the mesh as TOML and

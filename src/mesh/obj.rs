@@ -192,7 +192,12 @@ pub fn import_obj(
     let meta = std::fs::metadata(path).map_err(|e| err(ImportErrorKind::Io(e.to_string())))?;
     if !meta.is_file() {
         // A directory, or a device such as /dev/zero that never ends.
-        return Err(err(ImportErrorKind::Io("not a regular file".to_owned())));
+        let what = if meta.is_dir() {
+            "it is a directory"
+        } else {
+            "not a regular file (a device or a pipe)"
+        };
+        return Err(err(ImportErrorKind::Io(what.to_owned())));
     }
     let size = meta.len();
     if size > options.max_bytes {

@@ -85,9 +85,13 @@ pub enum TetraError {
     },
     /// All vertices lie in one plane: there is no volume to fill.
     #[error(
-        "the surface is flat (all vertices within {} of one plane, \
-         {diagonal:.3e} across): it encloses no volume; build it as springs (cloth) instead",
-        if *thickness == 0.0 { "0".to_owned() } else { format!("{thickness:.3e}") }
+        "the surface is flat ({} {diagonal:.3e} across): it encloses no volume; build it as \
+         springs (cloth) instead",
+        if *thickness == 0.0 {
+            "all vertices in one plane,".to_owned()
+        } else {
+            format!("all vertices within {thickness:.3e} of one plane,")
+        }
     )]
     Flat {
         /// Largest distance of a vertex from the best-fit plane.
