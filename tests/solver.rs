@@ -46,21 +46,24 @@ fn jiggle(x: &mut [Vec3], amount: f64, seed: u64) {
 
 use newton::relative_error;
 
+/// `raw` validated as an imported mesh is.
+fn surface(raw: &softbody::mesh::RawMesh) -> softbody::mesh::SurfaceMesh {
+    use softbody::mesh::{ValidateOptions, validate};
+    let options = ValidateOptions::default();
+    validate(raw, std::path::Path::new("generated"), &options)
+        .unwrap()
+        .0
+}
+
 /// A validated sample surface as a spring model (random meshes beyond grids).
 fn surface_model(which: usize, weights: Weights) -> Model {
-    use softbody::mesh::{ValidateOptions, primitives, validate};
+    use softbody::mesh::primitives;
     let raw = match which % 3 {
         0 => primitives::uv_sphere(0.5, 10, 6),
         1 => primitives::cuboid(Vec3::new(0.4, 0.6, 0.3), 3),
         _ => primitives::torus(0.4, 0.15, 12, 6),
     };
-    let (surface, _) = validate(
-        &raw,
-        std::path::Path::new("generated"),
-        &ValidateOptions::default(),
-    )
-    .unwrap();
-    Model::from_surface(&surface, 0.5, weights)
+    Model::from_surface(&surface(&raw), 0.5, weights)
 }
 
 // ---------------------------------------------------------------------------
@@ -564,19 +567,12 @@ fn closed_undamped_system_never_gains_energy() {
 /// from the inertial guess too, which only more iterations fix.)
 #[test]
 fn stiff_shear_gains_no_energy_from_the_guess() {
-    use softbody::mesh::{ValidateOptions, primitives, validate};
-    let raw = primitives::cloth_square(25, 1.0, true);
-    let (surface, _) = validate(
-        &raw,
-        std::path::Path::new("quads"),
-        &ValidateOptions::default(),
-    )
-    .unwrap();
+    let raw = softbody::mesh::primitives::cloth_square(25, 1.0, true);
     let weights = Weights {
         shear: 50_000.0,
         ..Weights::default()
     };
-    let mut model = Model::from_surface(&surface, 0.15, weights);
+    let mut model = Model::from_surface(&surface(&raw), 0.15, weights);
     model.pins = Pins::hard([0]); // the top left corner
     for acceleration in [Acceleration::Anderson, Acceleration::Chebyshev] {
         let params = SimParams {

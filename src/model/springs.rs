@@ -77,30 +77,25 @@ impl Springs {
         let x = mesh.positions();
         let topo = mesh.topology();
         let polygon = mesh.source_polygons();
-        // An edge between two triangles of one polygon cuts that polygon.
-        let inside = |e: usize| match *topo.edge_faces(e) {
-            [t1, t2] => polygon[t1 as usize] == polygon[t2 as usize],
-            _ => false,
+        // Shear for edge `e` when it cuts a polygon (its two triangles
+        // come from one), else `kind`.
+        let kind_at = |e: usize, kind| match *topo.edge_faces(e) {
+            [t1, t2] if polygon[t1 as usize] == polygon[t2 as usize] => SpringKind::Shear,
+            _ => kind,
         };
         let mut springs = Self {
             non_manifold_edges: topo.count(EdgeKind::NonManifold),
             ..Self::default()
         };
         for (e, &[a, b]) in topo.edges().iter().enumerate() {
-            let kind = if inside(e) {
-                &mut springs.shear
-            } else {
-                &mut springs.structural
-            };
-            kind.push(Spring::at_rest(x, a, b));
+            springs
+                .of_kind_mut(kind_at(e, SpringKind::Structural))
+                .push(Spring::at_rest(x, a, b));
         }
         for (e, [a, b]) in topo.opposite_pairs(mesh.triangles()) {
-            let kind = if inside(e) {
-                &mut springs.shear
-            } else {
-                &mut springs.bending
-            };
-            kind.push(Spring::at_rest(x, a, b));
+            springs
+                .of_kind_mut(kind_at(e, SpringKind::Bending))
+                .push(Spring::at_rest(x, a, b));
         }
         springs
     }
@@ -111,6 +106,15 @@ impl Springs {
             SpringKind::Structural => &self.structural,
             SpringKind::Shear => &self.shear,
             SpringKind::Bending => &self.bending,
+        }
+    }
+
+    /// The springs of one kind, to add to.
+    fn of_kind_mut(&mut self, kind: SpringKind) -> &mut Vec<Spring> {
+        match kind {
+            SpringKind::Structural => &mut self.structural,
+            SpringKind::Shear => &mut self.shear,
+            SpringKind::Bending => &mut self.bending,
         }
     }
 

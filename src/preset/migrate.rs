@@ -42,8 +42,8 @@ struct StiffnessV0 {
 
 /// The version-1 preset of a version-0 one: an OBJ built as springs, the
 /// stiffnesses as structural, shear (half the stretch if missing) and
-/// bending weights (the others at their defaults), `gravity` as its `y` component, `pins` as one hard
-/// index selector.
+/// bending weights (the others at their defaults), `gravity` as its `y`
+/// component, `pins` as one hard index selector.
 pub(super) fn from_v0(v0: PresetV0) -> Preset {
     let PresetV0 {
         _version,

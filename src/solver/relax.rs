@@ -112,7 +112,7 @@ pub(crate) fn bound(model: &Model, load: BendingLoad) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::bench::Scene;
 
@@ -148,12 +148,7 @@ mod tests {
     /// load by its own stiffness.
     #[test]
     fn a_quad_mesh_routes_over_sides_and_diagonals() {
-        use crate::mesh::{ValidateOptions, primitives, validate};
-        use crate::model::Weights;
-        let raw = primitives::cloth_square(12, 1.0, true);
-        let options = ValidateOptions::default();
-        let (surface, _) = validate(&raw, std::path::Path::new("quads"), &options).unwrap();
-        let model = Model::from_surface(&surface, 0.15, Weights::default());
+        let model = quad_cloth(12);
         let load = bending_load(&model, |_| true).unwrap();
         // Its two ends' common neighbours are the side's ends, and the
         // routes spread one per side and two per diagonal.
@@ -166,5 +161,15 @@ mod tests {
         );
         // max(2 · 1 · 20 / 1000, 2 · 2 · 20 / 500)
         assert!((bound(&model, load) - 0.16).abs() < 1e-15);
+    }
+
+    /// An OBJ-style cloth of `n × n` nodes in quads (cotton's weights and
+    /// density), built through validation as an imported mesh is.
+    pub(crate) fn quad_cloth(n: usize) -> Model {
+        use crate::mesh::{ValidateOptions, primitives, validate};
+        let raw = primitives::cloth_square(n, 1.0, true);
+        let options = ValidateOptions::default();
+        let (surface, _) = validate(&raw, std::path::Path::new("quads"), &options).unwrap();
+        Model::from_surface(&surface, 0.15, crate::model::Weights::default())
     }
 }
