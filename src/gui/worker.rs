@@ -28,7 +28,7 @@ enum Message {
     Sync {
         epoch: u64,
         solver: Box<Solver>,
-        state: State,
+        state: Box<State>,
         playing: bool,
     },
     /// New soft-pin targets (the grab moved).
@@ -110,7 +110,7 @@ impl SimWorker {
         self.send(Message::Sync {
             epoch: self.epoch,
             solver: Box::new(session.solver().clone()),
-            state: session.state().clone(),
+            state: Box::new(session.state().clone()),
             playing: session.is_playing(),
         });
     }
@@ -203,7 +203,7 @@ fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
                 state,
                 playing: play,
             }) => {
-                sim = Some((epoch, *solver, state));
+                sim = Some((epoch, *solver, *state));
                 playing = play;
                 due = Instant::now();
                 continue;

@@ -31,7 +31,9 @@
 //! guess is the motion without forces, and extrapolation returns once two
 //! substeps have measured what pays. (A drag or a moving attachment adds
 //! energy too; the guard then costs a few guesses.) Anderson's carried
-//! secant pairs are dropped with them (`Solver::step`). Plain PD is not
+//! secant pairs are dropped with them (`Solver::step`); its last
+//! evaluation of the map is kept (it predicts nothing, and dropping it
+//! let the stiff cloth gain energy again). Plain PD is not
 //! saved by it: once that motion is excited, its truncated iterations gain
 //! energy from the motion without forces too (substeps guessed so after
 //! a rise rose again), which only more iterations fix.

@@ -708,6 +708,8 @@ pub(crate) struct System {
     stick: Stick,
     /// The solution of the y solve with contacts, all coordinates (scratch).
     solved: Vec<Vec3>,
+    /// A hash of the matrix factorised (its free vertices and values).
+    fingerprint: u64,
 }
 
 /// The relaxed matrix ([`super::relax`]): `A` without its bending springs.
@@ -1052,6 +1054,7 @@ impl System {
             sticking: None,
             stick: Stick::None,
             solved: Vec::new(),
+            fingerprint: 0,
         };
         this.assemble(model, h);
         let t1 = Instant::now();
@@ -1102,7 +1105,31 @@ impl System {
         }
         self.stats.factor_ms = t0.elapsed().as_secs_f64() * 1e3;
         self.stats.refactors += 1;
+        self.fingerprint = self.hash_matrix();
         Ok(())
+    }
+
+    /// A hash of the matrix the solves are with, contacts aside (its free
+    /// vertices and values): two systems of the same matrix have the same,
+    /// and a refactorisation that changes it almost surely changes it.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    fn hash_matrix(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let (_, values) = factored(
+            &self.relaxed,
+            self.on_relaxed,
+            (&self.pattern, &self.values),
+        );
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.free.hash(&mut hasher);
+        self.on_relaxed.hash(&mut hasher);
+        for v in values {
+            v.to_bits().hash(&mut hasher);
+        }
+        hasher.finish()
     }
 
     /// Solves in `precision` from now on: the factor is copied again, or,
@@ -1123,6 +1150,7 @@ impl System {
             if result.is_err() {
                 self.precision = before;
             }
+            self.fingerprint = self.hash_matrix();
             result
         } else {
             self.extract();
