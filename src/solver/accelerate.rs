@@ -14,8 +14,9 @@
 //! Anderson also carries secant pairs from substep to substep
 //! ([`Secants`], kept in the [`State`](super::State)): the last
 //! [`CARRIED_SECANTS`] made, in a ring, of which a substep contributes its
-//! first ones (a substep of 2 or 3 iterations makes only 1 or 2, and the
-//! newest of earlier substeps' fill the rest). The PD maps of consecutive substeps differ
+//! first ones (a substep of 2 or 3 iterations makes only 1 or 2, one more
+//! when it continues the last substep's map (below), and the newest of
+//! earlier substeps' fill the rest). The PD maps of consecutive substeps differ
 //! little (the local step's linearisation follows the configuration, which
 //! moves little in a substep), and their first secants span the directions
 //! the iterations are slowest in, so the next substep's first iteration is
@@ -44,11 +45,13 @@
 //! from) onto the new map exactly, and the new substep's first iteration
 //! adds the secant pair from there to its initial guess: a secant along
 //! the step's own motion, the direction a few truncated iterations leave
-//! behind and the carried pairs (differences within a substep) never
-//! span. It is carried in the [`State`](super::State) with the pairs, and
+//! behind, which differences within a substep never span (it is carried
+//! on like them). In single precision or on the relaxed matrix a solve is
+//! `x + P̃⁻¹(b − A x)` from its starting point `x`; the shift is then
+//! `P̃⁻¹(c' − c)`, the same solve from 0. It is carried in the [`State`](super::State) with the pairs, and
 //! made only under the matrix it was evaluated with (a fingerprint of the
-//! factorised matrix: a weight, mass, pin or time-step change, or a switch
-//! to the relaxed matrix, drops it), without contact pins in either
+//! matrices the solves use: a weight, mass, pin or time-step change, or a
+//! switch to the relaxed matrix, drops it), without contact pins in either
 //! substep (their solves are of another matrix), and on spring models
 //! only (below). Along its own motion at 2
 //! iterations per frame, the n = 60 cloth's error against Newton at 2
@@ -269,7 +272,7 @@ impl Secants {
         self.count
     }
 
-    /// Whether no pair is held.
+    /// Whether no pair is held (an evaluation may be).
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
@@ -399,8 +402,8 @@ impl Accelerator {
     /// (`continuable`: no contact pins in its solves, which are then of
     /// another matrix, and a spring model): moves the last substep's last
     /// evaluation onto this substep's map, `G'(x) = G(x) + d` with
-    /// `d = P⁻¹(c' − c)` computed by `solve(c' − c, d)` (`d` zero on entry;
-    /// `scratch` holds `c' − c` and `d`), so that its first iteration adds
+    /// `d = P⁻¹(c' − c)` computed by `solve(delta, d)` (`delta` is filled
+    /// with `c' − c` and `d` with zeros first), so that its first iteration adds
     /// the secant pair from there. Skipped when the matrix changed (pins,
     /// weights, masses, the time step, the relaxed matrix) or either
     /// substep's map may not be continued.
@@ -935,33 +938,125 @@ mod continued {
         );
     }
 
+    /// The moved evaluation is the next substep's map at the same point,
+    /// `G'(x) = G(x) + P⁻¹(c' − c)`, to round-off: with soft pins whose
+    /// targets move between frames (a drag), in every precision (the
+    /// relaxed solve corrects against `A` from its starting point).
+    #[test]
+    fn the_moved_evaluation_is_the_next_map_at_the_same_point() {
+        use crate::mesh::Vec3;
+        use crate::model::Attachment;
+        use crate::solver::Precision;
+        let scene = Scene::cloth(16);
+        let mut model = scene.model();
+        let bottom: Vec<u32> = (16 * 15..16 * 16).step_by(5).collect();
+        model.pins.soft = bottom
+            .iter()
+            .map(|&v| Attachment {
+                vertex: v,
+                target: model.rest[v as usize],
+            })
+            .collect();
+        let params = SimParams {
+            iterations: 3,
+            ..scene.params()
+        };
+        for precision in [Precision::Double, Precision::Mixed, Precision::Relaxed] {
+            let mut solver = Solver::new(&model, &params).unwrap();
+            solver.set_precision(precision).unwrap();
+            let mut state = State::at_rest(&model);
+            let mut targets: Vec<Vec3> = bottom.iter().map(|&v| model.rest[v as usize]).collect();
+            for _ in 0..8 {
+                for t in &mut targets {
+                    *t += Vec3::new(0.01, 0.0, 0.02);
+                }
+                solver.set_attachment_targets(&targets).unwrap();
+                solver.step(&mut state).unwrap();
+            }
+            for t in &mut targets {
+                *t += Vec3::new(0.01, 0.0, 0.02);
+            }
+            solver.set_attachment_targets(&targets).unwrap();
+            // The next step's set-up, as `step_observed` does it.
+            let h = solver.params.substep_dt();
+            solver.x.copy_from_slice(&state.positions);
+            let system = &solver.system;
+            solver
+                .accel
+                .load_secants(&state.secants, |i| system.is_free(i));
+            solver.set_up_substep(&state.velocities, h);
+            assert!(solver.accel.continued, "{precision:?}");
+            let last = &solver.accel.carry.last;
+            let (moved, at): (Vec<Vec3>, Vec<Vec3>) =
+                last.g.iter().zip(&last.f).map(|(g, f)| (*g, g - f)).unzip();
+            solver.x.copy_from_slice(&at);
+            solver.project(true);
+            let mut direct = at.clone();
+            let parallel = solver.threads > 1;
+            solver.system.solve(&solver.rhs, &mut direct, parallel);
+            let apart = moved
+                .iter()
+                .zip(&direct)
+                .map(|(a, b)| (a - b).norm())
+                .fold(0.0, f64::max);
+            let step = moved
+                .iter()
+                .zip(&state.positions)
+                .map(|(a, q)| (a - q).norm())
+                .fold(0.0, f64::max);
+            let tolerance = if precision == Precision::Double {
+                1e-9
+            } else {
+                1e-5
+            };
+            assert!(
+                apart <= tolerance * step,
+                "{precision:?}: {apart:e} of {step:e}"
+            );
+        }
+    }
+
     /// A state's evaluation is continued only under the matrix it was
     /// made with: in a solver of another bending weight its step is that
-    /// of the state without one.
+    /// of the state without one, also when the factor is of the relaxed
+    /// matrix (which leaves the bending springs out, but its solves
+    /// correct against `A`).
     #[test]
     fn another_matrix_does_not_continue_the_evaluation() {
+        use crate::solver::Precision;
         let scene = Scene::cloth(16);
         let model = scene.model();
-        let mut solver = Solver::new(&model, &scene.params()).unwrap();
-        let mut state = State::at_rest(&model);
-        for _ in 0..10 {
-            solver.step(&mut state).unwrap();
+        for precision in [Precision::Double, Precision::Relaxed] {
+            let mut solver = Solver::new(&model, &scene.params()).unwrap();
+            solver.set_precision(precision).unwrap();
+            assert_eq!(
+                solver.factor_stats().relaxed,
+                precision == Precision::Relaxed
+            );
+            let mut state = State::at_rest(&model);
+            for _ in 0..10 {
+                solver.step(&mut state).unwrap();
+            }
+            assert!(state.secants.last.valid);
+            let mut bare = state.clone();
+            bare.secants.last.valid = false;
+            let step = |solver: &Solver, state: &State| {
+                let mut state = state.clone();
+                solver.clone().step(&mut state).unwrap();
+                state.positions
+            };
+            assert_ne!(step(&solver, &state), step(&solver, &bare));
+            let stiffer = Weights {
+                bending: model.weights.bending * 2.0,
+                ..model.weights
+            };
+            let mut other = solver.clone();
+            other.refactor(stiffer, None, &scene.params()).unwrap();
+            assert_eq!(
+                other.factor_stats().relaxed,
+                precision == Precision::Relaxed
+            );
+            assert_eq!(step(&other, &state), step(&other, &bare), "{precision:?}");
         }
-        assert!(state.secants.last.valid);
-        let mut bare = state.clone();
-        bare.secants.last.valid = false;
-        let step = |solver: &Solver, state: &State| {
-            let mut state = state.clone();
-            solver.clone().step(&mut state).unwrap();
-            state.positions
-        };
-        assert_ne!(step(&solver, &state), step(&solver, &bare));
-        let stiffer = Weights {
-            bending: model.weights.bending * 2.0,
-            ..model.weights
-        };
-        let mut other = solver.clone();
-        other.refactor(stiffer, None, &scene.params()).unwrap();
-        assert_eq!(step(&other, &state), step(&other, &bare));
     }
 }

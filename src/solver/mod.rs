@@ -598,7 +598,6 @@ impl Solver {
         };
         let h = self.params.substep_dt();
         let alpha = 1.0 - self.params.damping;
-        let gravity = self.params.gravity;
         self.x.copy_from_slice(&state.positions);
         let mut velocities = std::mem::take(&mut self.v);
         velocities.copy_from_slice(&state.velocities);
@@ -613,41 +612,7 @@ impl Solver {
         let step = (alpha * h, h * h);
         for _ in 0..self.params.substeps {
             let t0 = Instant::now();
-            // Inertial target s = q + α h v + h² g (physics.md §1); hard
-            // pins stay where they are.
-            self.start.copy_from_slice(&self.x);
-            let inv_h2 = 1.0 / (h * h);
-            for (i, ((s, q), v)) in self
-                .target
-                .iter_mut()
-                .zip(&self.start)
-                .zip(&velocities)
-                .enumerate()
-            {
-                *s = if self.system.is_free(i) {
-                    q + v * (alpha * h) + gravity * (h * h)
-                } else {
-                    *q
-                };
-            }
-            for (i, (c, s)) in self.constant.iter_mut().zip(&self.target).enumerate() {
-                *c = s * (self.model.masses[i] * inv_h2);
-            }
-            self.system
-                .add_pinned_coupling(&self.model, &self.x, &mut self.constant);
-            self.pin_contacts(h);
-            // Anderson continues the last substep's map (accelerate.rs; not
-            // on tet models, where it was measured not to pay).
-            let td = Instant::now();
-            let (system, parallel) = (&mut self.system, self.threads > 1);
-            let continuable = self.pins.is_empty() && self.model.tets.is_empty();
-            self.accel.begin_substep(
-                &self.constant,
-                (system.fingerprint(), continuable),
-                (&mut self.previous, &mut self.fallback),
-                |delta, d| system.solve(delta, d, parallel),
-            );
-            let continuing = td.elapsed().as_secs_f64();
+            let continuing = self.set_up_substep(&velocities, h);
             // Initial guess q + α h v + h² (γ₀ a₀ + γ₁ a₁): the motion
             // without forces plus the predicted acceleration (guess.rs).
             // (Starting at s, as Liu et al. do, gives a frame map whose fixed
@@ -664,7 +629,7 @@ impl Solver {
                 step,
                 |i| system.is_free(i),
             );
-            let (mut elastic, local, global) = self.iterate(inv_h2, &mut report, observe);
+            let (mut elastic, local, global) = self.iterate(1.0 / (h * h), &mut report, observe);
             let tc = Instant::now();
             let system = &self.system;
             self.history.learn(
@@ -712,6 +677,54 @@ impl Solver {
         state.frame += 1;
         report.timings.other_ms += tf.elapsed().as_secs_f64() * 1e3;
         Ok(report)
+    }
+
+    /// Sets up a substep from `self.x = q` with velocities `v`: the start,
+    /// the inertial target `s = q + α h v + h² g` (physics.md §1; hard pins
+    /// stay where they are), the constant part of the right-hand side (`M s
+    /// / h²`, the soft pins' `w t`, the pinned neighbours' coupling and the
+    /// contacts' pins), and Anderson's continuation of the last substep's
+    /// map (accelerate.rs; not on tet models, where it was measured not to
+    /// pay). Returns the seconds spent continuing (a solve).
+    fn set_up_substep(&mut self, velocities: &[Vec3], h: f64) -> f64 {
+        let alpha = 1.0 - self.params.damping;
+        let gravity = self.params.gravity;
+        self.start.copy_from_slice(&self.x);
+        let inv_h2 = 1.0 / (h * h);
+        for (i, ((s, q), v)) in self
+            .target
+            .iter_mut()
+            .zip(&self.start)
+            .zip(velocities)
+            .enumerate()
+        {
+            *s = if self.system.is_free(i) {
+                q + v * (alpha * h) + gravity * (h * h)
+            } else {
+                *q
+            };
+        }
+        for (i, (c, s)) in self.constant.iter_mut().zip(&self.target).enumerate() {
+            *c = s * (self.model.masses[i] * inv_h2);
+        }
+        // Soft pins pull toward fixed targets: `w t` is constant too.
+        let w = self.model.weights.attachment;
+        for a in &self.model.pins.soft {
+            self.constant[a.vertex as usize] += a.target * w;
+        }
+        self.system
+            .add_pinned_coupling(&self.model, &self.x, &mut self.constant);
+        self.pin_contacts(h);
+        let t = Instant::now();
+        let (system, parallel) = (&mut self.system, self.threads > 1);
+        let continuable = self.pins.is_empty() && self.model.tets.is_empty();
+        self.accel.begin_substep(
+            &self.constant,
+            (system.fingerprint(), continuable),
+            (&mut self.previous, &mut self.fallback),
+            |delta, d| system.solve(delta, d, parallel),
+        );
+        t.elapsed().as_secs_f64()
     }
 
     /// The local/global iterations of one substep from the initial guess in
@@ -1189,8 +1202,9 @@ impl Energies {
     }
 }
 
-/// Soft pins: the energy, and with `rhs`, `rhs_i += w t_i`.
-fn attachment_block(model: &Model, x: &[Vec3], rhs: Option<&mut [Vec3]>) -> f64 {
+/// Soft pins' energy. (Their part of the right-hand side, `w t_i`, does
+/// not depend on the iterate: it is in the substep's constant part.)
+fn attachment_energy(model: &Model, x: &[Vec3]) -> f64 {
     let w = model.weights.attachment;
     // A fold from +0: `sum()` of no soft pins is −0, which prints as "-0".
     let sum = model
@@ -1199,19 +1213,15 @@ fn attachment_block(model: &Model, x: &[Vec3], rhs: Option<&mut [Vec3]>) -> f64 
         .iter()
         .map(|a| (x[a.vertex as usize] - a.target).norm_squared())
         .fold(0.0, |acc, d| acc + d);
-    if let Some(rhs) = rhs {
-        for a in &model.pins.soft {
-            rhs[a.vertex as usize] += a.target * w;
-        }
-    }
     0.5 * w * sum
 }
 
 /// Projects every constraint at `x`, returns the elastic energy per type
 /// (kinetic and gravitational 0), and, when `rhs` is given, accumulates
-/// `Σ w Gᵀ p` into it (rows of hard-pinned vertices receive values that are
-/// never read). With `store`, the projections are also kept, in constraint
-/// order.
+/// `Σ w Gᵀ p` of the springs and tets into it (rows of hard-pinned vertices
+/// receive values that are never read; the soft pins' `w t` is in the
+/// substep's constant part). With `store`, the projections are also kept,
+/// in constraint order.
 fn local_step(
     model: &Model,
     x: &[Vec3],
@@ -1239,15 +1249,9 @@ fn local_step(
         e.set(kind, 0.5 * w * sum);
     }
     let projector = TetProjector::new(model);
-    let sums = tets::tet_block(
-        &projector,
-        &model.tets,
-        x,
-        rhs.as_deref_mut(),
-        store.map(|s| &mut s.tets),
-    );
+    let sums = tets::tet_block(&projector, &model.tets, x, rhs, store.map(|s| &mut s.tets));
     e.set_tets(projector.weights(), sums);
-    e.attachment = attachment_block(model, x, rhs);
+    e.attachment = attachment_energy(model, x);
     e
 }
 
@@ -1278,7 +1282,7 @@ fn chunk<T>(items: &[T], k: usize, parts: usize) -> &[T] {
 fn local_step_parallel(
     model: &Model,
     x: &[Vec3],
-    mut rhs: Option<&mut [Vec3]>,
+    rhs: Option<&mut [Vec3]>,
     partials: &mut [Vec<Vec3>],
 ) -> Energies {
     let parts = partials.len();
@@ -1304,14 +1308,14 @@ fn local_step_parallel(
             e
         })
         .reduce(Energies::default, Energies::add);
-    if let Some(rhs) = rhs.as_deref_mut() {
+    if let Some(rhs) = rhs {
         for buf in partials.iter() {
             for (o, p) in rhs.iter_mut().zip(buf) {
                 *o += *p;
             }
         }
     }
-    e.attachment = attachment_block(model, x, rhs);
+    e.attachment = attachment_energy(model, x);
     e
 }
 

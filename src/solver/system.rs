@@ -1109,25 +1109,29 @@ impl System {
         Ok(())
     }
 
-    /// A hash of the matrix the solves are with, contacts aside (its free
-    /// vertices and values): two systems of the same matrix have the same,
-    /// and a refactorisation that changes it almost surely changes it.
+    /// A hash of what the solves are with, contacts aside: the free
+    /// vertices, `A`'s values, and the relaxed matrix's when its factor
+    /// solves (its solves correct against `A`). Two systems of the same
+    /// matrices have the same; a refactorisation that changes one almost
+    /// surely changes it.
     pub(crate) fn fingerprint(&self) -> u64 {
         self.fingerprint
     }
 
     fn hash_matrix(&self) -> u64 {
         use std::hash::{Hash, Hasher};
-        let (_, values) = factored(
-            &self.relaxed,
-            self.on_relaxed,
-            (&self.pattern, &self.values),
-        );
         let mut hasher = std::hash::DefaultHasher::new();
         self.free.hash(&mut hasher);
         self.on_relaxed.hash(&mut hasher);
-        for v in values {
-            v.to_bits().hash(&mut hasher);
+        let relaxed = self.relaxed.as_ref().filter(|_| self.on_relaxed);
+        for values in [Some(&self.values), relaxed.map(|r| &r.values)]
+            .into_iter()
+            .flatten()
+        {
+            values.len().hash(&mut hasher);
+            for v in values {
+                v.to_bits().hash(&mut hasher);
+            }
         }
         hasher.finish()
     }
