@@ -234,6 +234,18 @@ impl Evaluation {
             constant: vec![Vec3::zeros(); m],
         }
     }
+
+    /// Becomes a copy of `other` (its vectors only when it holds one,
+    /// allocating only when their length differs).
+    fn copy_from(&mut self, other: &Self) {
+        self.valid = other.valid;
+        self.matrix = other.matrix;
+        if other.valid {
+            self.g.clone_from(&other.g);
+            self.f.clone_from(&other.f);
+            self.constant.clone_from(&other.constant);
+        }
+    }
 }
 
 /// Equal when both hold none, or the same one.
@@ -281,18 +293,7 @@ impl Secants {
     pub(crate) fn copy_from(&mut self, other: &Self) {
         self.count = other.count;
         self.next = other.next;
-        let last = &mut self.last;
-        last.valid = other.last.valid;
-        last.matrix = other.last.matrix;
-        if other.last.valid {
-            for (mine, theirs) in [
-                (&mut last.g, &other.last.g),
-                (&mut last.f, &other.last.f),
-                (&mut last.constant, &other.last.constant),
-            ] {
-                mine.clone_from(theirs);
-            }
-        }
+        self.last.copy_from(&other.last);
         if other.count == 0 {
             return;
         }
@@ -372,12 +373,9 @@ impl Accelerator {
         if self.method != Acceleration::Anderson {
             return;
         }
+        // (A state of another vertex count carries none.)
         if theirs.valid && theirs.g.len() == mine.g.len() {
-            mine.g.copy_from_slice(&theirs.g);
-            mine.f.copy_from_slice(&theirs.f);
-            mine.constant.copy_from_slice(&theirs.constant);
-            mine.valid = true;
-            mine.matrix = theirs.matrix;
+            mine.copy_from(theirs);
         }
         if secants.is_empty() || secants.pairs.len() != self.carry.pairs.len() {
             return;
@@ -896,7 +894,8 @@ mod continued {
     use crate::solver::{SimParams, Solver, State, accuracy};
 
     /// The n = 16 cloth at 2 iterations per frame, stepped 60 frames with
-    /// the last evaluation continued or dropped before every step: each
+    /// the last evaluation continued or dropped after every step (so that
+    /// neither the next step nor a measurement continues it): each
     /// motion's error against Newton every 10 frames, stepped from its own
     /// states as it was.
     fn errors_along(continued: bool) -> Vec<f64> {
@@ -910,7 +909,6 @@ mod continued {
         let mut state = State::at_rest(&model);
         let mut errors = Vec::new();
         for frame in 1..=60 {
-            state.secants.last.valid &= continued;
             solver.step(&mut state).unwrap();
             state.secants.last.valid &= continued;
             if frame % 10 == 0 {

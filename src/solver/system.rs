@@ -708,7 +708,7 @@ pub(crate) struct System {
     stick: Stick,
     /// The solution of the y solve with contacts, all coordinates (scratch).
     solved: Vec<Vec3>,
-    /// A hash of the matrix factorised (its free vertices and values).
+    /// [`System::fingerprint`], updated whenever the matrices change.
     fingerprint: u64,
 }
 
