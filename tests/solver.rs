@@ -632,6 +632,25 @@ fn blow_ups_are_reported_and_the_state_is_kept() {
     assert_eq!(fast, kept);
 }
 
+/// A small body falling freely is not a blow-up, however fast it falls: a
+/// 1 mm cube falls past 100 of its sizes per frame (10.4 m/s) within two
+/// seconds, which the check, measuring against the ground, stopped.
+#[test]
+fn a_millimetre_body_falls_freely_without_a_blow_up() {
+    let model = tet_model(0.001, [2, 2, 2], Weights::default(), false);
+    let params = SimParams::default();
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let mut state = State::at_rest(&model);
+    for _ in 0..180 {
+        solver.step(&mut state).unwrap();
+    }
+    let diagonal = 0.001 * 3f64.sqrt();
+    let old_limit = 100.0 * diagonal / params.dt;
+    for v in &state.velocities {
+        assert!(v.y < -old_limit, "{v:?} against {old_limit}");
+    }
+}
+
 #[test]
 fn invalid_parameters_are_errors_not_panics() {
     let model = hanging(4);

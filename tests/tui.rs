@@ -904,7 +904,9 @@ fn ctrl_c_asks_first_and_a_second_keeps_the_changes() {
     assert_eq!(app.handle_key(ctrl_c), Action::None);
     assert_eq!(app.mode, Mode::ConfirmQuit);
     assert!(screen(&app, 100, 30).contains("keeping them for the next run"));
+    assert_eq!(app.farewell(), None);
     assert!(!app.on_key(ctrl_c), "the second Ctrl-C quits");
+    assert_eq!(app.farewell(), Some(softbody::tui::app::KEPT_IN_AUTOSAVE));
     app.finish();
     let recovery = Autosave::new(dir.clone(), INTERVAL).recovery();
     let recovery = recovery.expect("the changes are kept for the next run");

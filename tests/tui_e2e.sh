@@ -205,5 +205,13 @@ wait_for "the next start offers the changes" shows "Recover unsaved changes?"
 tm send-keys -t tui r
 wait_for "r recovers both changes" shows "shear        1581"
 
+# 6. Ctrl-C asks first; a second Ctrl-C leaves, and says where the unsaved
+# changes went once the shell's screen is back.
+tm send-keys -t tui C-c
+wait_for "Ctrl-C with unsaved changes asks first" shows "keeping them for the next run"
+tm send-keys -t tui C-c
+wait_for "a second Ctrl-C quits" exited
+wait_for "and tells the shell the changes are in the autosave" shows "unsaved changes are in the autosave"
+
 echo "tui e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -947,11 +947,8 @@ impl Solver {
             let w = CONTACT_STIFFNESS * self.model.masses[v] * inv_h2;
             self.pins.push((c.vertex, w));
             self.pin_heights.push(height);
-            self.constant[v].y += w * height;
-            if let Some([ax, az]) = c.sticking {
+            if c.sticking.is_some() {
                 self.stick_pins.push((c.vertex, w));
-                self.constant[v].x += w * ax;
-                self.constant[v].z += w * az;
             }
         }
         if self
@@ -960,12 +957,23 @@ impl Solver {
             .is_err()
         {
             // `A` plus a positive diagonal factorises whenever `A` does;
-            // should it not, the contacts are only projected out.
+            // should it not, the contacts are only projected out (and pull
+            // nothing toward their grounds).
             self.contacts.clear();
             self.pins.clear();
             self.pin_heights.clear();
             self.stick_pins.clear();
             self.system.drop_contacts();
+            return;
+        }
+        // The pins' pulls toward their grounds and anchors, `w t`.
+        for ((c, &(_, w)), height) in self.contacts.iter().zip(&self.pins).zip(&self.pin_heights) {
+            let v = c.vertex as usize;
+            self.constant[v].y += w * height;
+            if let Some([ax, az]) = c.sticking {
+                self.constant[v].x += w * ax;
+                self.constant[v].z += w * az;
+            }
         }
     }
 
@@ -1119,13 +1127,25 @@ impl Solver {
         if !energies.total().is_finite() {
             return fail("the energy is not finite".into());
         }
-        // A vertex covering a hundred model sizes in one frame is no longer
-        // simulating anything a person asked for.
+        // A vertex covering a hundred model sizes in one frame against the
+        // body's mean motion is no longer simulating anything a person asked
+        // for. (Against the mean: a falling body is not blowing up however
+        // fast it falls; a 1 mm model was stopped after 0.6 s of free fall.)
         let limit = 100.0 * self.diagonal / self.params.dt;
-        if let Some(i) = velocities.iter().position(|v| v.norm() > limit) {
+        let (mut momentum, mut mass) = (Vec3::zeros(), 0.0);
+        for (v, m) in velocities.iter().zip(&self.model.masses) {
+            momentum += v * *m;
+            mass += m;
+        }
+        let mean = if mass > 0.0 {
+            momentum / mass
+        } else {
+            Vec3::zeros()
+        };
+        if let Some(i) = velocities.iter().position(|v| (v - mean).norm() > limit) {
             return fail(format!(
-                "vertex {i} moves at {:.3e} m/s, over {limit:.3e} m/s (100 model sizes per frame)",
-                velocities[i].norm()
+                "vertex {i} moves at {:.3e} m/s against the body's mean motion, over {limit:.3e} m/s (100 model sizes per frame)",
+                (velocities[i] - mean).norm()
             ));
         }
         Ok(())

@@ -156,7 +156,13 @@ pub struct App {
     /// The command the last `+`/`-` made, until applied: any other change
     /// of the preset (undo, a typed value, another file) forgets the steps.
     stepped: Option<Command>,
+    /// What to tell the shell once the terminal is restored.
+    farewell: Option<&'static str>,
 }
+
+/// Told when the UI ends with unsaved changes kept for the next start.
+pub const KEPT_IN_AUTOSAVE: &str =
+    "unsaved changes are in the autosave; the next start offers them";
 
 /// One `+` or `-` on a parameter: from which value to which.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -185,7 +191,14 @@ impl App {
             autosave: None,
             steps: Vec::new(),
             stepped: None,
+            farewell: None,
         }
+    }
+
+    /// What to print once the UI has ended and the terminal is restored
+    /// (the unsaved changes a second Ctrl-C kept), if anything.
+    pub fn farewell(&self) -> Option<&'static str> {
+        self.farewell
     }
 
     /// Autosaves unsaved changes with `autosave`, first offering what an
@@ -566,6 +579,7 @@ impl App {
                     Ok(()) => {
                         // Left on disk for the next run to offer.
                         self.autosave = None;
+                        self.farewell = Some(KEPT_IN_AUTOSAVE);
                         false
                     }
                     Err(e) => {

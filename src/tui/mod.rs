@@ -10,6 +10,7 @@
 pub mod app;
 pub mod ui;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -87,11 +88,20 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     signals::install().map_err(std::io::Error::other)?;
     // `try_init` installs a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init()?;
-    let _restore = Restore;
-    match event_loop(&mut terminal, &mut app) {
-        Ok(Ending::Quit) => Ok(()),
+    let restore = Restore;
+    let ending = event_loop(&mut terminal, &mut app);
+    // The shell's screen back before anything is printed to it.
+    drop(restore);
+    match ending {
+        Ok(Ending::Quit) => {
+            if let Some(farewell) = app.farewell() {
+                // (A closed standard error has no one to tell.)
+                let _ = writeln!(std::io::stderr(), "softbody: {farewell}");
+            }
+            Ok(())
+        }
         Ok(Ending::Signal) => Err(TuiError::Stopped(match app.keep_unsaved() {
-            Ok(true) => "unsaved changes are in the autosave; the next start offers them".into(),
+            Ok(true) => app::KEPT_IN_AUTOSAVE.into(),
             Ok(false) => "nothing was unsaved".into(),
             Err(e) => format!("unsaved changes could not be kept: {e}"),
         })),
