@@ -1176,6 +1176,40 @@ fn a_tolerance_stops_the_iterations_once_the_update_is_small() {
     assert!(error <= 3.0 * tol && error > 0.0, "error {error:e}");
 }
 
+/// A body come to rest steps by round-off, which its updates never undercut
+/// by the tolerance: a settled cloth ran every iteration of every frame.
+/// Against the step floor (1e-9 of its size) one iteration does, and the
+/// cloth stays at rest.
+#[test]
+fn a_body_at_rest_stops_after_one_iteration() {
+    let model = hanging(20);
+    let params = SimParams {
+        tolerance: 1e-3,
+        ..SimParams::default()
+    };
+    for precision in [Precision::Double, Precision::Relaxed] {
+        let mut solver = Solver::new(&model, &params).unwrap();
+        solver.set_precision(precision).unwrap();
+        let mut state = State::at_rest(&model);
+        for _ in 0..300 {
+            solver.step(&mut state).unwrap();
+        }
+        let settled = state.clone();
+        for frame in 0..20 {
+            let report = solver.step(&mut state).unwrap();
+            let iterations = report.objective.len() - 1;
+            assert_eq!(iterations, 1, "{precision:?}, frame {frame} after 300");
+            assert!(
+                report.energies.kinetic < 1e-20,
+                "{:e}",
+                report.energies.kinetic
+            );
+        }
+        let moved = newton::relative_error(&state.positions, &settled.positions, &model.rest);
+        assert!(moved < 1e-9, "{precision:?}: moved {moved:e} of the sag");
+    }
+}
+
 /// Anderson carries the first secant pairs of a step into the next, in the
 /// state: from the same state, a cloth step with them reaches 1e-3 against
 /// Newton in fewer iterations than without them. A vertex pinned since
