@@ -798,9 +798,10 @@ impl Session {
     /// Takes a frame that a copy of this session's solver stepped elsewhere
     /// (a front end's simulation thread, from [`Session::state`]) as if
     /// [`Session::tick`] had stepped it: the state and the history move on.
-    pub fn accept_frame(&mut self, state: State, report: &StepReport) {
+    /// Returns the state it replaced (for its allocations to be reused).
+    pub fn accept_frame(&mut self, state: State, report: &StepReport) -> State {
         self.history.record(&state, report);
-        self.state = state;
+        std::mem::replace(&mut self.state, state)
     }
 
     /// Takes a blow-up met elsewhere (see [`Session::accept_frame`]): pauses

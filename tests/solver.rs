@@ -1093,6 +1093,33 @@ fn stepped(
     (model, solver, state)
 }
 
+/// `clone_from` copies a state into another's allocations (the editor's
+/// simulation thread copies every frame into a state the UI handed back),
+/// whatever the sizes, and the copy steps as the original does.
+#[test]
+fn a_state_copies_into_another_reusing_its_allocations() {
+    let scene = softbody::bench::Scene::cloth(12);
+    let (_, mut solver, source) = stepped(&scene, &scene.params(), 12);
+    assert!(!source.secants.is_empty());
+    let small = softbody::bench::Scene::cloth(5);
+    for (_, _, mut target) in [
+        stepped(&small, &small.params(), 4),
+        stepped(&scene, &scene.params(), 3),
+    ] {
+        let same_size = target.positions.len() == source.positions.len();
+        let buffer = target.positions.as_ptr();
+        target.clone_from(&source);
+        assert_eq!(target, source);
+        if same_size {
+            assert_eq!(target.positions.as_ptr(), buffer, "reallocated");
+        }
+        let mut original = source.clone();
+        solver.step(&mut original).unwrap();
+        solver.step(&mut target).unwrap();
+        assert_eq!(target, original);
+    }
+}
+
 /// The extrapolated initial guess (the default) starts a sagging tet
 /// cantilever's step several times closer to the Newton solution than the
 /// motion without forces, and reaches 1e-3 in fewer iterations; with it off

@@ -8,7 +8,8 @@
 //! thread a fresh clone and state under a new epoch, and frames of an older
 //! epoch still in flight are dropped. Dragging a grabbed vertex only moves
 //! soft-pin targets, which [`SimWorker::targets`] forwards without a
-//! restart.
+//! restart. The states the session has done with go back to the thread,
+//! whose next frames are copied into them instead of fresh allocations.
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
@@ -22,6 +23,10 @@ use crate::solver::{Solver, SolverError, State, StepReport};
 /// Frames the thread may run ahead of the UI before it waits.
 const AHEAD: usize = 4;
 
+/// States the thread keeps to copy frames into (more come back after a
+/// stall of the UI; they are freed).
+const SPARES: usize = 2;
+
 /// What the UI tells the thread.
 enum Message {
     /// Start over from `solver` and `state`, stepping if `playing`.
@@ -33,6 +38,8 @@ enum Message {
     },
     /// New soft-pin targets (the grab moved).
     Targets(Vec<Vec3>),
+    /// A state the session has done with, to copy a frame into.
+    Recycle(Box<State>),
 }
 
 /// What the thread sends back.
@@ -139,9 +146,14 @@ impl SimWorker {
                         epoch,
                         state,
                         report,
-                    } if epoch == self.epoch => {
-                        session.accept_frame(*state, &report);
-                        frames += 1;
+                    } => {
+                        let done = if epoch == self.epoch {
+                            frames += 1;
+                            session.accept_frame(*state, &report)
+                        } else {
+                            *state
+                        };
+                        self.send(Message::Recycle(Box::new(done)));
                     }
                     Outcome::BlewUp { epoch, error } if epoch == self.epoch => {
                         session.accept_blow_up(error);
@@ -181,6 +193,7 @@ impl Drop for SimWorker {
 /// The thread: waits for work, steps in real time, sends each frame.
 fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
     let mut sim: Option<(u64, Solver, State)> = None;
+    let mut spares: Vec<Box<State>> = Vec::with_capacity(SPARES);
     let mut playing = false;
     let mut due = Instant::now();
     loop {
@@ -215,6 +228,12 @@ fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
                 }
                 continue;
             }
+            Some(Message::Recycle(state)) => {
+                if spares.len() < SPARES {
+                    spares.push(state);
+                }
+                continue;
+            }
             None => {}
         }
         let Some((epoch, solver, state)) = &mut sim else {
@@ -224,7 +243,13 @@ fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
         let outcome = match solver.step(state) {
             Ok(report) => Outcome::Frame {
                 epoch: *epoch,
-                state: Box::new(state.clone()),
+                state: match spares.pop() {
+                    Some(mut spare) => {
+                        State::clone_from(&mut spare, state);
+                        spare
+                    }
+                    None => Box::new(state.clone()),
+                },
                 report,
             },
             Err(error) => {

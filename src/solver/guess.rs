@@ -157,9 +157,10 @@ impl Extrapolation {
         }
     }
 
-    /// Becomes a copy of `other` (same vertex count) without allocating.
+    /// Becomes a copy of `other`, allocating only when the vertex count
+    /// grows.
     pub(crate) fn copy_from(&mut self, other: &Self) {
-        self.accelerations.copy_from_slice(&other.accelerations);
+        self.accelerations.clone_from(&other.accelerations);
         self.one = other.one;
         self.two = other.two;
         self.chosen = other.chosen;

@@ -47,7 +47,7 @@ use tets::{TetProjections, TetProjector};
 /// and what the last steps learned (the extrapolation history and
 /// Anderson's carried secant pairs and last evaluation), so a state
 /// determines its next step whichever solver of its matrix takes it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct State {
     /// Current positions.
     pub positions: Vec<Vec3>,
@@ -68,6 +68,34 @@ pub struct State {
     pub time: f64,
     /// Frames stepped.
     pub frame: u64,
+}
+
+impl Clone for State {
+    fn clone(&self) -> Self {
+        Self {
+            positions: self.positions.clone(),
+            velocities: self.velocities.clone(),
+            extrapolation: self.extrapolation.clone(),
+            secants: self.secants.clone(),
+            contacts: self.contacts.clone(),
+            time: self.time,
+            frame: self.frame,
+        }
+    }
+
+    /// Reuses `self`'s allocations: the editor's simulation thread hands
+    /// the UI a copy of every frame's state, and a fresh copy of a
+    /// 62,500-vertex cloth's (its carried secant pairs most of it) took
+    /// 9.8 ms with the free of the one it replaced.
+    fn clone_from(&mut self, source: &Self) {
+        self.positions.clone_from(&source.positions);
+        self.velocities.clone_from(&source.velocities);
+        self.extrapolation.copy_from(&source.extrapolation);
+        self.secants.copy_from(&source.secants);
+        self.contacts.clone_from(&source.contacts);
+        self.time = source.time;
+        self.frame = source.frame;
+    }
 }
 
 impl State {
