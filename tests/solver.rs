@@ -1205,19 +1205,25 @@ fn a_tolerance_stops_the_iterations_once_the_update_is_small() {
 
 /// A body come to rest steps by round-off, which its updates never undercut
 /// by the tolerance: a settled cloth ran every iteration of every frame.
-/// Against the step floor (1e-9 of its size) one iteration does, and the
-/// cloth stays at rest: within 1e-9 of its sag over 100 frames. (Anderson's
-/// continued evaluation keeps it there: without it at rest, tried to save
-/// its solve, the cloth wandered within 5e-9 of its equilibrium and some
-/// frames took 5 iterations.)
+/// Against the update floor (1e-12 of its size) one iteration ends, at any
+/// tolerance and with a single-precision factor too, the accuracy figure
+/// says so, and the cloth stays at rest: within 1e-9 of its sag over 100
+/// frames. (Anderson's continued evaluation keeps it there: without it at
+/// rest, tried to save its solve, the cloth wandered within 5e-9 of its
+/// equilibrium and some frames took 5 iterations.)
 #[test]
 fn a_body_at_rest_stops_after_one_iteration() {
+    use softbody::solver::accuracy;
     let model = hanging(20);
-    let params = SimParams {
-        tolerance: 1e-3,
-        ..SimParams::default()
-    };
-    for precision in [Precision::Double, Precision::Relaxed] {
+    for (precision, tolerance) in [
+        (Precision::Double, 1e-3),
+        (Precision::Relaxed, 1e-3),
+        (Precision::Relaxed, 1e-6),
+    ] {
+        let params = SimParams {
+            tolerance,
+            ..SimParams::default()
+        };
         let mut solver = Solver::new(&model, &params).unwrap();
         solver.set_precision(precision).unwrap();
         let mut state = State::at_rest(&model);
@@ -1225,10 +1231,13 @@ fn a_body_at_rest_stops_after_one_iteration() {
             solver.step(&mut state).unwrap();
         }
         let settled = state.clone();
+        let what = format!("{precision:?} at {tolerance:e}");
+        let measured = accuracy::measure(&solver, &state, 10).unwrap();
+        assert_eq!(measured.iterations, 1, "{what}: {measured:?}");
         for frame in 0..100 {
             let report = solver.step(&mut state).unwrap();
             let iterations = report.objective.len() - 1;
-            assert_eq!(iterations, 1, "{precision:?}, frame {frame} after 300");
+            assert_eq!(iterations, 1, "{what}, frame {frame} after 300");
             assert!(
                 report.energies.kinetic < 1e-20,
                 "{:e}",
@@ -1236,8 +1245,37 @@ fn a_body_at_rest_stops_after_one_iteration() {
             );
         }
         let moved = newton::relative_error(&state.positions, &settled.positions, &model.rest);
-        assert!(moved < 1e-9, "{precision:?}: moved {moved:e} of the sag");
+        assert!(moved < 1e-9, "{what}: moved {moved:e} of the sag");
     }
+}
+
+/// The update floor ends only steps too short to see: the first substep
+/// from rest at `dt = 1e-4` s (a fall of 1e-7 m, 7e-8 of the cloth) still
+/// runs until its update is within the tolerance of the step, and not
+/// before.
+#[test]
+fn a_short_substep_is_solved_to_the_tolerance() {
+    let scene = softbody::bench::Scene::cloth(16);
+    let model = scene.model();
+    let tol = 1e-3;
+    let params = SimParams {
+        dt: 1e-4,
+        iterations: 60,
+        tolerance: tol,
+        ..scene.params()
+    };
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let state = State::at_rest(&model);
+    let mut iterates: Vec<Vec<Vec3>> = Vec::new();
+    solver
+        .step_observed(&mut state.clone(), &mut |_, x| iterates.push(x.to_vec()))
+        .unwrap();
+    let n = iterates.len() - 1;
+    assert!((2..60).contains(&n), "stopped after {n} iterations");
+    let relative_update =
+        |k: usize| newton::relative_error(&iterates[k - 1], &iterates[k], &state.positions);
+    assert!(relative_update(n) <= tol, "{}", relative_update(n));
+    assert!(relative_update(n - 1) > tol, "{}", relative_update(n - 1));
 }
 
 /// Anderson carries the first secant pairs of a step into the next, in the

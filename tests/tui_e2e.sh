@@ -210,7 +210,9 @@ wait_for "r recovers both changes" shows "shear        1581"
 tm send-keys -t tui C-c
 wait_for "Ctrl-C with unsaved changes asks first" shows "keeping them for the next run"
 tm send-keys -t tui C-c
-wait_for "a second Ctrl-C quits" exited
+if wait_for "a second Ctrl-C quits" exited; then
+  if [ "$(cat "$tmp/status")" = 0 ]; then pass "exit status 0"; else fail "exit status $(cat "$tmp/status")"; fi
+fi
 wait_for "and tells the shell the changes are in the autosave" shows "unsaved changes are in the autosave"
 
 echo "tui e2e: $passed passed, $failed failed"

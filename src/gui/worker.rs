@@ -216,6 +216,8 @@ fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
                 state,
                 playing: play,
             }) => {
+                // Another model's buffers would stay as large as it was.
+                spares.retain(|spare| spare.positions.len() == state.positions.len());
                 sim = Some((epoch, *solver, *state));
                 playing = play;
                 due = Instant::now();
@@ -229,7 +231,10 @@ fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
                 continue;
             }
             Some(Message::Recycle(state)) => {
-                if spares.len() < SPARES {
+                let fits = sim.as_ref().is_some_and(|(_, _, current)| {
+                    current.positions.len() == state.positions.len()
+                });
+                if fits && spares.len() < SPARES {
                     spares.push(state);
                 }
                 continue;

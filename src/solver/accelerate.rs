@@ -289,7 +289,8 @@ impl Secants {
         self.count == 0
     }
 
-    /// Becomes a copy of `other`, allocating only the first time.
+    /// Becomes a copy of `other`, allocating only when it holds more
+    /// vertices' pairs than `self` had room for.
     pub(crate) fn copy_from(&mut self, other: &Self) {
         self.count = other.count;
         self.next = other.next;

@@ -14,7 +14,8 @@ pub struct Accuracy {
     pub errors: Vec<f64>,
     /// The iterations the solver's step runs: its `iterations`, or fewer
     /// where its tolerance stops it (the first iterate whose update is
-    /// within [`SimParams::tolerance`] of the step's displacement).
+    /// within [`SimParams::tolerance`] of the step's displacement, or below
+    /// [`UPDATE_FLOOR`](super::UPDATE_FLOOR) of the body's size).
     pub iterations: usize,
     /// Newton iterations the reference took.
     pub newton_iterations: usize,
@@ -151,7 +152,7 @@ pub fn measure_against(
             // accepted iterates).
             if k > 0
                 && k < iterations
-                && relative_error(&previous, x, &state.positions) <= tolerance
+                && super::update_within(&previous, x, &state.positions, tolerance, solver.diagonal)
             {
                 iterations = k;
             }

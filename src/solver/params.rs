@@ -43,9 +43,9 @@ pub struct SimParams {
     /// `‖x_{k+1} − x_k‖ ≤ tol ‖x_{k+1} − q‖`; `iterations` is then the
     /// most it runs. With Anderson the error against the exact step is
     /// then about `tol` (plain PD's a few times more: its updates shrink
-    /// slowly). A step shorter than [`STEP_FLOOR`](super::STEP_FLOOR) of
-    /// the body's size counts as that long (a body at rest steps by
-    /// round-off). Default 0: always `iterations`.
+    /// slowly). An update below [`UPDATE_FLOOR`](super::UPDATE_FLOOR) of
+    /// the body's size ends them too (a body at rest steps by round-off).
+    /// Default 0: always `iterations`.
     pub tolerance: f64,
 }
 
