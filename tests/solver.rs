@@ -1169,6 +1169,26 @@ fn the_extrapolated_guess_starts_closer_to_the_solution() {
     }
 }
 
+/// Steps `solver` (at most 60 iterations, a tolerance `tol`) from `state`
+/// and checks that it stopped at the first iterate, from the second on,
+/// whose update was within `tol` of the step's displacement
+/// (`‖x_k − x_{k−1}‖ ≤ tol ‖x_k − q‖`), and that its report counts them;
+/// returns the iterations it ran.
+fn stops_where_the_update_is_within(solver: &mut Solver, state: &State, tol: f64) -> usize {
+    let mut iterates: Vec<Vec<Vec3>> = Vec::new();
+    let report = solver
+        .step_observed(&mut state.clone(), &mut |_, x| iterates.push(x.to_vec()))
+        .unwrap();
+    let n = iterates.len() - 1;
+    assert!((2..60).contains(&n), "stopped after {n} iterations");
+    assert_eq!(report.objective.len(), n + 1);
+    let relative_update =
+        |k: usize| newton::relative_error(&iterates[k - 1], &iterates[k], &state.positions);
+    assert!(relative_update(n) <= tol, "{}", relative_update(n));
+    assert!(relative_update(n - 1) > tol, "{}", relative_update(n - 1));
+    n
+}
+
 /// With a tolerance, a substep stops at the first iteration that moved the
 /// vertices by less than `tol` times the step's displacement, not before;
 /// with Anderson its error against Newton is then within a small multiple
@@ -1186,18 +1206,7 @@ fn a_tolerance_stops_the_iterations_once_the_update_is_small() {
     };
     let mut early = solver.clone();
     early.set_params(&params).unwrap();
-    let mut iterates: Vec<Vec<Vec3>> = Vec::new();
-    let report = early
-        .step_observed(&mut state.clone(), &mut |_, x| iterates.push(x.to_vec()))
-        .unwrap();
-    let n = iterates.len() - 1;
-    assert!((2..60).contains(&n), "stopped after {n} iterations");
-    assert_eq!(report.objective.len(), n + 1);
-    // ‖x_k − x_{k−1}‖ / ‖x_k − q‖.
-    let relative_update =
-        |k: usize| newton::relative_error(&iterates[k - 1], &iterates[k], &state.positions);
-    assert!(relative_update(n) <= tol, "{}", relative_update(n));
-    assert!(relative_update(n - 1) > tol, "{}", relative_update(n - 1));
+    let n = stops_where_the_update_is_within(&mut early, &state, tol);
     let measured = accuracy::measure(&solver, &state, 60).unwrap();
     let error = measured.errors[n];
     assert!(error <= 3.0 * tol && error > 0.0, "error {error:e}");
@@ -1265,17 +1274,7 @@ fn a_short_substep_is_solved_to_the_tolerance() {
         ..scene.params()
     };
     let mut solver = Solver::new(&model, &params).unwrap();
-    let state = State::at_rest(&model);
-    let mut iterates: Vec<Vec<Vec3>> = Vec::new();
-    solver
-        .step_observed(&mut state.clone(), &mut |_, x| iterates.push(x.to_vec()))
-        .unwrap();
-    let n = iterates.len() - 1;
-    assert!((2..60).contains(&n), "stopped after {n} iterations");
-    let relative_update =
-        |k: usize| newton::relative_error(&iterates[k - 1], &iterates[k], &state.positions);
-    assert!(relative_update(n) <= tol, "{}", relative_update(n));
-    assert!(relative_update(n - 1) > tol, "{}", relative_update(n - 1));
+    stops_where_the_update_is_within(&mut solver, &State::at_rest(&model), tol);
 }
 
 /// Anderson carries the first secant pairs of a step into the next, in the

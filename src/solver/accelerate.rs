@@ -231,7 +231,9 @@ impl Evaluation {
             matrix: 0,
             g: vec![Vec3::zeros(); m],
             f: vec![Vec3::zeros(); m],
-            constant: vec![Vec3::zeros(); m],
+            // Filled by the first substep that may be continued (none on
+            // a tet model).
+            constant: Vec::new(),
         }
     }
 
@@ -433,7 +435,8 @@ impl Accelerator {
         }
         last.valid = false;
         if continuable {
-            last.constant.copy_from_slice(constant);
+            last.constant.clear();
+            last.constant.extend_from_slice(constant);
             last.matrix = matrix;
             self.continuable = true;
         }

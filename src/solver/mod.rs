@@ -822,7 +822,15 @@ impl Solver {
             } else {
                 self.system.solve(&self.rhs, &mut self.x, parallel);
             }
-            if tolerance > 0.0 && self.update_within(tolerance) {
+            if tolerance > 0.0
+                && update_within(
+                    &self.previous,
+                    &self.x,
+                    &self.start,
+                    tolerance,
+                    self.diagonal,
+                )
+            {
                 last = k + 1;
             }
             global += tg.elapsed().as_secs_f64();
@@ -1136,18 +1144,6 @@ impl Solver {
             gravitational,
             ..*elastic
         }
-    }
-
-    /// Whether the last global step, from `previous` to `x`, converged
-    /// by [`update_within`].
-    fn update_within(&self, tolerance: f64) -> bool {
-        update_within(
-            &self.previous,
-            &self.x,
-            &self.start,
-            tolerance,
-            self.diagonal,
-        )
     }
 
     fn check_blow_up(
