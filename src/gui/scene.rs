@@ -1,7 +1,7 @@
 //! The GPU side of the 3D view (three-d): the shaded surface, the shrunk
 //! tets, the ground grid and the sphere colliders, drawn inside an egui
-//! paint callback. The view hands over new vertex data each UI frame
-//! ([`Scene::stage`]); the callback uploads it and draws
+//! paint callback. The view hands over new vertex data in a UI frame whose
+//! positions changed ([`Scene::stage`]); the callback uploads it and draws
 //! ([`Scene::render`]). Meshes are re-made only when their vertex count or
 //! triangles change; otherwise only positions and normals are uploaded.
 
@@ -44,13 +44,25 @@ pub struct GridSpec {
     pub spacing: f64,
 }
 
+/// One mesh of the next draw.
+#[derive(Debug, Default)]
+pub enum Layer {
+    /// Not drawn.
+    #[default]
+    Hidden,
+    /// Drawn as staged last.
+    Unchanged,
+    /// Drawn with this new data.
+    New(MeshData),
+}
+
 /// Everything the view stages for the next draw.
 #[derive(Debug, Default)]
 pub struct Staged {
-    /// The shaded surface (`None`: hidden).
-    pub surface: Option<MeshData>,
-    /// The shrunk tets (`None`: hidden).
-    pub tets: Option<MeshData>,
+    /// The shaded surface.
+    pub surface: Layer,
+    /// The shrunk tets.
+    pub tets: Layer,
     /// The ground grid.
     pub grid: Option<GridSpec>,
     /// Sphere colliders: centre and radius.
@@ -75,6 +87,18 @@ impl DynamicMesh {
             sequential,
             mesh: None,
             vertices: 0,
+        }
+    }
+
+    /// Takes `layer`'s data, if new; returns whether the mesh is drawn.
+    fn stage(&mut self, context: &Context, layer: Layer) -> bool {
+        match layer {
+            Layer::Hidden => false,
+            Layer::Unchanged => true,
+            Layer::New(data) => {
+                self.update(context, data);
+                true
+            }
         }
     }
 
@@ -153,8 +177,9 @@ impl Scene {
             ambient: AmbientLight::new(&context, 0.35, white),
             key: DirectionalLight::new(&context, 2.2, white, vec3(-0.5, -1.0, -0.6)),
             fill: DirectionalLight::new(&context, 0.6, white, vec3(0.7, -0.3, 0.8)),
-            // The surface carries both sides (the back with flipped normals).
-            surface: DynamicMesh::new(Srgba::new(226, 120, 72, 255), Cull::Back, false),
+            // Both sides of the surface are drawn: PhysicalMaterial lights a
+            // back-facing triangle with its normal flipped.
+            surface: DynamicMesh::new(Srgba::new(226, 120, 72, 255), Cull::None, false),
             tets: DynamicMesh::new(Srgba::new(90, 170, 190, 255), Cull::Back, true),
             show_surface: false,
             show_tets: false,
@@ -168,14 +193,8 @@ impl Scene {
 
     /// Takes the view's data for the next draw.
     pub fn stage(&mut self, staged: Staged) {
-        self.show_surface = staged.surface.is_some();
-        if let Some(data) = staged.surface {
-            self.surface.update(&self.context, data);
-        }
-        self.show_tets = staged.tets.is_some();
-        if let Some(data) = staged.tets {
-            self.tets.update(&self.context, data);
-        }
+        self.show_surface = self.surface.stage(&self.context, staged.surface);
+        self.show_tets = self.tets.stage(&self.context, staged.tets);
         if staged.grid != self.grid_spec {
             self.grid_spec = staged.grid;
             self.grid = staged.grid.map(|spec| grid_mesh(&self.context, spec));

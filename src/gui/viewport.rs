@@ -17,7 +17,7 @@ use three_d::Context;
 use super::camera::{Orbit, Projected, Projection};
 use super::overlay::{self, OverlayInput, Overlays};
 use super::picking::{self, CLICK_RADIUS, Pickable};
-use super::scene::{CLEAR, GridSpec, MeshData, Scene, Staged};
+use super::scene::{CLEAR, GridSpec, Layer, MeshData, Scene, Staged};
 use super::selection::{SelectMode, Selection};
 use crate::mesh::Vec3;
 use crate::model::{Attachment, Model};
@@ -79,6 +79,19 @@ pub struct ViewInput<'a> {
     pub playing: bool,
 }
 
+/// Which mesh the scene draws the model with, and how.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Drawn {
+    /// The surface.
+    Surface,
+    /// The model's `tets`, shrunk by `scale`, cut away at `cut`.
+    Tets {
+        tets: usize,
+        scale: f32,
+        cut: Option<(Vec3, Vec3)>,
+    },
+}
+
 /// The 3D view's state: the camera, the tools, the overlays and, with a
 /// GL context, the GPU scene.
 pub struct Viewport3d {
@@ -94,10 +107,15 @@ pub struct Viewport3d {
     /// The rectangle drawn last (points), for the screenshot check.
     pub rect: Option<Rect>,
     gesture: Option<Gesture>,
-    /// The drawn surface's triangle count and vertex count last staged: a
-    /// change sends new triangles and edges.
+    /// The vertex and triangle counts of the surface the scene's mesh was
+    /// last given triangles of: a change sends new triangles.
     topology: Option<(usize, usize)>,
+    /// The wireframe overlay's edges, and the topology they are of.
     edges: Vec<[u32; 2]>,
+    edges_of: Option<(usize, usize)>,
+    /// What the scene was last given, and the positions it was made from
+    /// (a UI frame without a new simulation frame stages nothing new).
+    drawn: Option<(Drawn, Vec<Vec3>)>,
     render: Vec<Vec3>,
     projected: Vec<Option<Projected>>,
     render_projected: Vec<Option<Projected>>,
@@ -119,6 +137,8 @@ impl Viewport3d {
             gesture: None,
             topology: None,
             edges: Vec::new(),
+            edges_of: None,
+            drawn: None,
             render: Vec::new(),
             projected: Vec::new(),
             render_projected: Vec::new(),
@@ -139,6 +159,8 @@ impl Viewport3d {
     /// Forgets the drawn topology and any gesture (a new model).
     pub fn reset(&mut self) {
         self.topology = None;
+        self.edges_of = None;
+        self.drawn = None;
         self.gesture = None;
     }
 
@@ -166,8 +188,9 @@ impl Viewport3d {
         let triangles = input.model.render_triangles();
         let topology = (self.render.len(), triangles.len());
         if self.overlays.wireframe {
-            if self.edges.is_empty() || self.topology != Some(topology) {
+            if self.edges_of != Some(topology) {
                 self.edges = overlay::unique_edges(triangles);
+                self.edges_of = Some(topology);
             }
             picking::project_all(&projection, &self.render, &mut self.render_projected);
         }
@@ -325,7 +348,7 @@ impl Viewport3d {
     /// Stages the GPU scene and adds the paint callback, or paints a
     /// placeholder without OpenGL.
     fn draw_3d(&mut self, ui: &egui::Ui, rect: Rect, input: &ViewInput<'_>) {
-        let Some(scene) = &self.scene else {
+        let Some(scene) = self.scene.clone() else {
             let painter = ui.painter();
             painter.rect_filled(rect, 0.0, Color32::from_rgb(CLEAR[0], CLEAR[1], CLEAR[2]));
             painter.text(
@@ -337,20 +360,10 @@ impl Viewport3d {
             );
             return;
         };
-        let triangles = input.model.render_triangles();
-        let topology = (self.render.len(), triangles.len());
-        let new_topology = self.topology != Some(topology);
-        self.topology = Some(topology);
-        let show_tets = self.overlays.tets && !input.model.tets.is_empty();
+        let (surface, tets) = self.layers(input);
         let staged = Staged {
-            surface: (!show_tets).then(|| surface_data(&self.render, triangles, new_topology)),
-            tets: show_tets.then(|| {
-                let cut = self
-                    .overlays
-                    .cut_away
-                    .then(|| (self.orbit.target, self.orbit.forward()));
-                tet_data(input.model, input.x, self.overlays.tet_scale, cut)
-            }),
+            surface,
+            tets,
             grid: grid_spec(&input.model.rest, input.colliders, self.overlays.colliders),
             spheres: if self.overlays.colliders {
                 input
@@ -368,7 +381,6 @@ impl Viewport3d {
         if let Ok(mut s) = scene.lock() {
             s.stage(staged);
         }
-        let scene = Arc::clone(scene);
         let orbit = self.orbit;
         let callback = egui_glow::CallbackFn::new(move |info, _painter| {
             if let Ok(mut s) = scene.lock() {
@@ -379,6 +391,58 @@ impl Viewport3d {
             rect,
             callback: Arc::new(callback),
         });
+    }
+    /// The surface and tet layers of the next draw: new data when the
+    /// positions, the triangles or the way the model is drawn changed since
+    /// the last call, else [`Layer::Unchanged`] (a UI frame without a new
+    /// simulation frame uploads nothing). `self.render` holds the drawn
+    /// positions.
+    fn layers(&mut self, input: &ViewInput<'_>) -> (Layer, Layer) {
+        let triangles = input.model.render_triangles();
+        let drawn = if self.overlays.tets && !input.model.tets.is_empty() {
+            Drawn::Tets {
+                tets: input.model.tets.len(),
+                scale: self.overlays.tet_scale,
+                cut: self
+                    .overlays
+                    .cut_away
+                    .then(|| (self.orbit.target, self.orbit.forward())),
+            }
+        } else {
+            Drawn::Surface
+        };
+        let from = match drawn {
+            Drawn::Surface => &self.render[..],
+            Drawn::Tets { .. } => input.x,
+        };
+        // The surface mesh's triangles are sent when they change.
+        let topology = (self.render.len(), triangles.len());
+        let new_topology = drawn == Drawn::Surface && self.topology != Some(topology);
+        if drawn == Drawn::Surface {
+            self.topology = Some(topology);
+        }
+        let layer = if !new_topology
+            && self
+                .drawn
+                .as_ref()
+                .is_some_and(|(d, x)| *d == drawn && x[..] == *from)
+        {
+            Layer::Unchanged
+        } else {
+            let data = match drawn {
+                Drawn::Surface => surface_data(from, triangles, new_topology),
+                Drawn::Tets { scale, cut, .. } => tet_data(input.model, from, scale, cut),
+            };
+            let mut kept = self.drawn.take().map(|(_, x)| x).unwrap_or_default();
+            kept.clear();
+            kept.extend_from_slice(from);
+            self.drawn = Some((drawn, kept));
+            Layer::New(data)
+        };
+        match drawn {
+            Drawn::Surface => (layer, Layer::Hidden),
+            Drawn::Tets { .. } => (Layer::Hidden, layer),
+        }
     }
 }
 
@@ -404,25 +468,17 @@ pub fn vertex_normals(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Vec3> {
     normals
 }
 
-/// The surface as drawn: every vertex twice, the second copy with flipped
-/// normals and reversed triangles, so both sides are lit (cloth has two).
+/// The surface as drawn: one copy of each vertex, lit on both sides (the
+/// material flips the normal of a back-facing triangle; cloth has two
+/// sides).
 fn surface_data(positions: &[Vec3], triangles: &[[u32; 3]], new_topology: bool) -> MeshData {
-    let n = positions.len() as u32;
-    let normals = vertex_normals(positions, triangles);
     MeshData {
-        positions: positions.iter().chain(positions).map(to3).collect(),
-        normals: normals
+        positions: positions.iter().map(to3).collect(),
+        normals: vertex_normals(positions, triangles)
             .iter()
             .map(to3)
-            .chain(normals.iter().map(|v| -to3(v)))
             .collect(),
-        indices: new_topology.then(|| {
-            let front = triangles.iter().flatten().copied();
-            let back = triangles
-                .iter()
-                .flat_map(|&[a, b, c]| [a, c, b].map(|i| i + n));
-            front.chain(back).collect()
-        }),
+        indices: new_topology.then(|| triangles.iter().flatten().copied().collect()),
     }
 }
 
@@ -501,6 +557,65 @@ mod tests {
         for v in n {
             assert!((v - Vec3::y()).norm() < 1e-12, "{v}");
         }
+    }
+
+    /// What a layer holds: `"hidden"`, `"unchanged"`, `"new"` or
+    /// `"new with triangles"`.
+    fn kind(layer: &Layer) -> &'static str {
+        match layer {
+            Layer::Hidden => "hidden",
+            Layer::Unchanged => "unchanged",
+            Layer::New(MeshData { indices: None, .. }) => "new",
+            Layer::New(MeshData {
+                indices: Some(_), ..
+            }) => "new with triangles",
+        }
+    }
+
+    #[test]
+    fn only_a_change_restages_the_mesh() {
+        let mesh = crate::mesh::primitives::tet_box(Vec3::repeat(1.0), [2, 2, 2]);
+        let model = Model::from_tet_mesh(&mesh, 1000.0, crate::model::Weights::default(), false);
+        let selection = Selection::new(model.vertex_count());
+        let mut view = Viewport3d::new(None);
+        let layers = |view: &mut Viewport3d, x: &[Vec3]| {
+            model.render_positions(x, &mut view.render);
+            let input = ViewInput {
+                model: &model,
+                x,
+                attachments: &[],
+                grabbed: None,
+                colliders: &[],
+                selection: &selection,
+                playing: true,
+            };
+            let (surface, tets) = view.layers(&input);
+            (kind(&surface), kind(&tets))
+        };
+        let mut x = model.rest.clone();
+        assert_eq!(layers(&mut view, &x), ("new with triangles", "hidden"));
+        assert_eq!(layers(&mut view, &x), ("unchanged", "hidden"));
+        x[3].y += 0.01;
+        assert_eq!(layers(&mut view, &x), ("new", "hidden"));
+        assert_eq!(layers(&mut view, &x), ("unchanged", "hidden"));
+        view.overlays.tets = true;
+        assert_eq!(layers(&mut view, &x), ("hidden", "new"));
+        assert_eq!(layers(&mut view, &x), ("hidden", "unchanged"));
+        view.overlays.tet_scale = 0.5;
+        assert_eq!(layers(&mut view, &x), ("hidden", "new"));
+        x[3].y -= 0.01;
+        assert_eq!(layers(&mut view, &x), ("hidden", "new"));
+        view.overlays.tets = false;
+        assert_eq!(layers(&mut view, &x), ("new", "hidden"));
+        // A new model: the surface's triangles are sent again, also when
+        // the tets were drawn first.
+        view.reset();
+        assert_eq!(layers(&mut view, &x), ("new with triangles", "hidden"));
+        view.reset();
+        view.overlays.tets = true;
+        assert_eq!(layers(&mut view, &x), ("hidden", "new"));
+        view.overlays.tets = false;
+        assert_eq!(layers(&mut view, &x), ("new with triangles", "hidden"));
     }
 
     #[test]
