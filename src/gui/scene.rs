@@ -69,7 +69,8 @@ pub struct Staged {
     pub spheres: Vec<(Vec3, f64)>,
 }
 
-/// A mesh whose vertices change every frame.
+/// A mesh whose vertices may change every frame (uploaded only when they
+/// do).
 struct DynamicMesh {
     colour: Srgba,
     cull: Cull,

@@ -392,6 +392,7 @@ impl Viewport3d {
             callback: Arc::new(callback),
         });
     }
+
     /// The surface and tet layers of the next draw: new data when the
     /// positions, the triangles or the way the model is drawn changed since
     /// the last call, else [`Layer::Unchanged`] (a UI frame without a new
