@@ -45,10 +45,9 @@ pub struct GridSpec {
 }
 
 /// One mesh of the next draw.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub enum Layer {
     /// Not drawn.
-    #[default]
     Hidden,
     /// Drawn as staged last.
     Unchanged,
@@ -57,7 +56,7 @@ pub enum Layer {
 }
 
 /// Everything the view stages for the next draw.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Staged {
     /// The shaded surface.
     pub surface: Layer,
