@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use crate::mesh::Vec3;
+use crate::mesh::{TexCoords, Vec3};
 use crate::preset::Built;
 use crate::solver::{Energies, Solver, SolverError, State, Timings};
 
@@ -68,6 +68,9 @@ pub struct BakeSummary {
     pub obj_vertices: usize,
     /// Triangles of each OBJ.
     pub obj_triangles: usize,
+    /// Texture coordinates of each OBJ (`vt`, the OBJ file's or the
+    /// grid's; 0 without).
+    pub obj_texcoords: usize,
     /// Simulated vertices.
     pub sim_vertices: usize,
     /// Why the bake ended early, if it did (interrupted, or a blow-up).
@@ -193,7 +196,10 @@ pub fn bake(
         return Err(write_err(&summary_path)(e));
     }
     let mut state = State::at_rest(model);
-    let triangles = model.render_triangles().to_vec();
+    let triangles = model.render_triangles();
+    let texcoords = built.texcoords();
+    // Everything after the vertices is the same in every frame.
+    let faces = obj_faces(triangles, texcoords);
     let mut render = Vec::new();
     model.render_positions(&state.positions, &mut render);
     let obj_vertices = render.len();
@@ -207,7 +213,7 @@ pub fn bake(
     let (frames_tx, frames_rx) = mpsc::sync_channel::<(usize, Vec<Vec3>)>(8);
     let (spare_tx, spare_rx) = mpsc::channel::<Vec<Vec3>>();
     let (objs_written, write_result, summary) = std::thread::scope(|scope| {
-        let triangles = &triangles;
+        let faces = &faces;
         let writer = scope.spawn(move || {
             let mut written = 0;
             let width = frame_digits(options.frames);
@@ -215,8 +221,7 @@ pub fn bake(
                 let path = options
                     .out
                     .join(format!("{}_{frame:0width$}.obj", options.stem));
-                write_obj_frame(&path, name, frame, &positions, triangles)
-                    .map_err(write_err(&path))?;
+                write_obj_frame(&path, name, frame, &positions, faces).map_err(write_err(&path))?;
                 written += 1;
                 // The bake may be over and the receiver gone: nothing to reuse.
                 let _ = spare_tx.send(positions);
@@ -291,6 +296,7 @@ pub fn bake(
             earlier_objs_removed,
             obj_vertices,
             obj_triangles: triangles.len(),
+            obj_texcoords: texcoords.map_or(0, |t| t.coords.len()),
             sim_vertices: model.vertex_count(),
             stopped,
             seconds: 0.0,
@@ -475,13 +481,42 @@ fn write_csv_row(
     }
 }
 
-/// One frame as OBJ text: a header, an object, `v` and triangle `f` lines.
+/// The `vt` and triangle `f` lines of every frame's OBJ (`f v/vt` for a
+/// triangle with texture coordinates).
+fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let corners = |t: usize| texcoords.and_then(|c| c.triangles[t]);
+    // (Writing to a String cannot fail.)
+    for [u, v] in texcoords.map_or(&[][..], |t| &t.coords) {
+        let _ = writeln!(text, "vt {u:?} {v:?}");
+    }
+    for (k, t) in triangles.iter().enumerate() {
+        let _ = match corners(k) {
+            Some(c) => writeln!(
+                text,
+                "f {}/{} {}/{} {}/{}",
+                t[0] + 1,
+                c[0] + 1,
+                t[1] + 1,
+                c[1] + 1,
+                t[2] + 1,
+                c[2] + 1
+            ),
+            None => writeln!(text, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1),
+        };
+    }
+    text
+}
+
+/// One frame as OBJ text: a header, an object, `v` lines, then `faces`
+/// ([`obj_faces`]).
 fn write_obj_frame(
     path: &Path,
     name: &str,
     frame: usize,
     positions: &[Vec3],
-    triangles: &[[u32; 3]],
+    faces: &str,
 ) -> io::Result<()> {
     // Replaced whole, so a bake stopped mid-frame (a second Ctrl-C) leaves
     // no truncated OBJ for an importer to choke on.
@@ -495,10 +530,7 @@ fn write_obj_frame(
         for p in positions {
             writeln!(w, "v {:?} {:?} {:?}", p.x, p.y, p.z)?;
         }
-        for t in triangles {
-            writeln!(w, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1)?;
-        }
-        Ok(())
+        w.write_all(faces.as_bytes())
     })
 }
 

@@ -31,6 +31,16 @@ pub fn obj(data: &[u8]) {
     // the file's polygons make them.
     let topo = surface.topology();
     assert_eq!(surface.source_polygons().len(), surface.triangles().len());
+    // Texture coordinates, if kept: one entry per triangle, every index in
+    // range, and none unused.
+    if let Some(t) = surface.texcoords() {
+        assert_eq!(t.triangles.len(), surface.triangles().len());
+        let mut used = vec![false; t.coords.len()];
+        for &c in t.triangles.iter().flatten().flatten() {
+            used[c as usize] = true;
+        }
+        assert!(used.iter().all(|&u| u));
+    }
     assert_eq!(
         springs.len(),
         topo.edges().len() + topo.count(EdgeKind::Interior)

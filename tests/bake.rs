@@ -13,8 +13,11 @@ use common::{scratch_path, softbody};
 
 /// An OBJ file read by tobj (as Blender's importer would read the
 /// sequence: one object of triangles): its positions (in tobj's order of
-/// first use) and triangles over them.
-fn read_obj(path: &Path) -> (Vec<[f64; 3]>, Vec<[usize; 3]>) {
+/// first use), triangles over them, and the triangles' corners' texture
+/// coordinates (empty without).
+type ObjRead = (Vec<[f64; 3]>, Vec<[usize; 3]>, Vec<[[f32; 2]; 3]>);
+
+fn read_obj(path: &Path) -> ObjRead {
     let (models, _) = tobj::load_obj(path, &tobj::LoadOptions::default()).unwrap();
     assert_eq!(models.len(), 1, "{}", path.display());
     let mesh = &models[0].mesh;
@@ -28,7 +31,16 @@ fn read_obj(path: &Path) -> (Vec<[f64; 3]>, Vec<[usize; 3]>) {
         .chunks(3)
         .map(|c| [c[0] as usize, c[1] as usize, c[2] as usize])
         .collect();
-    (p, t)
+    let uv = |i: &u32| {
+        let i = *i as usize;
+        [mesh.texcoords[2 * i], mesh.texcoords[2 * i + 1]]
+    };
+    let texcoords = mesh
+        .texcoord_indices
+        .chunks(3)
+        .map(|c| [uv(&c[0]), uv(&c[1]), uv(&c[2])])
+        .collect();
+    (p, t, texcoords)
 }
 
 #[test]
@@ -41,6 +53,7 @@ fn every_shipped_preset_bakes_and_reads_back() {
         .collect();
     presets.sort();
     assert!(presets.len() >= 9);
+    let mut textured = 0;
     for preset_path in presets {
         let stem = preset_path
             .file_stem()
@@ -63,11 +76,27 @@ fn every_shipped_preset_bakes_and_reads_back() {
         let mut rest = Vec::new();
         built.model.render_positions(&built.model.rest, &mut rest);
         let triangles = built.model.render_triangles();
+        // The grid's and the sample cloths' texture coordinates (every
+        // triangle has them), none for the closed sample meshes.
+        let texcoords = built.texcoords();
+        textured += usize::from(texcoords.is_some());
         for frame in [0, 40, 80, 120] {
             let file = out.join(format!("{stem}_{frame:04}.obj"));
-            let (positions, tris) = read_obj(&file);
+            let (positions, tris, uvs) = read_obj(&file);
             assert_eq!(positions.len(), rest.len(), "{stem} frame {frame}");
             assert_eq!(tris.len(), triangles.len(), "{stem} frame {frame}");
+            match texcoords {
+                Some(t) => {
+                    assert_eq!(uvs.len(), tris.len(), "{stem} frame {frame}");
+                    for (theirs, ours) in uvs.iter().zip(&t.triangles) {
+                        let ours = ours
+                            .unwrap()
+                            .map(|c| t.coords[c as usize].map(|x| x as f32));
+                        assert_eq!(*theirs, ours, "{stem} frame {frame}");
+                    }
+                }
+                None => assert!(uvs.is_empty(), "{stem} frame {frame}"),
+            }
             if frame == 0 {
                 // Corner by corner (tobj renumbers vertices by first use);
                 // it reads f32, so equal to f32 precision.
@@ -125,12 +154,96 @@ fn every_shipped_preset_bakes_and_reads_back() {
         .unwrap();
         assert_eq!(summary["frames"], 120);
         assert_eq!(summary["objs_written"], 4);
+        assert_eq!(
+            summary["obj_texcoords"],
+            texcoords.map_or(0, |t| t.coords.len()),
+            "{stem}"
+        );
         let total = header.split(',').position(|c| c == "total").unwrap();
         let last: f64 = rows[120].split(',').nth(total).unwrap().parse().unwrap();
         assert_eq!(summary["final_total"].as_f64(), Some(last), "{stem}");
         assert!(summary["stopped"].is_null());
         std::fs::remove_dir_all(&out).unwrap();
     }
+    // Four grids, cotton's quad cloth, leather's triangle cloth.
+    assert_eq!(textured, 6);
+}
+
+/// A tet model built from a textured OBJ exports its skin with the file's
+/// texture coordinates: six faces of a cube, each with its own four, so
+/// every cube corner has three (seams along every edge).
+#[test]
+fn a_tet_body_keeps_the_texture_coordinates_of_its_surface() {
+    let dir = scratch_path("bake-textured-tets");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut obj = String::new();
+    for k in 0..8 {
+        let c = |bit: usize| if k & bit == 0 { -0.25 } else { 0.25 };
+        obj += &format!("v {} {} {}\n", c(1), c(2), c(4));
+    }
+    // Counter-clockwise from outside.
+    let faces = [
+        [0, 4, 6, 2],
+        [1, 3, 7, 5],
+        [0, 1, 5, 4],
+        [2, 6, 7, 3],
+        [0, 2, 3, 1],
+        [4, 5, 7, 6],
+    ];
+    for (f, face) in faces.iter().enumerate() {
+        for (u, v) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)] {
+            obj += &format!("vt {} {}\n", (f as f64 + u) / 6.0, v);
+        }
+        let corner = |c: usize| format!("{}/{}", face[c] + 1, 4 * f + c + 1);
+        obj += &format!(
+            "f {} {} {} {}\n",
+            corner(0),
+            corner(1),
+            corner(2),
+            corner(3)
+        );
+    }
+    std::fs::write(dir.join("cube.obj"), obj).unwrap();
+    let preset_path = dir.join("textured.toml");
+    std::fs::write(
+        &preset_path,
+        "version = 1\nname = \"Textured\"\n[mesh]\nobj = \"cube.obj\"\n\
+         [build]\nkind = \"tets\"\nresolution = 4\n\
+         [material]\ndensity = 1100.0\nweights = { strain = 1.0e5 }\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = bake(&preset_path, "2", &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let built = Preset::load(&preset_path)
+        .unwrap()
+        .build(&preset_path)
+        .unwrap();
+    assert!(built.model.skin.is_some());
+    let t = built.texcoords().expect("the skin's texture coordinates");
+    assert_eq!(t.coords.len(), 24);
+    assert_eq!(t.textured(), 12);
+    let (positions, tris, uvs) = read_obj(&out.join("textured_0002.obj"));
+    assert_eq!(uvs.len(), 12);
+    for ((tri, uv), ours) in tris.iter().zip(&uvs).zip(&t.triangles) {
+        let ours = ours
+            .unwrap()
+            .map(|c| t.coords[c as usize].map(|x| x as f32));
+        assert_eq!(*uv, ours);
+        // Each triangle lies in one face of the (barely moved) cube, and
+        // its coordinates are that face's: u runs over one sixth.
+        let u: Vec<f32> = uv.iter().map(|c| c[0] * 6.0).collect();
+        let face = u.iter().copied().fold(f32::INFINITY, f32::min).round();
+        assert!(
+            u.iter()
+                .all(|&u| u >= face - 1e-4 && u <= face + 1.0 + 1e-4)
+        );
+        assert!(
+            tri.iter()
+                .all(|&i| positions[i].iter().all(|x| x.abs() < 0.3))
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -262,7 +375,7 @@ fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
         "the header, frames 0 to {frames}"
     );
     for frame in 0..=frames {
-        let (positions, _) = read_obj(&out.join(format!("hanging_cloth_{frame:07}.obj")));
+        let (positions, ..) = read_obj(&out.join(format!("hanging_cloth_{frame:07}.obj")));
         assert_eq!(positions.len(), 900, "frame {frame}");
     }
     assert!(
@@ -315,7 +428,7 @@ fn a_second_ctrl_c_keeps_what_was_written() {
     for entry in std::fs::read_dir(&frames).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "obj") {
-            let (positions, _) = read_obj(&path);
+            let (positions, ..) = read_obj(&path);
             assert_eq!(positions.len(), 6400, "{}", path.display());
             objs += 1;
         }

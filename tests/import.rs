@@ -273,6 +273,216 @@ fn tobj_agrees_on_faces() {
     }
 }
 
+/// Our reader and tobj agree on every face corner's texture coordinate of
+/// every file with texture coordinates (the real ones and the sample
+/// cloths), and validation keeps each triangle corner's: a triangle's
+/// corners carry the coordinates of the face corners they were cut from.
+#[test]
+fn texture_coordinates_agree_with_tobj_and_follow_their_corners() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes");
+    let mut files = vec![
+        samples.join("cloth_quad.obj"),
+        samples.join("cloth_tri.obj"),
+    ];
+    if let Some(dir) = testdata("good") {
+        files.extend(["spot.obj", "circle.obj"].map(|f| dir.join(f)));
+    }
+    for path in files {
+        let (raw, stats) = import_obj(&path, &ImportOptions::default()).unwrap();
+        assert_eq!(stats.texcoords_dropped, None, "{}", path.display());
+        let options = tobj::LoadOptions {
+            triangulate: false,
+            single_index: false,
+            ignore_points: true,
+            ignore_lines: true,
+        };
+        let (models, _) = tobj::load_obj(&path, &options).unwrap();
+        // Each face corner as (position, texture coordinate), in f32.
+        let mut theirs: Vec<String> = Vec::new();
+        for m in &models {
+            let mesh = &m.mesh;
+            // (tobj leaves the arities out when every face is a triangle.)
+            let arities = if mesh.face_arities.is_empty() {
+                vec![3; mesh.indices.len() / 3]
+            } else {
+                mesh.face_arities.clone()
+            };
+            let mut k = 0;
+            for a in arities {
+                let face: Vec<[f32; 5]> = (k..k + a as usize)
+                    .map(|c| {
+                        let (i, t) = (mesh.indices[c] as usize, mesh.texcoord_indices[c] as usize);
+                        let p = &mesh.positions[3 * i..3 * i + 3];
+                        let uv = &mesh.texcoords[2 * t..2 * t + 2];
+                        [p[0], p[1], p[2], uv[0], uv[1]]
+                    })
+                    .collect();
+                theirs.push(format!("{face:?}"));
+                k += a as usize;
+            }
+        }
+        let corner = |i: u32, t: u32| {
+            let (p, uv) = (raw.positions[i as usize], raw.texcoords[t as usize]);
+            [p.x, p.y, p.z, uv[0], uv[1]].map(|c| c as f32)
+        };
+        let mut ours: Vec<String> = (0..raw.polygon_count())
+            .map(|p| {
+                let t = raw.polygon_texcoords(p).unwrap();
+                let face: Vec<[f32; 5]> = raw
+                    .polygon(p)
+                    .iter()
+                    .zip(t)
+                    .map(|(&i, &t)| corner(i, t))
+                    .collect();
+                format!("{face:?}")
+            })
+            .collect();
+        theirs.sort();
+        ours.sort();
+        assert_eq!(ours, theirs, "{}", path.display());
+
+        // Every triangle corner: a (position, coordinate) pair of a corner of
+        // the face it was cut from.
+        let (surface, _) = validate(&raw, &path, &ValidateOptions::default()).unwrap();
+        let t = surface.texcoords().unwrap();
+        assert_eq!(t.triangles.len(), surface.triangles().len());
+        assert_eq!(
+            t.textured(),
+            surface.triangles().len(),
+            "{}",
+            path.display()
+        );
+        for ((tri, uv), &p) in surface
+            .triangles()
+            .iter()
+            .zip(&t.triangles)
+            .zip(surface.source_polygons())
+        {
+            let face: Vec<[f32; 5]> = raw
+                .polygon(p as usize)
+                .iter()
+                .zip(raw.polygon_texcoords(p as usize).unwrap())
+                .map(|(&i, &t)| corner(i, t))
+                .collect();
+            for (&v, &c) in tri.iter().zip(&uv.unwrap()) {
+                let q = surface.positions()[v as usize];
+                let c = t.coords[c as usize];
+                let ours = [q.x, q.y, q.z, c[0], c[1]].map(|x| x as f32);
+                assert!(
+                    face.contains(&ours),
+                    "{}: {ours:?} not in {face:?}",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+/// Two quads side by side whose shared edge is duplicated in the file (a UV
+/// seam: the right quad's texture is offset by 10): welding merges the
+/// seam's positions, each triangle keeps its own face's coordinates, and a
+/// pentagon's ear-clipped triangles keep theirs (u, v = x, y there).
+#[test]
+fn a_welded_seam_keeps_both_sides_texture_coordinates() {
+    let text = b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n\
+                 v 1 0 0\nv 2 0 0\nv 2 1 0\nv 1 1 0\n\
+                 v 0 2 0\nv 1 2 0\nv 1.5 2.5 0\nv 1 3 0\nv 0 3 0\n\
+                 vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvt 11 0\nvt 12 0\nvt 12 1\nvt 11 1\n\
+                 vt 0 2\nvt 1 2\nvt 1.5 2.5\nvt 1 3\nvt 0 3\nvt 99 99\n\
+                 f 1/1 2/2 3/3 4/4\nf 5/-10 6/-9 7/-8 8/-7\nf 9/9 10/10 11/11 12/12 13/13\n";
+    let path = Path::new("seam.obj");
+    let (raw, _) = import_obj_bytes(text, path, &ImportOptions::default()).unwrap();
+    let (surface, stats) = validate(&raw, path, &ValidateOptions::default()).unwrap();
+    assert_eq!(stats.welded_vertices, 2);
+    assert_eq!(surface.positions().len(), 11);
+    let t = surface.texcoords().unwrap();
+    // The unused 14th is not kept.
+    assert_eq!(t.coords.len(), 13);
+    assert_eq!(t.textured(), 7);
+    for ((tri, uv), &face) in surface
+        .triangles()
+        .iter()
+        .zip(&t.triangles)
+        .zip(surface.source_polygons())
+    {
+        let offset = if face == 1 { 10.0 } else { 0.0 };
+        for (&v, &c) in tri.iter().zip(&uv.unwrap()) {
+            let p = surface.positions()[v as usize];
+            assert_eq!(t.coords[c as usize], [p.x + offset, p.y], "face {face}");
+        }
+    }
+    // The writer keeps them (the generated quad cloth has one per node).
+    let cloth = primitives::cloth_square(4, 1.0, true);
+    let mut text = Vec::new();
+    mesh::write_obj(&mut text, &cloth, &[]).unwrap();
+    let (back, _) = import_obj_bytes(&text, path, &ImportOptions::default()).unwrap();
+    assert_eq!(back.texcoords, cloth.texcoords);
+    assert_eq!(back.corner_texcoords, cloth.corner_texcoords);
+}
+
+/// Texture coordinates that are not numbers, or a corner that refers to
+/// one not defined, drop the texture coordinates (the report names the
+/// line), not the mesh; faces without any are fine next to faces with.
+#[test]
+fn bad_texture_coordinates_drop_them_not_the_mesh() {
+    let path = Path::new("bad_vt.obj");
+    for (text, line, why) in [
+        (
+            &b"v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nvt nan 0\nf 1/1 2/1 3/1\n"[..],
+            5,
+            "not a finite number",
+        ),
+        (
+            b"v 0 0 0\nv 1 0 0\nv 0 1 0\nvt\nf 1 2 3\n",
+            4,
+            "not a finite number",
+        ),
+        (
+            b"v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nf 1/1 2/2 3/1\n",
+            5,
+            "not defined",
+        ),
+        (
+            b"v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nf 1/-2 2/1 3/1\n",
+            5,
+            "not defined",
+        ),
+    ] {
+        let (raw, stats) = import_obj_bytes(text, path, &ImportOptions::default()).unwrap();
+        let (dropped, at) = stats.texcoords_dropped.clone().unwrap();
+        assert!(dropped.contains(why), "{dropped}");
+        assert_eq!(at, line);
+        assert!(raw.texcoords.is_empty() && raw.corner_texcoords.is_empty());
+        let (surface, v) = validate(&raw, path, &ValidateOptions::default()).unwrap();
+        assert_eq!(surface.triangles().len(), 1);
+        assert!(surface.texcoords().is_none());
+        let report = MeshReport::new("bad_vt.obj", Some(stats), v, &surface);
+        assert!(
+            report
+                .warnings
+                .iter()
+                .any(|w| w.contains(&format!("line {line}"))),
+            "{:?}",
+            report.warnings
+        );
+    }
+    // One face with, one without: the first keeps its coordinates.
+    let text = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nvt 0 0\nvt 1 0\nvt 0 1\n\
+                 f 1/1 2/2 3/3\nf 2 4 3\n";
+    let (raw, stats) = import_obj_bytes(text, path, &ImportOptions::default()).unwrap();
+    let (surface, v) = validate(&raw, path, &ValidateOptions::default()).unwrap();
+    let t = surface.texcoords().unwrap();
+    assert_eq!(t.triangles, vec![Some([0, 1, 2]), None]);
+    let report = MeshReport::new("mixed.obj", Some(stats), v, &surface);
+    assert_eq!((report.texcoords, report.textured_triangles), (3, 1));
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("1 of 2 triangles"))
+    );
+}
+
 #[test]
 fn committed_meshes_match_the_generator() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes");

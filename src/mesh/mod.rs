@@ -13,6 +13,7 @@ mod raw;
 mod report;
 pub mod tet;
 pub mod tet_io;
+mod texcoords;
 pub mod topology;
 mod triangulate;
 mod validate;
@@ -21,12 +22,13 @@ pub use obj::{
     ImportError, ImportErrorKind, ImportOptions, ParseStats, import_obj, import_obj_bytes,
     write_obj,
 };
-pub use raw::{GroupKind, RawGroup, RawMesh};
+pub use raw::{GroupKind, NO_TEXCOORD, RawGroup, RawMesh};
 pub use report::{Bounds, GroupSummary, MeshReport};
 pub use tet::{TetMesh, TetMeshError};
 pub use tet_io::{
     MshVersion, TetIoError, TetIoErrorKind, read_tet_mesh, tetgen_paths, write_tet_mesh,
 };
+pub use texcoords::TexCoords;
 pub use topology::EdgeTopology;
 pub use validate::{
     SIZE_RANGE, SurfaceMesh, ValidateOptions, ValidationStats, VertexGroup, validate,

@@ -4,11 +4,14 @@
 //! number of everything it reads, so every error names the file and line. It
 //! reads `v` (3 coordinates; an optional `w` or vertex colour is ignored), `f`
 //! with any of the `v`, `v/vt`, `v//vn`, `v/vt/vn` forms and with negative
-//! (relative) indices resolved at the face's line, and `o`/`g` names, which
-//! become named vertex sets. `vt`, `vn`, `vp`, `l`, `p`, `s`, `mtllib`,
-//! `usemtl` and unknown statements are ignored (counted in the report); a
-//! missing material library is not an error because materials play no part in
-//! physics.
+//! (relative) indices resolved at the face's line, `o`/`g` names, which
+//! become named vertex sets, and texture coordinates (`vt u v`, referenced
+//! per face corner), which the exports carry. A texture coordinate that is
+//! not a finite number, or a corner that refers to one not defined, drops
+//! the texture coordinates (the report says which line), not the mesh: they
+//! play no part in physics. `vn`, `vp`, `l`, `p`, `s`, `mtllib`, `usemtl` and
+//! unknown statements are ignored (counted in the report); a missing material
+//! library is not an error because materials play no part in physics.
 //!
 //! We do not use `tobj` for reading (it is used in the tests as an oracle):
 //! it renumbers vertices per object, so a vertex shared by two groups and two
@@ -21,7 +24,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::Vec3;
-use super::raw::{GroupKind, RawMesh};
+use super::raw::{GroupKind, NO_TEXCOORD, RawMesh};
 
 /// Options for reading an OBJ file.
 #[derive(Clone, Debug)]
@@ -165,8 +168,11 @@ pub struct ParseStats {
     pub faces: usize,
     /// Faces with more than three corners (triangulated later).
     pub polygons: usize,
-    /// `vt`, `vn`, `vp` statements (ignored for physics).
+    /// `vt`, `vn`, `vp` statements.
     pub texcoords_and_normals: usize,
+    /// Why the texture coordinates were dropped, if they were: the first
+    /// problem with them and its line.
+    pub texcoords_dropped: Option<(String, usize)>,
     /// `l` and `p` statements (ignored).
     pub lines_and_points: usize,
     /// Statements of unknown or unsupported kinds (ignored).
@@ -245,6 +251,7 @@ struct Parser {
     mesh: RawMesh,
     stats: ParseStats,
     corners: Vec<u32>,
+    corner_texcoords: Vec<u32>,
     object: Option<u32>,
     groups: Vec<u32>,
     current_membership: u32,
@@ -280,6 +287,10 @@ impl Parser {
         if self.mesh.positions.len() > u32::MAX as usize {
             return Err((None, ImportErrorKind::TooManyVertices));
         }
+        if self.stats.texcoords_dropped.is_some() {
+            self.mesh.texcoords = Vec::new();
+            self.mesh.corner_texcoords = Vec::new();
+        }
         if self.stats.faces == 0
             && self.stats.vertices == 0
             && let Some((keyword, line)) = self.stats.first_unsupported.take()
@@ -312,7 +323,12 @@ impl Parser {
         match keyword {
             b"v" => self.vertex(toks),
             b"f" | b"fo" => self.face(toks),
-            b"vt" | b"vn" | b"vp" => {
+            b"vt" => {
+                self.stats.texcoords_and_normals += 1;
+                self.texcoord(toks);
+                Ok(())
+            }
+            b"vn" | b"vp" => {
                 self.stats.texcoords_and_normals += 1;
                 Ok(())
             }
@@ -385,9 +401,41 @@ impl Parser {
         Ok(())
     }
 
+    /// A `vt u [v [w]]` statement: `v` is 0 when missing, `w` is ignored.
+    fn texcoord<'a>(&mut self, mut toks: impl Iterator<Item = &'a [u8]>) {
+        let mut uv = [0.0; 2];
+        for (k, c) in uv.iter_mut().enumerate() {
+            let token = toks.next();
+            if k > 0 && token.is_none() {
+                break;
+            }
+            let value = token
+                .and_then(|t| std::str::from_utf8(t).ok())
+                .and_then(|t| t.parse::<f64>().ok())
+                .filter(|v| v.is_finite());
+            match value {
+                Some(value) => *c = value,
+                None => {
+                    self.drop_texcoords("a texture coordinate ('vt') that is not a finite number");
+                    return;
+                }
+            }
+        }
+        self.mesh.texcoords.push(uv);
+    }
+
+    /// Records the first problem with the texture coordinates; they are
+    /// dropped at the end of the parse.
+    fn drop_texcoords(&mut self, why: &str) {
+        if self.stats.texcoords_dropped.is_none() {
+            self.stats.texcoords_dropped = Some((why.to_owned(), self.line_no));
+        }
+    }
+
     fn face<'a>(&mut self, toks: impl Iterator<Item = &'a [u8]>) -> Result<(), ImportErrorKind> {
         let defined = self.mesh.positions.len();
         self.corners.clear();
+        self.corner_texcoords.clear();
         for t in toks {
             let s = text(t)?;
             let mut parts = s.split('/');
@@ -395,24 +443,35 @@ impl Parser {
             let index: i64 = v.parse().map_err(|_| ImportErrorKind::BadIndex {
                 token: s.to_owned(),
             })?;
-            // Texture and normal indices are ignored for physics, but they
-            // must still be integers (or empty) for the token to be valid.
+            // Normal indices are ignored, but they must still be integers
+            // (or empty) for the token to be valid.
+            let mut texcoord = None;
             for (k, part) in parts.enumerate() {
                 if k >= 2 || !(part.is_empty() || part.parse::<i64>().is_ok()) {
                     return Err(ImportErrorKind::BadIndex {
                         token: s.to_owned(),
                     });
                 }
+                if k == 0 && !part.is_empty() {
+                    texcoord = part.parse::<i64>().ok();
+                }
             }
-            let resolved = match index {
-                0 => return Err(ImportErrorKind::IndexZero),
-                i if i > 0 => i - 1,
-                i => defined as i64 + i,
+            if index == 0 {
+                return Err(ImportErrorKind::IndexZero);
+            }
+            let resolved = resolve(index, defined)
+                .ok_or(ImportErrorKind::IndexOutOfRange { index, defined })?;
+            self.corners.push(resolved);
+            let texcoord = match texcoord {
+                None => NO_TEXCOORD,
+                Some(t) => resolve(t, self.mesh.texcoords.len()).unwrap_or_else(|| {
+                    self.drop_texcoords(
+                        "a face corner refers to a texture coordinate not defined before its line",
+                    );
+                    NO_TEXCOORD
+                }),
             };
-            if resolved < 0 || resolved >= defined as i64 {
-                return Err(ImportErrorKind::IndexOutOfRange { index, defined });
-            }
-            self.corners.push(resolved as u32);
+            self.corner_texcoords.push(texcoord);
         }
         if self.corners.len() < 3 {
             return Err(ImportErrorKind::TooFewCorners {
@@ -427,11 +486,30 @@ impl Parser {
         let line = u32::try_from(self.line_no).unwrap_or(u32::MAX);
         self.mesh
             .push_polygon(&self.corners, line, self.current_membership);
+        if self.corner_texcoords.iter().any(|&t| t != NO_TEXCOORD) {
+            self.mesh.set_last_texcoords(&self.corner_texcoords);
+        }
         Ok(())
     }
 }
 
-/// Writes positions and polygons as OBJ text (`v` then `f` lines, 1-based).
+/// A 1-based OBJ index (or a negative one, counting back from the last of
+/// `defined` elements) as a 0-based one, if it refers to a defined element
+/// and fits 32 bits.
+fn resolve(index: i64, defined: usize) -> Option<u32> {
+    let resolved = match index {
+        i if i > 0 => i - 1,
+        i => (defined as i64).checked_add(i).filter(|_| i < 0)?,
+    };
+    (0..defined as i64)
+        .contains(&resolved)
+        .then(|| u32::try_from(resolved).ok())
+        .flatten()
+}
+
+/// Writes positions, texture coordinates and polygons as OBJ text (`v`,
+/// `vt`, then `f` lines, 1-based; `f v/vt` where a polygon has texture
+/// coordinates).
 ///
 /// Groups in `groups` are written as `o` / `g` statements before their first
 /// polygon when `raw` is given; `header` lines are written as `#` comments.
@@ -444,6 +522,9 @@ pub fn write_obj<W: Write>(out: &mut W, raw: &RawMesh, header: &[&str]) -> std::
     }
     for p in &raw.positions {
         writeln!(out, "v {} {} {}", p.x, p.y, p.z)?;
+    }
+    for [u, v] in &raw.texcoords {
+        writeln!(out, "vt {u} {v}")?;
     }
     let mut membership = 0;
     for poly in 0..raw.polygon_count() {
@@ -460,8 +541,12 @@ pub fn write_obj<W: Write>(out: &mut W, raw: &RawMesh, header: &[&str]) -> std::
             }
         }
         out.write_all(b"f")?;
-        for &i in raw.polygon(poly) {
-            write!(out, " {}", i + 1)?;
+        let texcoords = raw.polygon_texcoords(poly);
+        for (k, &i) in raw.polygon(poly).iter().enumerate() {
+            match texcoords.map(|t| t[k]).filter(|&t| t != NO_TEXCOORD) {
+                Some(t) => write!(out, " {}/{}", i + 1, t + 1)?,
+                None => write!(out, " {}", i + 1)?,
+            }
         }
         out.write_all(b"\n")?;
     }

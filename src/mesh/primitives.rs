@@ -17,13 +17,16 @@ fn named(raw: &mut RawMesh, name: &str, kind: GroupKind) -> u32 {
 /// An `n × n`-node square cloth of side `width` in the vertical `x`-`y` plane,
 /// centred on the origin, node `(i, j)` at index `j·n + i` with row `j = 0` on
 /// top. Each cell is split into two triangles along one diagonal when
-/// `quads` is false; otherwise cells are quads.
+/// `quads` is false; otherwise cells are quads. Texture coordinates map the
+/// square onto the unit square, `(0, 0)` at the bottom left (node `(0, n −
+/// 1)`), one per node.
 ///
 /// A triangulated grid has `3n² − 4n + 1` edges, `4(n − 1)` on the boundary.
 pub fn cloth_square(n: usize, width: f64, quads: bool) -> RawMesh {
     assert!(n >= 2, "a cloth needs at least 2 × 2 nodes");
     let mut raw = RawMesh::new();
     let d = width / (n - 1) as f64;
+    let last = (n - 1) as f64;
     for j in 0..n {
         for i in 0..n {
             raw.positions.push(Vec3::new(
@@ -31,6 +34,7 @@ pub fn cloth_square(n: usize, width: f64, quads: bool) -> RawMesh {
                 width / 2.0 - j as f64 * d,
                 0.0,
             ));
+            raw.texcoords.push([i as f64 / last, 1.0 - j as f64 / last]);
         }
     }
     let m = named(&mut raw, "cloth", GroupKind::Object);
@@ -39,11 +43,15 @@ pub fn cloth_square(n: usize, width: f64, quads: bool) -> RawMesh {
         for i in 0..n - 1 {
             // Counter-clockwise seen from +z: (i, j+1) is below (i, j).
             let (a, b, c, d) = (id(i, j + 1), id(i + 1, j + 1), id(i + 1, j), id(i, j));
-            if quads {
-                raw.push_polygon(&[a, b, c, d], 0, m);
+            let cells: &[&[u32]] = if quads {
+                &[&[a, b, c, d]]
             } else {
-                raw.push_polygon(&[a, b, c], 0, m);
-                raw.push_polygon(&[a, c, d], 0, m);
+                &[&[a, b, c], &[a, c, d]]
+            };
+            for &cell in cells {
+                raw.push_polygon(cell, 0, m);
+                // A node's texture coordinate has the node's index.
+                raw.set_last_texcoords(cell);
             }
         }
     }

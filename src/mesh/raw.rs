@@ -43,7 +43,17 @@ pub struct RawMesh {
     pub memberships: Vec<Vec<u32>>,
     /// Object and group names in order of first appearance.
     pub groups: Vec<RawGroup>,
+    /// Texture coordinates `(u, v)` (OBJ `vt`), in the order defined.
+    pub texcoords: Vec<[f64; 2]>,
+    /// The texture coordinate (into `texcoords`) of each corner in
+    /// `indices`, [`NO_TEXCOORD`] for a corner without one; shorter than
+    /// `indices` (empty if no corner has one) where the last polygons have
+    /// none.
+    pub corner_texcoords: Vec<u32>,
 }
+
+/// A corner without a texture coordinate in [`RawMesh::corner_texcoords`].
+pub const NO_TEXCOORD: u32 = u32::MAX;
 
 impl RawMesh {
     /// An empty mesh ready for [`RawMesh::push_polygon`].
@@ -71,6 +81,28 @@ impl RawMesh {
         self.offsets.push(self.indices.len() as u32);
         self.lines.push(line);
         self.membership.push(membership);
+    }
+
+    /// Gives the corners of the polygon pushed last texture coordinates,
+    /// one per corner ([`NO_TEXCOORD`] for none).
+    ///
+    /// # Panics
+    /// If no polygon was pushed, or `texcoords` does not have one entry per
+    /// corner of the last polygon.
+    pub fn set_last_texcoords(&mut self, texcoords: &[u32]) {
+        let start = self.offsets[self.offsets.len() - 2] as usize;
+        assert_eq!(texcoords.len(), self.indices.len() - start);
+        self.corner_texcoords.resize(start, NO_TEXCOORD);
+        self.corner_texcoords.extend_from_slice(texcoords);
+    }
+
+    /// The texture coordinates of polygon `p`'s corners ([`NO_TEXCOORD`]
+    /// for a corner without one), or `None` if none of its corners has one.
+    pub fn polygon_texcoords(&self, p: usize) -> Option<&[u32]> {
+        let range = self.offsets[p] as usize..self.offsets[p + 1] as usize;
+        self.corner_texcoords
+            .get(range)
+            .filter(|t| t.iter().any(|&t| t != NO_TEXCOORD))
     }
 
     /// Registers a group name (or finds it) and returns its index.

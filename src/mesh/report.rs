@@ -67,6 +67,10 @@ pub struct MeshReport {
     pub bounds: Bounds,
     /// Named vertex sets from `o` / `g` statements.
     pub groups: Vec<GroupSummary>,
+    /// Texture coordinates kept for the exports (0 without).
+    pub texcoords: usize,
+    /// Triangles that have texture coordinates.
+    pub textured_triangles: usize,
     /// Things a person should know, in plain words.
     pub warnings: Vec<String>,
 }
@@ -140,6 +144,20 @@ impl MeshReport {
                 empty.join(", ")
             ));
         }
+        let textured_triangles = mesh.texcoords().map_or(0, |t| t.textured());
+        if let Some(p) = &parse
+            && let Some((why, line)) = &p.texcoords_dropped
+        {
+            warnings.push(format!(
+                "dropped the texture coordinates: {why} (line {line}); the exports will have none"
+            ));
+        } else if textured_triangles > 0 && textured_triangles < triangles.len() {
+            warnings.push(format!(
+                "{} of {} triangles have no texture coordinates",
+                triangles.len() - textured_triangles,
+                triangles.len()
+            ));
+        }
         if let Some(p) = &parse
             && let Some((word, line)) = &p.first_unsupported
         {
@@ -178,6 +196,8 @@ impl MeshReport {
                     vertices: g.vertices.len(),
                 })
                 .collect(),
+            texcoords: mesh.texcoords().map_or(0, |t| t.coords.len()),
+            textured_triangles,
             warnings,
         }
     }
@@ -235,6 +255,13 @@ impl fmt::Display for MeshReport {
                 f,
                 "  volume:      none (not a closed, consistently oriented surface)"
             )?,
+        }
+        if self.texcoords > 0 {
+            writeln!(
+                f,
+                "  texture:     {} coordinates on {} triangles",
+                self.texcoords, self.textured_triangles
+            )?;
         }
         let b = &self.bounds;
         let corner = |c: &[f64; 3]| c.map(format_value).join(", ");

@@ -31,7 +31,9 @@ fn newell_normal(positions: &[Vec3], corners: &[u32]) -> Vec3 {
 }
 
 impl Triangulator {
-    /// Appends the triangles of polygon `corners` to `out`.
+    /// Appends the triangles of polygon `corners` to `out`, as positions in
+    /// `corners` (so that what each corner carries, its vertex or its
+    /// texture coordinate, can be looked up).
     pub(crate) fn triangulate(
         &mut self,
         positions: &[Vec3],
@@ -39,7 +41,7 @@ impl Triangulator {
         out: &mut Vec<[u32; 3]>,
     ) {
         match *corners {
-            [a, b, c] => out.push([a, b, c]),
+            [_, _, _] => out.push([0, 1, 2]),
             [a, b, c, d] => out.extend(split_quad(positions, [a, b, c, d])),
             _ => self.ear_clip(positions, corners, out),
         }
@@ -51,7 +53,7 @@ impl Triangulator {
         if norm == 0.0 || !norm.is_finite() {
             // No usable plane: a fan keeps the connectivity, and the
             // validator drops whatever comes out degenerate.
-            fan(corners, 0, out);
+            fan(corners.len(), 0, out);
             return;
         }
         let n = normal / norm;
@@ -71,13 +73,13 @@ impl Triangulator {
         self.earcut
             .earcut_slice(&self.projected, &[] as &[u32], &mut self.local);
         if self.local.len() != 3 * (corners.len() - 2) {
-            fan(corners, centre_corner(positions, corners), out);
+            fan(corners.len(), centre_corner(positions, corners), out);
             return;
         }
         for t in self.local.chunks_exact(3) {
             let [p, q, r] = [t[0], t[1], t[2]].map(|i| self.projected[i as usize]);
             let area = (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0]);
-            let [a, b, c] = [t[0], t[1], t[2]].map(|i| corners[i as usize]);
+            let [a, b, c] = [t[0], t[1], t[2]];
             // (u, v, n) is right-handed, so the polygon winds counter-clockwise
             // in the projection; keep each triangle the same way round.
             out.push(if area >= 0.0 { [a, b, c] } else { [a, c, b] });
@@ -86,14 +88,15 @@ impl Triangulator {
 }
 
 /// Splits a quad along the diagonal whose two triangles both face the quad's
-/// normal, preferring the shorter diagonal when both do.
+/// normal, preferring the shorter diagonal when both do (triangles of
+/// corner positions 0–3).
 fn split_quad(positions: &[Vec3], q: [u32; 4]) -> [[u32; 3]; 2] {
     let p = q.map(|i| positions[i as usize]);
     let normal = newell_normal(positions, &q);
     let faces_up =
         |a: usize, b: usize, c: usize| (p[b] - p[a]).cross(&(p[c] - p[a])).dot(&normal) > 0.0;
-    let diag02 = [[q[0], q[1], q[2]], [q[0], q[2], q[3]]];
-    let diag13 = [[q[0], q[1], q[3]], [q[1], q[2], q[3]]];
+    let diag02 = [[0, 1, 2], [0, 2, 3]];
+    let diag13 = [[0, 1, 3], [1, 2, 3]];
     let ok02 = faces_up(0, 1, 2) && faces_up(0, 2, 3);
     let ok13 = faces_up(0, 1, 3) && faces_up(1, 2, 3);
     match (ok02, ok13) {
@@ -125,12 +128,12 @@ fn centre_corner(positions: &[Vec3], corners: &[u32]) -> usize {
         .unwrap_or(0)
 }
 
-fn fan(corners: &[u32], apex: usize, out: &mut Vec<[u32; 3]>) {
-    let n = corners.len();
+/// A fan of an `n`-gon's corner positions around `apex`.
+fn fan(n: usize, apex: usize, out: &mut Vec<[u32; 3]>) {
     for k in 1..n - 1 {
         let b = (apex + k) % n;
         let c = (apex + k + 1) % n;
-        out.push([corners[apex], corners[b], corners[c]]);
+        out.push([apex, b, c].map(|i| i as u32));
     }
 }
 

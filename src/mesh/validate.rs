@@ -12,6 +12,7 @@ use std::path::Path;
 use super::Vec3;
 use super::obj::{ImportError, ImportErrorKind};
 use super::raw::{GroupKind, RawMesh};
+use super::texcoords::TexCoords;
 use super::topology::EdgeTopology;
 use super::triangulate::Triangulator;
 
@@ -48,7 +49,8 @@ pub struct VertexGroup {
 /// Invariants: every coordinate is finite; every triangle has three distinct
 /// in-range vertices and non-zero area; no two triangles share the same three
 /// vertices; every vertex is used by a triangle; `topology` describes
-/// `triangles`; `polygons` has one entry per triangle.
+/// `triangles`; `polygons` has one entry per triangle, and so has
+/// `texcoords.triangles` when there are texture coordinates.
 #[derive(Clone, Debug)]
 pub struct SurfaceMesh {
     positions: Vec<Vec3>,
@@ -56,6 +58,7 @@ pub struct SurfaceMesh {
     polygons: Vec<u32>,
     groups: Vec<VertexGroup>,
     topology: EdgeTopology,
+    texcoords: Option<TexCoords>,
 }
 
 impl SurfaceMesh {
@@ -81,6 +84,12 @@ impl SurfaceMesh {
     /// Named vertex sets from the file's objects and groups.
     pub fn groups(&self) -> &[VertexGroup] {
         &self.groups
+    }
+
+    /// The file's texture coordinates of the triangles' corners, if it had
+    /// any.
+    pub fn texcoords(&self) -> Option<&TexCoords> {
+        self.texcoords.as_ref()
     }
 
     /// Unique edges and the triangles around them.
@@ -248,8 +257,9 @@ pub fn validate(
         .count();
     let mut triangles = Vec::with_capacity(raw.indices.len().saturating_sub(2 * polygons));
     let mut tri_polygon = Vec::with_capacity(triangles.capacity());
+    let mut tri_texcoords = Vec::new();
     let mut triangulator = Triangulator::default();
-    let mut corners = Vec::new();
+    let mut cut = Vec::new();
     let area_eps = 1e-12 * diagonal * diagonal;
     for p in 0..polygons {
         let poly = raw.polygon(p);
@@ -257,21 +267,32 @@ pub fn validate(
             stats.triangulated_polygons += 1;
         }
         let first = triangles.len();
-        triangulator.triangulate(&raw.positions, poly, &mut triangles);
-        corners.clear();
-        for tri in &triangles[first..] {
-            let welded = tri.map(|i| remap[i as usize]);
+        cut.clear();
+        triangulator.triangulate(&raw.positions, poly, &mut cut);
+        for local in &cut {
+            let welded = local.map(|k| remap[poly[k as usize] as usize]);
             let [a, b, c] = welded.map(|i| raw.positions[i as usize]);
             let twice_area = (b - a).cross(&(c - a)).norm();
             let distinct =
                 welded[0] != welded[1] && welded[1] != welded[2] && welded[0] != welded[2];
             if distinct && twice_area > area_eps {
-                corners.push(welded);
+                triangles.push(welded);
+                if !raw.texcoords.is_empty() {
+                    tri_texcoords.push(raw.polygon_texcoords(p).and_then(|t| {
+                        let corner = local.map(|k| t[k as usize]);
+                        // (NO_TEXCOORD is out of range too.)
+                        let defined = raw.texcoords.len();
+                        corner
+                            .iter()
+                            .all(|&c| (c as usize) < defined)
+                            .then_some(corner)
+                    }));
+                }
             } else {
                 stats.degenerate_triangles += 1;
             }
         }
-        if corners.len() < triangles.len() - first {
+        if triangles.len() - first < cut.len() {
             // A polygon's triangles share its line: listed once.
             stats.degenerate_polygons += 1;
             if stats.degenerate_lines.len() < LISTED_LINES {
@@ -280,8 +301,6 @@ pub fn validate(
                     .push(raw.lines.get(p).copied().unwrap_or(0));
             }
         }
-        triangles.truncate(first);
-        triangles.extend_from_slice(&corners);
         tri_polygon.resize(triangles.len(), p as u32);
     }
 
@@ -315,16 +334,9 @@ pub fn validate(
         for d in duplicates {
             keep[d as usize] = false;
         }
-        let mut k = 0;
-        triangles.retain(|_| {
-            k += 1;
-            keep[k - 1]
-        });
-        let mut k = 0;
-        tri_polygon.retain(|_| {
-            k += 1;
-            keep[k - 1]
-        });
+        retain_kept(&mut triangles, &keep);
+        retain_kept(&mut tri_polygon, &keep);
+        retain_kept(&mut tri_texcoords, &keep);
         topology = EdgeTopology::new(positions.len(), &triangles);
     }
     if triangles.is_empty() {
@@ -341,9 +353,20 @@ pub fn validate(
             polygons: tri_polygon,
             groups,
             topology,
+            texcoords: TexCoords::used(&raw.texcoords, tri_texcoords),
         },
         stats,
     ))
+}
+
+/// Keeps the items of `items` whose entry in `keep` is true (an empty
+/// `items` stays empty).
+fn retain_kept<T>(items: &mut Vec<T>, keep: &[bool]) {
+    let mut k = 0;
+    items.retain(|_| {
+        k += 1;
+        keep[k - 1]
+    });
 }
 
 /// For each vertex, the index of the vertex it welds to (itself if none).

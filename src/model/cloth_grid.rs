@@ -3,8 +3,8 @@
 //! bending (over two cells) springs, `6n² − 10n + 2` in all.
 
 use super::springs::{Spring, Springs};
-use crate::mesh::Vec3;
 use crate::mesh::primitives::cloth_square;
+use crate::mesh::{TexCoords, Vec3};
 
 /// An `n × n` cloth grid in the seed layout.
 #[derive(Clone, Debug)]
@@ -19,6 +19,9 @@ pub struct ClothGrid {
     pub triangles: Vec<[u32; 3]>,
     /// Structural `2n(n−1)`, shear `2(n−1)²`, bending `2n(n−2)`.
     pub springs: Springs,
+    /// The unit square over the cloth, one coordinate per node (for the
+    /// exports).
+    pub texcoords: TexCoords,
 }
 
 impl ClothGrid {
@@ -29,9 +32,14 @@ impl ClothGrid {
     pub fn new(n: usize, width: f64) -> Self {
         assert!(n >= 2, "a cloth grid needs at least 2 × 2 nodes");
         let raw = cloth_square(n, width, false);
-        let triangles = (0..raw.polygon_count())
+        let triangles: Vec<[u32; 3]> = (0..raw.polygon_count())
             .map(|p| <[u32; 3]>::try_from(raw.polygon(p)).expect("cloth_square makes triangles"))
             .collect();
+        let texcoords = TexCoords {
+            coords: raw.texcoords,
+            // A node's texture coordinate has the node's index.
+            triangles: triangles.iter().copied().map(Some).collect(),
+        };
         let positions = raw.positions;
         let id = |i: usize, j: usize| (j * n + i) as u32;
         let spring = |a, b| Spring::at_rest(&positions, a, b);
@@ -61,6 +69,7 @@ impl ClothGrid {
             positions,
             triangles,
             springs,
+            texcoords,
         }
     }
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::{BuildKind, MeshSource, PinSpec, Preset, PresetError, PresetErrorKind, Selector};
-use crate::mesh::{self, ImportOptions, SurfaceMesh, ValidateOptions, Vec3};
+use crate::mesh::{self, ImportOptions, SurfaceMesh, TexCoords, ValidateOptions, Vec3};
 use crate::model::tetra::{self, TetraOptions};
 use crate::model::{Attachment, ClothGrid, Model, Pins};
 use crate::solver::SimParams;
@@ -108,6 +108,19 @@ impl Built {
             self.surface.as_ref(),
             self.grid.as_ref(),
         )
+    }
+
+    /// The texture coordinates of the model's drawn and exported triangles
+    /// ([`Model::render_triangles`]): the OBJ file's or the grid's; `None`
+    /// for a mesh without (a tet file, an OBJ without `vt`) or a model whose
+    /// triangles are not its source's.
+    pub fn texcoords(&self) -> Option<&TexCoords> {
+        let (triangles, texcoords) = match (&self.grid, &self.surface) {
+            (Some(grid), _) => (&grid.triangles[..], &grid.texcoords),
+            (None, Some(surface)) => (surface.triangles(), surface.texcoords()?),
+            (None, None) => return None,
+        };
+        (self.model.render_triangles() == triangles).then_some(texcoords)
     }
 
     /// The counts of the model.
