@@ -68,8 +68,9 @@ pub struct BakeSummary {
     pub obj_vertices: usize,
     /// Triangles of each OBJ.
     pub obj_triangles: usize,
-    /// Texture coordinates of each OBJ (`vt`, the OBJ file's or the
-    /// grid's; 0 without).
+    /// Texture coordinates of each OBJ (`vt`: the OBJ file's or the
+    /// grid's, and one at `(0, 0)` for the triangles without when some
+    /// have them; 0 without, or when no OBJ is written).
     pub obj_texcoords: usize,
     /// Simulated vertices.
     pub sim_vertices: usize,
@@ -197,9 +198,12 @@ pub fn bake(
     }
     let mut state = State::at_rest(model);
     let triangles = model.render_triangles();
-    let texcoords = built.texcoords();
     // Everything after the vertices is the same in every frame.
-    let faces = obj_faces(triangles, texcoords);
+    let faces = if options.every > 0 {
+        obj_faces(triangles, built.texcoords())
+    } else {
+        ObjFaces::default()
+    };
     let mut render = Vec::new();
     model.render_positions(&state.positions, &mut render);
     let obj_vertices = render.len();
@@ -213,7 +217,7 @@ pub fn bake(
     let (frames_tx, frames_rx) = mpsc::sync_channel::<(usize, Vec<Vec3>)>(8);
     let (spare_tx, spare_rx) = mpsc::channel::<Vec<Vec3>>();
     let (objs_written, write_result, summary) = std::thread::scope(|scope| {
-        let faces = &faces;
+        let text = &faces.text;
         let writer = scope.spawn(move || {
             let mut written = 0;
             let width = frame_digits(options.frames);
@@ -221,7 +225,7 @@ pub fn bake(
                 let path = options
                     .out
                     .join(format!("{}_{frame:0width$}.obj", options.stem));
-                write_obj_frame(&path, name, frame, &positions, faces).map_err(write_err(&path))?;
+                write_obj_frame(&path, name, frame, &positions, text).map_err(write_err(&path))?;
                 written += 1;
                 // The bake may be over and the receiver gone: nothing to reuse.
                 let _ = spare_tx.send(positions);
@@ -296,7 +300,7 @@ pub fn bake(
             earlier_objs_removed,
             obj_vertices,
             obj_triangles: triangles.len(),
-            obj_texcoords: texcoords.map_or(0, |t| t.coords.len()),
+            obj_texcoords: faces.texcoords,
             sim_vertices: model.vertex_count(),
             stopped,
             seconds: 0.0,
@@ -481,16 +485,33 @@ fn write_csv_row(
     }
 }
 
-/// The `vt` and triangle `f` lines of every frame's OBJ (`f v/vt` for a
-/// triangle with texture coordinates).
-fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> String {
+/// What follows the vertices in every frame's OBJ.
+#[derive(Default)]
+struct ObjFaces {
+    /// The `vt` and triangle `f` lines.
+    text: String,
+    /// The `vt` lines among them.
+    texcoords: usize,
+}
+
+/// The `vt` and triangle `f` lines of every frame's OBJ: `f v/vt` with
+/// texture coordinates, else `f v`. One form for every face (an importer
+/// may not take a face without among faces with): a triangle without
+/// texture coordinates among triangles with gets an extra one at `(0, 0)`.
+fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> ObjFaces {
     use std::fmt::Write as _;
     let mut text = String::new();
-    let corners = |t: usize| texcoords.and_then(|c| c.triangles[t]);
+    let coords = texcoords.map_or(&[][..], |t| &t.coords);
     // (Writing to a String cannot fail.)
-    for [u, v] in texcoords.map_or(&[][..], |t| &t.coords) {
+    for [u, v] in coords {
         let _ = writeln!(text, "vt {u:?} {v:?}");
     }
+    let blank = coords.len() as u32;
+    let untextured = texcoords.is_some_and(|t| t.textured() < t.triangles.len());
+    if untextured {
+        let _ = writeln!(text, "vt 0.0 0.0");
+    }
+    let corners = |t: usize| texcoords.map(|c| c.triangles[t].unwrap_or([blank; 3]));
     for (k, t) in triangles.iter().enumerate() {
         let _ = match corners(k) {
             Some(c) => writeln!(
@@ -506,7 +527,10 @@ fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> String {
             None => writeln!(text, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1),
         };
     }
-    text
+    ObjFaces {
+        text,
+        texcoords: coords.len() + usize::from(untextured),
+    }
 }
 
 /// One frame as OBJ text: a header, an object, `v` lines, then `faces`
@@ -537,6 +561,31 @@ fn write_obj_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every face has one form: among textured triangles, one without
+    /// points at an extra `(0, 0)`; without texture coordinates, `f v`.
+    #[test]
+    fn every_face_has_the_same_form() {
+        let triangles = [[0, 1, 2], [2, 1, 3]];
+        let texcoords = TexCoords {
+            coords: vec![[0.0, 0.0], [1.0, 0.0], [0.5, 1.0]],
+            triangles: vec![Some([2, 1, 0]), None],
+        };
+        let faces = obj_faces(&triangles, Some(&texcoords));
+        assert_eq!(
+            faces.text,
+            "vt 0.0 0.0\nvt 1.0 0.0\nvt 0.5 1.0\nvt 0.0 0.0\nf 1/3 2/2 3/1\nf 3/4 2/4 4/4\n"
+        );
+        assert_eq!(faces.texcoords, 4);
+        let textured = TexCoords {
+            triangles: vec![Some([2, 1, 0]), Some([0, 1, 2])],
+            ..texcoords
+        };
+        assert_eq!(obj_faces(&triangles, Some(&textured)).texcoords, 3);
+        let plain = obj_faces(&triangles, None);
+        assert_eq!(plain.text, "f 1 2 3\nf 3 2 4\n");
+        assert_eq!(plain.texcoords, 0);
+    }
 
     /// Frame numbers take four digits, or the last frame's: a bake of
     /// 10,001 frames named frame 10000 with one more digit than 9999, which

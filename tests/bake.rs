@@ -176,12 +176,17 @@ fn every_shipped_preset_bakes_and_reads_back() {
 fn a_tet_body_keeps_the_texture_coordinates_of_its_surface() {
     let dir = scratch_path("bake-textured-tets");
     std::fs::create_dir_all(&dir).unwrap();
+    let corner = |k: usize| {
+        let c = |bit: usize| if k & bit == 0 { -0.25 } else { 0.25 };
+        [c(1), c(2), c(4)]
+    };
     let mut obj = String::new();
     for k in 0..8 {
-        let c = |bit: usize| if k & bit == 0 { -0.25 } else { 0.25 };
-        obj += &format!("v {} {} {}\n", c(1), c(2), c(4));
+        let [x, y, z] = corner(k);
+        obj += &format!("v {x} {y} {z}\n");
     }
-    // Counter-clockwise from outside.
+    // Counter-clockwise from outside; face f's corners at u = (f + 0 or 1)
+    // / 6, v = 0 or 1.
     let faces = [
         [0, 4, 6, 2],
         [1, 3, 7, 5],
@@ -190,9 +195,12 @@ fn a_tet_body_keeps_the_texture_coordinates_of_its_surface() {
         [0, 2, 3, 1],
         [4, 5, 7, 6],
     ];
+    let square = [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)];
+    let uv = |f: usize, c: usize| [(f as f64 + square[c].0) / 6.0, square[c].1];
     for (f, face) in faces.iter().enumerate() {
-        for (u, v) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)] {
-            obj += &format!("vt {} {}\n", (f as f64 + u) / 6.0, v);
+        for c in 0..4 {
+            let [u, v] = uv(f, c);
+            obj += &format!("vt {u} {v}\n");
         }
         let corner = |c: usize| format!("{}/{}", face[c] + 1, 4 * f + c + 1);
         obj += &format!(
@@ -220,28 +228,31 @@ fn a_tet_body_keeps_the_texture_coordinates_of_its_surface() {
         .build(&preset_path)
         .unwrap();
     assert!(built.model.skin.is_some());
-    let t = built.texcoords().expect("the skin's texture coordinates");
-    assert_eq!(t.coords.len(), 24);
-    assert_eq!(t.textured(), 12);
-    let (positions, tris, uvs) = read_obj(&out.join("textured_0002.obj"));
-    assert_eq!(uvs.len(), 12);
-    for ((tri, uv), ours) in tris.iter().zip(&uvs).zip(&t.triangles) {
-        let ours = ours
-            .unwrap()
-            .map(|c| t.coords[c as usize].map(|x| x as f32));
-        assert_eq!(*uv, ours);
-        // Each triangle lies in one face of the (barely moved) cube, and
-        // its coordinates are that face's: u runs over one sixth.
-        let u: Vec<f32> = uv.iter().map(|c| c[0] * 6.0).collect();
-        let face = u.iter().copied().fold(f32::INFINITY, f32::min).round();
-        assert!(
-            u.iter()
-                .all(|&u| u >= face - 1e-4 && u <= face + 1.0 + 1e-4)
-        );
-        assert!(
-            tri.iter()
-                .all(|&i| positions[i].iter().all(|x| x.abs() < 0.3))
-        );
+    assert_eq!(built.texcoords().map(|t| t.coords.len()), Some(24));
+    // Frame 0 is the rest pose: each triangle lies in one face of the cube,
+    // and each of its corners has that face's coordinate of that corner.
+    for frame in ["0000", "0002"] {
+        let (positions, tris, uvs) = read_obj(&out.join(format!("textured_{frame}.obj")));
+        assert_eq!((tris.len(), uvs.len()), (12, 12), "frame {frame}");
+        if frame == "0002" {
+            // The moved skin keeps the rest pose's coordinates.
+            let (_, _, rest) = read_obj(&out.join("textured_0000.obj"));
+            assert_eq!(uvs, rest);
+            continue;
+        }
+        let at = |i: usize| positions[i].map(|x| x as f32);
+        let vertex = |p: [f32; 3]| (0..8).find(|&k| corner(k).map(|x| x as f32) == p).unwrap();
+        for (tri, coords) in tris.iter().zip(&uvs) {
+            let vertices = tri.map(|i| vertex(at(i)));
+            let f = faces
+                .iter()
+                .position(|face| vertices.iter().all(|v| face.contains(v)))
+                .expect("a triangle inside one face");
+            for (v, got) in vertices.iter().zip(coords) {
+                let c = faces[f].iter().position(|x| x == v).unwrap();
+                assert_eq!(*got, uv(f, c).map(|x| x as f32), "face {f} corner {c}");
+            }
+        }
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

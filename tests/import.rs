@@ -380,8 +380,10 @@ fn texture_coordinates_agree_with_tobj_and_follow_their_corners() {
 
 /// Two quads side by side whose shared edge is duplicated in the file (a UV
 /// seam: the right quad's texture is offset by 10): welding merges the
-/// seam's positions, each triangle keeps its own face's coordinates, and a
-/// pentagon's ear-clipped triangles keep theirs (u, v = x, y there).
+/// seam's positions, each triangle keeps its own face's coordinates; so do
+/// an ear-clipped pentagon's (u, v = x, y) and a self-intersecting
+/// pentagram's (fanned; offset by 20). A quad with a corner without one is
+/// untextured as a whole.
 #[test]
 fn a_welded_seam_keeps_both_sides_texture_coordinates() {
     let text = b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n\
@@ -389,23 +391,35 @@ fn a_welded_seam_keeps_both_sides_texture_coordinates() {
                  v 0 2 0\nv 1 2 0\nv 1.5 2.5 0\nv 1 3 0\nv 0 3 0\n\
                  vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvt 11 0\nvt 12 0\nvt 12 1\nvt 11 1\n\
                  vt 0 2\nvt 1 2\nvt 1.5 2.5\nvt 1 3\nvt 0 3\nvt 99 99\n\
-                 f 1/1 2/2 3/3 4/4\nf 5/-10 6/-9 7/-8 8/-7\nf 9/9 10/10 11/11 12/12 13/13\n";
+                 f 1/1 2/2 3/3 4/4\nf 5/-10 6/-9 7/-8 8/-7\nf 9/9 10/10 11/11 12/12 13/13\n\
+                 v 5 1 0\nv 5.75 -1 0\nv 4 0.25 0\nv 6 0.25 0\nv 4.25 -1 0\n\
+                 vt 25 1\nvt 25.75 -1\nvt 24 0.25\nvt 26 0.25\nvt 24.25 -1\n\
+                 f 14/15 15/16 16/17 17/18 18/19\n\
+                 v 8 0 0\nv 9 0 0\nv 9 1 0\nv 8 1 0\nf 19/1 20/2 21 22/4\n";
     let path = Path::new("seam.obj");
     let (raw, _) = import_obj_bytes(text, path, &ImportOptions::default()).unwrap();
     let (surface, stats) = validate(&raw, path, &ValidateOptions::default()).unwrap();
     assert_eq!(stats.welded_vertices, 2);
-    assert_eq!(surface.positions().len(), 11);
+    assert_eq!(surface.positions().len(), 20);
     let t = surface.texcoords().unwrap();
-    // The unused 14th is not kept.
-    assert_eq!(t.coords.len(), 13);
-    assert_eq!(t.textured(), 7);
+    // The unused `vt 99 99` is not kept.
+    assert_eq!(t.coords.len(), 18);
+    assert_eq!((t.triangles.len(), t.textured()), (12, 10));
     for ((tri, uv), &face) in surface
         .triangles()
         .iter()
         .zip(&t.triangles)
         .zip(surface.source_polygons())
     {
-        let offset = if face == 1 { 10.0 } else { 0.0 };
+        let offset = match face {
+            1 => 10.0,
+            3 => 20.0,
+            4 => {
+                assert_eq!(*uv, None, "the partly textured quad");
+                continue;
+            }
+            _ => 0.0,
+        };
         for (&v, &c) in tri.iter().zip(&uv.unwrap()) {
             let p = surface.positions()[v as usize];
             assert_eq!(t.coords[c as usize], [p.x + offset, p.y], "face {face}");

@@ -541,10 +541,14 @@ pub fn write_obj<W: Write>(out: &mut W, raw: &RawMesh, header: &[&str]) -> std::
             }
         }
         out.write_all(b"f")?;
-        let texcoords = raw.polygon_texcoords(poly);
+        // One form per face: a polygon with only some corners textured is
+        // written (and validated) untextured.
+        let texcoords = raw
+            .polygon_texcoords(poly)
+            .filter(|t| !t.contains(&NO_TEXCOORD));
         for (k, &i) in raw.polygon(poly).iter().enumerate() {
-            match texcoords.map(|t| t[k]).filter(|&t| t != NO_TEXCOORD) {
-                Some(t) => write!(out, " {}/{}", i + 1, t + 1)?,
+            match texcoords {
+                Some(t) => write!(out, " {}/{}", i + 1, t[k] + 1)?,
                 None => write!(out, " {}", i + 1)?,
             }
         }

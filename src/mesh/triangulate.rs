@@ -168,6 +168,42 @@ mod tests {
         assert!((area_normal(&p, &out) - expected_area).norm() < 1e-12);
     }
 
+    /// Triangles are of positions in the polygon, not of its vertices,
+    /// however it is cut: a quad, an ear-clipped hexagon, and a
+    /// self-intersecting pentagram (the fan fallback).
+    #[test]
+    fn triangles_index_the_polygons_corners() {
+        let ring = |n: usize, step: usize| -> Vec<Vec3> {
+            (0..n)
+                .map(|k| {
+                    let a = std::f64::consts::TAU * (k * step % n) as f64 / n as f64;
+                    Vec3::new(a.cos(), a.sin(), 0.0)
+                })
+                .collect()
+        };
+        for (points, expected) in [(ring(4, 1), 2), (ring(6, 1), 4), (ring(5, 2), 3)] {
+            // The polygon's vertices are 10, 12, ... in a larger array.
+            let mut positions = vec![Vec3::repeat(9.0); 10 + 2 * points.len()];
+            let corners: Vec<u32> = (0..points.len()).map(|k| (10 + 2 * k) as u32).collect();
+            for (&c, p) in corners.iter().zip(&points) {
+                positions[c as usize] = *p;
+            }
+            let mut out = Vec::new();
+            Triangulator::default().triangulate(&positions, &corners, &mut out);
+            assert_eq!(out.len(), expected);
+            let mut used = vec![false; points.len()];
+            for t in &out {
+                for &k in t {
+                    used[k as usize] = true;
+                }
+                // The same triangle as the points at those positions.
+                let [a, b, c] = t.map(|k| points[k as usize]);
+                assert!((b - a).cross(&(c - a)).norm() > 1e-3);
+            }
+            assert!(used.iter().all(|&u| u), "every corner used");
+        }
+    }
+
     #[test]
     fn concave_polygon_ear_clipping_preserves_area_and_winding() {
         // An "E"-like concave 12-gon in the xz plane.

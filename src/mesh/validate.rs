@@ -248,7 +248,8 @@ pub fn validate(
         ..ValidationStats::default()
     };
 
-    // Weld, then triangulate on the welded indices.
+    // Weld; each polygon is triangulated on its own corners and its
+    // triangles are then taken to the welded vertices.
     let remap = weld(&raw.positions, &used, stats.weld_tolerance);
     stats.welded_vertices = remap
         .iter()
@@ -267,6 +268,12 @@ pub fn validate(
             stats.triangulated_polygons += 1;
         }
         let first = triangles.len();
+        // A polygon's texture coordinates, if every corner has one in range
+        // (NO_TEXCOORD is out of range too): a polygon with only some is
+        // untextured as a whole, however it is cut.
+        let texcoords = raw
+            .polygon_texcoords(p)
+            .filter(|t| t.iter().all(|&c| (c as usize) < raw.texcoords.len()));
         cut.clear();
         triangulator.triangulate(&raw.positions, poly, &mut cut);
         for local in &cut {
@@ -278,15 +285,7 @@ pub fn validate(
             if distinct && twice_area > area_eps {
                 triangles.push(welded);
                 if !raw.texcoords.is_empty() {
-                    tri_texcoords.push(raw.polygon_texcoords(p).and_then(|t| {
-                        let corner = local.map(|k| t[k as usize]);
-                        // (NO_TEXCOORD is out of range too.)
-                        let defined = raw.texcoords.len();
-                        corner
-                            .iter()
-                            .all(|&c| (c as usize) < defined)
-                            .then_some(corner)
-                    }));
+                    tri_texcoords.push(texcoords.map(|t| local.map(|k| t[k as usize])));
                 }
             } else {
                 stats.degenerate_triangles += 1;
