@@ -406,6 +406,9 @@ fn a_dropped_preset_opens_and_fills_the_panels() {
             .query_by_role_and_label(Role::Slider, "strain")
             .is_none()
     );
+    // The 30 × 30 grid's 900 vertices and its 900 texture coordinates.
+    harness.get_by_label("texture coordinates");
+    assert_eq!(harness.query_all_by_label("900").count(), 2);
     drop_file(&mut harness, "presets/jelly.toml");
     let app = harness.state();
     assert_eq!(app.session.path(), Some(Path::new("presets/jelly.toml")));

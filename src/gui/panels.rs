@@ -256,9 +256,14 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     egui::Grid::new("model counts")
         .num_columns(2)
         .show(ui, |ui| {
-            let rows: [(&str, String); 11] = [
+            let texcoords = session.built().texcoords();
+            let rows: [(&str, String); 12] = [
                 ("vertices", model.rest.len().to_string()),
                 ("triangles", model.render_triangles().len().to_string()),
+                (
+                    "texture coordinates",
+                    texcoords.map_or_else(|| "none".to_owned(), |t| t.coords.len().to_string()),
+                ),
                 ("structural springs", s.structural.len().to_string()),
                 ("shear springs", s.shear.len().to_string()),
                 ("bending springs", s.bending.len().to_string()),
