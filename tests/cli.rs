@@ -32,6 +32,9 @@ fn inspect_json_is_one_object() {
     assert_eq!(v["boundary_edges"], 96);
     assert_eq!(v["closed"], false);
     assert_eq!(v["validation"]["triangulated_polygons"], 576);
+    // One texture coordinate per node, on every triangle.
+    assert_eq!(v["texcoords"], 625);
+    assert_eq!(v["textured_triangles"], 2 * 576);
     // The seed grid's springs (n = 25) but for bending, which crosses the
     // quads' interior sides.
     assert_eq!(v["springs"]["structural"], 2 * 25 * 24);
@@ -237,6 +240,7 @@ fn inspect_reports_a_preset() {
         "{text}"
     );
     assert!(text.contains("2 hard, 0 soft"), "{text}");
+    assert!(text.contains("texture:     900 coordinates"), "{text}");
     assert!(text.contains("non-zeros in L"), "{text}");
     let json = softbody(&["inspect", "--json", "presets/jelly.toml"]);
     assert!(
@@ -250,6 +254,8 @@ fn inspect_reports_a_preset() {
     assert!(v["soft_pins"].as_u64().unwrap() > 0);
     assert!(v["factor_nnz"].as_u64().unwrap() > 0);
     assert!(v["total_mass"].as_f64().unwrap() > 0.0);
+    // The sample sphere has no texture coordinates.
+    assert_eq!(v["texcoords"], 0);
 }
 
 #[test]

@@ -43,6 +43,9 @@ pub struct BuildSummary {
     pub total_mass: f64,
     /// Vertices of the skin drawn instead of the model's own triangles.
     pub skin_vertices: Option<usize>,
+    /// Texture coordinates the exports carry ([`Built::texcoords`]; 0
+    /// without).
+    pub texcoords: usize,
 }
 
 impl Built {
@@ -136,6 +139,7 @@ impl Built {
             soft_pins: m.pins.soft.len(),
             total_mass: m.total_mass(),
             skin_vertices: m.skin.as_ref().map(|s| s.embedding.len()),
+            texcoords: self.texcoords().map_or(0, |t| t.coords.len()),
         }
     }
 }
@@ -151,6 +155,9 @@ impl std::fmt::Display for BuildSummary {
         writeln!(f, "  tets:        {}", self.tets)?;
         if let Some(skin) = self.skin_vertices {
             writeln!(f, "  skin:        {skin} vertices")?;
+        }
+        if self.texcoords > 0 {
+            writeln!(f, "  texture:     {} coordinates", self.texcoords)?;
         }
         writeln!(
             f,
