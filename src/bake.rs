@@ -64,13 +64,12 @@ pub struct BakeSummary {
     /// OBJ frames of an earlier bake of the same stem removed from the
     /// output directory first (a sequence importer would play them on).
     pub earlier_objs_removed: usize,
-    /// Vertices and triangles of each OBJ.
+    /// Vertices of each OBJ.
     pub obj_vertices: usize,
     /// Triangles of each OBJ.
     pub obj_triangles: usize,
-    /// Texture coordinates of each OBJ (`vt`: the OBJ file's or the
-    /// grid's, and one at `(0, 0)` for the triangles without when some
-    /// have them; 0 without, or when no OBJ is written).
+    /// Texture coordinates of each OBJ ([`TexCoords::exported`]; 0
+    /// without, or when no OBJ is written).
     pub obj_texcoords: usize,
     /// Simulated vertices.
     pub sim_vertices: usize,
@@ -507,8 +506,7 @@ fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> ObjFaces 
         let _ = writeln!(text, "vt {u:?} {v:?}");
     }
     let blank = coords.len() as u32;
-    let untextured = texcoords.is_some_and(|t| t.textured() < t.triangles.len());
-    if untextured {
+    if texcoords.is_some_and(TexCoords::some_untextured) {
         let _ = writeln!(text, "vt 0.0 0.0");
     }
     let corners = |t: usize| texcoords.map(|c| c.triangles[t].unwrap_or([blank; 3]));
@@ -529,7 +527,7 @@ fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> ObjFaces 
     }
     ObjFaces {
         text,
-        texcoords: coords.len() + usize::from(untextured),
+        texcoords: texcoords.map_or(0, TexCoords::exported),
     }
 }
 

@@ -156,7 +156,7 @@ fn every_shipped_preset_bakes_and_reads_back() {
         assert_eq!(summary["objs_written"], 4);
         assert_eq!(
             summary["obj_texcoords"],
-            texcoords.map_or(0, |t| t.coords.len()),
+            texcoords.map_or(0, |t| t.exported()),
             "{stem}"
         );
         let total = header.split(',').position(|c| c == "total").unwrap();

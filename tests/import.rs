@@ -425,6 +425,13 @@ fn a_welded_seam_keeps_both_sides_texture_coordinates() {
             assert_eq!(t.coords[c as usize], [p.x + offset, p.y], "face {face}");
         }
     }
+    // The writer writes the partly textured quad untextured, the others
+    // with theirs.
+    let mut written = Vec::new();
+    mesh::write_obj(&mut written, &raw, &[]).unwrap();
+    let written = String::from_utf8(written).unwrap();
+    assert!(written.contains("\nf 19 20 21 22\n"), "{written}");
+    assert!(written.contains("\nf 5/5 6/6 7/7 8/8\n"), "{written}");
     // The writer keeps them (the generated quad cloth has one per node).
     let cloth = primitives::cloth_square(4, 1.0, true);
     let mut text = Vec::new();

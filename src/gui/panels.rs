@@ -262,7 +262,7 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
                 ("triangles", model.render_triangles().len().to_string()),
                 (
                     "texture coordinates",
-                    texcoords.map_or_else(|| "none".to_owned(), |t| t.coords.len().to_string()),
+                    texcoords.map_or_else(|| "none".to_owned(), |t| t.exported().to_string()),
                 ),
                 ("structural springs", s.structural.len().to_string()),
                 ("shear springs", s.shear.len().to_string()),

@@ -508,8 +508,8 @@ fn resolve(index: i64, defined: usize) -> Option<u32> {
 }
 
 /// Writes positions, texture coordinates and polygons as OBJ text (`v`,
-/// `vt`, then `f` lines, 1-based; `f v/vt` where a polygon has texture
-/// coordinates).
+/// `vt`, then `f` lines, 1-based; `f v/vt` where every corner of a polygon
+/// has a texture coordinate, else `f v`).
 ///
 /// Groups in `groups` are written as `o` / `g` statements before their first
 /// polygon when `raw` is given; `header` lines are written as `#` comments.
@@ -541,11 +541,7 @@ pub fn write_obj<W: Write>(out: &mut W, raw: &RawMesh, header: &[&str]) -> std::
             }
         }
         out.write_all(b"f")?;
-        // One form per face: a polygon with only some corners textured is
-        // written (and validated) untextured.
-        let texcoords = raw
-            .polygon_texcoords(poly)
-            .filter(|t| !t.contains(&NO_TEXCOORD));
+        let texcoords = raw.polygon_texcoords(poly);
         for (k, &i) in raw.polygon(poly).iter().enumerate() {
             match texcoords {
                 Some(t) => write!(out, " {}/{}", i + 1, t[k] + 1)?,

@@ -96,13 +96,14 @@ impl RawMesh {
         self.corner_texcoords.extend_from_slice(texcoords);
     }
 
-    /// The texture coordinates of polygon `p`'s corners ([`NO_TEXCOORD`]
-    /// for a corner without one), or `None` if none of its corners has one.
+    /// The texture coordinates of polygon `p`'s corners, if every corner
+    /// has one (a polygon with only some is untextured as a whole, however
+    /// it is cut).
     pub fn polygon_texcoords(&self, p: usize) -> Option<&[u32]> {
         let range = self.offsets[p] as usize..self.offsets[p + 1] as usize;
         self.corner_texcoords
             .get(range)
-            .filter(|t| t.iter().any(|&t| t != NO_TEXCOORD))
+            .filter(|t| !t.contains(&NO_TEXCOORD))
     }
 
     /// Registers a group name (or finds it) and returns its index.

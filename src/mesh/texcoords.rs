@@ -46,6 +46,18 @@ impl TexCoords {
     pub fn textured(&self) -> usize {
         self.triangles.iter().flatten().count()
     }
+
+    /// Whether some triangle has no coordinates.
+    pub fn some_untextured(&self) -> bool {
+        self.triangles.iter().any(Option::is_none)
+    }
+
+    /// The coordinates an exported OBJ carries: these, and one at `(0, 0)`
+    /// for the triangles without when there are some (every face of an
+    /// export has the same form, `f v/vt`).
+    pub fn exported(&self) -> usize {
+        self.coords.len() + usize::from(self.some_untextured())
+    }
 }
 
 #[cfg(test)]
@@ -62,6 +74,8 @@ mod tests {
         );
         assert_eq!(t.triangles, vec![Some([3, 1, 0]), None, Some([0, 1, 2])]);
         assert_eq!(t.textured(), 2);
+        assert!(t.some_untextured());
+        assert_eq!(t.exported(), 5);
         assert_eq!(TexCoords::used(&coords, vec![None, None]), None);
     }
 }

@@ -268,9 +268,8 @@ pub fn validate(
             stats.triangulated_polygons += 1;
         }
         let first = triangles.len();
-        // A polygon's texture coordinates, if every corner has one in range
-        // (NO_TEXCOORD is out of range too): a polygon with only some is
-        // untextured as a whole, however it is cut.
+        // A polygon's texture coordinates, if every corner has one, in range
+        // (a generator's mesh is checked too).
         let texcoords = raw
             .polygon_texcoords(p)
             .filter(|t| t.iter().all(|&c| (c as usize) < raw.texcoords.len()));

@@ -43,8 +43,8 @@ pub struct BuildSummary {
     pub total_mass: f64,
     /// Vertices of the skin drawn instead of the model's own triangles.
     pub skin_vertices: Option<usize>,
-    /// Texture coordinates the exports carry ([`Built::texcoords`]; 0
-    /// without).
+    /// Texture coordinates the exports carry ([`TexCoords::exported`] of
+    /// [`Built::texcoords`]; 0 without).
     pub texcoords: usize,
 }
 
@@ -139,7 +139,7 @@ impl Built {
             soft_pins: m.pins.soft.len(),
             total_mass: m.total_mass(),
             skin_vertices: m.skin.as_ref().map(|s| s.embedding.len()),
-            texcoords: self.texcoords().map_or(0, |t| t.coords.len()),
+            texcoords: self.texcoords().map_or(0, TexCoords::exported),
         }
     }
 }
