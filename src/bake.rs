@@ -487,7 +487,7 @@ fn write_csv_row(
 /// What follows the vertices in every frame's OBJ.
 #[derive(Default)]
 struct ObjFaces {
-    /// The `vt` and triangle `f` lines.
+    /// The `vt` lines, `s 1` and the triangle `f` lines.
     text: String,
     /// The `vt` lines among them.
     texcoords: usize,
@@ -497,6 +497,9 @@ struct ObjFaces {
 /// texture coordinates, else `f v`. One form for every face (an importer
 /// may not take a face without among faces with): a triangle without
 /// texture coordinates among triangles with gets an extra one at `(0, 0)`.
+/// The faces are in smoothing group 1 (`s 1`): shaded smooth, as the
+/// editor draws them (an importer such as Blender's shades faces outside
+/// any group flat).
 fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> ObjFaces {
     use std::fmt::Write as _;
     let mut text = String::new();
@@ -509,6 +512,7 @@ fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> ObjFaces 
     if texcoords.is_some_and(TexCoords::some_untextured) {
         let _ = writeln!(text, "vt 0.0 0.0");
     }
+    text.push_str("s 1\n");
     let corners = |t: usize| texcoords.map(|c| c.triangles[t].unwrap_or([blank; 3]));
     for (k, t) in triangles.iter().enumerate() {
         let _ = match corners(k) {
@@ -572,7 +576,7 @@ mod tests {
         let faces = obj_faces(&triangles, Some(&texcoords));
         assert_eq!(
             faces.text,
-            "vt 0.0 0.0\nvt 1.0 0.0\nvt 0.5 1.0\nvt 0.0 0.0\nf 1/3 2/2 3/1\nf 3/4 2/4 4/4\n"
+            "vt 0.0 0.0\nvt 1.0 0.0\nvt 0.5 1.0\nvt 0.0 0.0\ns 1\nf 1/3 2/2 3/1\nf 3/4 2/4 4/4\n"
         );
         assert_eq!(faces.texcoords, 4);
         let textured = TexCoords {
@@ -581,7 +585,7 @@ mod tests {
         };
         assert_eq!(obj_faces(&triangles, Some(&textured)).texcoords, 3);
         let plain = obj_faces(&triangles, None);
-        assert_eq!(plain.text, "f 1 2 3\nf 3 2 4\n");
+        assert_eq!(plain.text, "s 1\nf 1 2 3\nf 3 2 4\n");
         assert_eq!(plain.texcoords, 0);
     }
 
