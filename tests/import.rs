@@ -217,6 +217,35 @@ fn bad_files_give_their_specific_errors() {
     }
 }
 
+/// The faces of an OBJ file as tobj reads them (untriangulated, indices
+/// per attribute), each a list of `corner(mesh, c)` over the index `c` of
+/// each of its corners in its model's mesh.
+fn tobj_faces<T>(path: &Path, corner: impl Fn(&tobj::Mesh, usize) -> T) -> Vec<Vec<T>> {
+    let options = tobj::LoadOptions {
+        triangulate: false,
+        single_index: false,
+        ignore_points: true,
+        ignore_lines: true,
+    };
+    let (models, _) = tobj::load_obj(path, &options).unwrap();
+    let mut faces = Vec::new();
+    for m in &models {
+        let mesh = &m.mesh;
+        // (tobj leaves the arities out when every face is a triangle.)
+        let arities = if mesh.face_arities.is_empty() {
+            vec![3; mesh.indices.len() / 3]
+        } else {
+            mesh.face_arities.clone()
+        };
+        let mut k = 0;
+        for a in arities {
+            faces.push((k..k + a as usize).map(|c| corner(mesh, c)).collect());
+            k += a as usize;
+        }
+    }
+    faces
+}
+
 /// Our reader and tobj must agree on every face of every file tobj accepts:
 /// the same corner positions in the same order.
 #[test]
@@ -226,33 +255,10 @@ fn tobj_agrees_on_faces() {
     };
     for path in obj_files(&dir) {
         let (raw, stats) = import_obj(&path, &ImportOptions::default()).unwrap();
-        let options = tobj::LoadOptions {
-            triangulate: false,
-            single_index: false,
-            ignore_points: true,
-            ignore_lines: true,
-        };
-        let (models, _) = tobj::load_obj(&path, &options).unwrap();
-        let mut theirs: Vec<Vec<[f32; 3]>> = Vec::new();
-        for m in &models {
-            let mesh = &m.mesh;
-            let arities: Vec<u32> = if mesh.face_arities.is_empty() {
-                vec![3; mesh.indices.len() / 3]
-            } else {
-                mesh.face_arities.clone()
-            };
-            let mut k = 0;
-            for a in arities {
-                let face = (0..a as usize)
-                    .map(|c| {
-                        let i = mesh.indices[k + c] as usize;
-                        [0, 1, 2].map(|d| mesh.positions[3 * i + d])
-                    })
-                    .collect();
-                theirs.push(face);
-                k += a as usize;
-            }
-        }
+        let theirs = tobj_faces(&path, |mesh, c| {
+            let i = mesh.indices[c] as usize;
+            [0, 1, 2].map(|d| mesh.positions[3 * i + d])
+        });
         assert_eq!(theirs.len(), stats.faces, "{}", path.display());
         // tobj reads single precision.
         let ours: Vec<Vec<[f32; 3]>> = (0..raw.polygon_count())
@@ -290,37 +296,16 @@ fn texture_coordinates_agree_with_tobj_and_follow_their_corners() {
     for path in files {
         let (raw, stats) = import_obj(&path, &ImportOptions::default()).unwrap();
         assert_eq!(stats.texcoords_dropped, None, "{}", path.display());
-        let options = tobj::LoadOptions {
-            triangulate: false,
-            single_index: false,
-            ignore_points: true,
-            ignore_lines: true,
-        };
-        let (models, _) = tobj::load_obj(&path, &options).unwrap();
         // Each face corner as (position, texture coordinate), in f32.
-        let mut theirs: Vec<String> = Vec::new();
-        for m in &models {
-            let mesh = &m.mesh;
-            // (tobj leaves the arities out when every face is a triangle.)
-            let arities = if mesh.face_arities.is_empty() {
-                vec![3; mesh.indices.len() / 3]
-            } else {
-                mesh.face_arities.clone()
-            };
-            let mut k = 0;
-            for a in arities {
-                let face: Vec<[f32; 5]> = (k..k + a as usize)
-                    .map(|c| {
-                        let (i, t) = (mesh.indices[c] as usize, mesh.texcoord_indices[c] as usize);
-                        let p = &mesh.positions[3 * i..3 * i + 3];
-                        let uv = &mesh.texcoords[2 * t..2 * t + 2];
-                        [p[0], p[1], p[2], uv[0], uv[1]]
-                    })
-                    .collect();
-                theirs.push(format!("{face:?}"));
-                k += a as usize;
-            }
-        }
+        let mut theirs: Vec<String> = tobj_faces(&path, |mesh, c| {
+            let (i, t) = (mesh.indices[c] as usize, mesh.texcoord_indices[c] as usize);
+            let p = &mesh.positions[3 * i..3 * i + 3];
+            let uv = &mesh.texcoords[2 * t..2 * t + 2];
+            [p[0], p[1], p[2], uv[0], uv[1]]
+        })
+        .iter()
+        .map(|face| format!("{face:?}"))
+        .collect();
         let corner = |i: u32, t: u32| {
             let (p, uv) = (raw.positions[i as usize], raw.texcoords[t as usize]);
             [p.x, p.y, p.z, uv[0], uv[1]].map(|c| c as f32)

@@ -501,10 +501,10 @@ fn resolve(index: i64, defined: usize) -> Option<u32> {
         i if i > 0 => i - 1,
         i => (defined as i64).checked_add(i).filter(|_| i < 0)?,
     };
-    (0..defined as i64)
-        .contains(&resolved)
-        .then(|| u32::try_from(resolved).ok())
-        .flatten()
+    // (A negative one does not fit.)
+    u32::try_from(resolved)
+        .ok()
+        .filter(|&r| (r as usize) < defined)
 }
 
 /// Writes positions, texture coordinates and polygons as OBJ text (`v`,
