@@ -315,7 +315,13 @@ fn blow_up_pauses_at_the_last_good_frame() {
     }
     assert!(!s.is_playing());
     assert!(s.warning().is_some());
-    assert_eq!(s.state(), &good);
+    // The last good frame, without Anderson's carried pairs (the step that
+    // blew up made its own over them; the next step starts afresh).
+    assert!(!good.secants.is_empty());
+    assert!(s.state().secants.is_empty());
+    let mut without = good.clone();
+    without.secants = s.state().secants.clone();
+    assert_eq!(s.state(), &without);
     assert!(
         s.state()
             .positions

@@ -228,9 +228,11 @@ fn assert_momentum_conserved(model: &Model, deform: impl Fn(&Vec3) -> Vec3) {
         let p1 = momentum(&state);
         // Exact in exact arithmetic; in floating point the stiffness-to-mass
         // ratio of the diagonal amplifies round-off to ~1e-10 after 200
-        // frames. (A 1% damping leak would show as 1e-2.)
+        // frames, and Anderson's single-precision history (24 carried
+        // pairs, each rounded) to ~2e-9 with the relaxed solve. (A 1%
+        // damping leak would show as 1e-2.)
         assert!(
-            (p1 - p0).norm() < 1e-9 * p0.norm(),
+            (p1 - p0).norm() < 1e-8 * p0.norm(),
             "{method} {precision:?}: {p0} -> {p1}"
         );
     }
@@ -350,8 +352,11 @@ fn assert_refactor_equals_fresh(model: &Model, weights: Weights) -> State {
 }
 
 /// `frames` frames from rest with the default parameters on one thread and
-/// on three: `same_energies` holds for every frame's two reports, and the
-/// positions end within 1e-10 (only the summation order differs).
+/// on three, each frame from the same state: `same_energies` holds for
+/// every frame's two reports, and the positions are within 1e-10 (only the
+/// summation order differs). (Over a whole motion the two drift apart:
+/// Anderson's safeguard and least squares over its carried pairs amplify
+/// round-off, to ~1e-8 of the energies in 16 frames.)
 fn assert_parallel_matches_serial(
     model: &Model,
     frames: usize,
@@ -365,6 +370,7 @@ fn assert_parallel_matches_serial(
     assert_eq!(parallel.threads(), 3);
     let (mut a, mut b) = (State::at_rest(model), State::at_rest(model));
     for frame in 0..frames {
+        b.clone_from(&a);
         let ra = serial.step(&mut a).unwrap();
         let rb = parallel.step(&mut b).unwrap();
         assert!(
@@ -373,9 +379,9 @@ fn assert_parallel_matches_serial(
             ra.energies,
             rb.energies
         );
+        let err = max_distance(&a.positions, &b.positions);
+        assert!(err < 1e-10, "frame {frame}: {err:e}");
     }
-    let err = max_distance(&a.positions, &b.positions);
-    assert!(err < 1e-10, "{err:e}");
 }
 
 proptest! {
@@ -1122,7 +1128,8 @@ fn a_state_copies_into_another_reusing_its_allocations() {
 
 /// The extrapolated initial guess (the default) starts a sagging tet
 /// cantilever's step several times closer to the Newton solution than the
-/// motion without forces, and reaches 1e-3 in fewer iterations; with it off
+/// motion without forces, and reaches 1e-4 in fewer iterations (1e-3 both
+/// reach in one, with Anderson's carried pairs); with it off
 /// the step starts exactly at `q + α h v`.
 #[test]
 fn the_extrapolated_guess_starts_closer_to_the_solution() {
@@ -1140,7 +1147,7 @@ fn the_extrapolated_guess_starts_closer_to_the_solution() {
     let (model, state, off) = measure(false);
     let (_, _, on) = measure(true);
     assert!(on.errors[0] < off.errors[0] / 3.0, "{on:?} vs {off:?}");
-    let (to_on, to_off) = (on.iterations_to(1e-3), off.iterations_to(1e-3));
+    let (to_on, to_off) = (on.iterations_to(1e-4), off.iterations_to(1e-4));
     assert!(to_on.unwrap() < to_off.unwrap(), "{on:?} vs {off:?}");
     // Off: the guess is the inertial motion, whatever the accelerations.
     let params = SimParams {

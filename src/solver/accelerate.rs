@@ -22,14 +22,26 @@
 //! the iterations are slowest in, so the next substep's first iteration is
 //! already an Anderson step in them. Along its own motion the n = 60 cloth
 //! then reached 1e-3 relative error against Newton in 4 iterations instead
-//! of 7 (3 since six pairs are carried over substeps) (its first iteration alone takes the error from ~0.4 to ~1e-3,
+//! of 7 (its first iteration alone takes the error from ~0.4 to ~1e-3,
 //! where a plain first step leaves ~0.15), and the n = 22 tet cube 1e-5 in
-//! 5 instead of 6. The pairs of a converged substep's last iterations are
-//! mostly round-off and are not carried (carrying every pair was measured:
-//! the first iterations gain, the later lose). Six pairs over substeps
-//! rather than one substep's first three: along the 2-iteration tet cube
-//! motion the error at 2 iterations falls from 5.9e-3 to 1.8e-3, along the
-//! 4-iteration cloth motion at 4 from 4.8e-4 to 1.4e-4 (README). The pairs are a secant
+//! 5 instead of 6. The carried pairs are the window's first columns: a
+//! substep's first columns replace the oldest of them as they appear (so
+//! the carry needs no copy), and the columns it makes after its first
+//! [`CARRIED_SECANTS`] go to [`EXTRA_COLUMNS`] more, which are not carried.
+//! Their normal matrix is carried with them, so a substep starts without a
+//! pass over them, and a step takes them from the state and hands them
+//! back without copying (they are megabytes on a large model).
+//!
+//! **Why 24.** The pairs span the slow directions of the maps of recent
+//! substeps; the more of them, the more of the slow error the first
+//! iterations remove. Along the motion of the n = 22 tet cube run at 2
+//! iterations per frame (median of five sampled steps), the error at 2
+//! iterations was 1.8e-3 with 6 pairs, 1.8e-3 with 10, 1.3e-3 with 14,
+//! 8.3e-4 with 22, 8.0e-4 with 24 and with 30: from 22 pairs 2 iterations reach
+//! 1e-3, where 3 were needed. Carrying them costs memory (24 B per vertex
+//! and pair in each state: 6.1 MB on the tet cube, 36 MB on the 250 × 250
+//! cloth) and a pass over them per iteration, which grows with the pairs
+//! held. The pairs are a secant
 //! model of a neighbouring map, not of this one: after a weight change
 //! they are older still. A carried pair that misleads is caught by the
 //! safeguard like any other overshoot, and rows on vertices pinned since
@@ -126,12 +138,18 @@ impl std::fmt::Display for Acceleration {
     }
 }
 
-/// Iterates of Anderson's least-squares problem.
-pub const ANDERSON_WINDOW: usize = 8;
-
 /// Secant pairs Anderson carries from substep to substep: the last ones
 /// made, a substep's first ones (see the module docs).
-pub const CARRIED_SECANTS: usize = 6;
+pub const CARRIED_SECANTS: usize = 24;
+
+/// Columns of Anderson's window beyond the carried pairs: those a substep
+/// makes after its first [`CARRIED_SECANTS`] (which replace the carried
+/// ones), in a ring of their own.
+pub const EXTRA_COLUMNS: usize = 8;
+
+/// Iterates of Anderson's least-squares problem: the carried pairs and the
+/// extra columns.
+pub const ANDERSON_WINDOW: usize = CARRIED_SECANTS + EXTRA_COLUMNS;
 
 /// Chebyshev starts at this iteration of a substep; the first iterations
 /// move the most and are the least linear.
@@ -165,20 +183,22 @@ pub(crate) struct Accelerator {
     /// the plain frames measured so far with their update norms.
     rho: Option<f64>,
     estimate: Estimate,
-    /// Anderson: ring buffers of `ΔG` and `ΔF` columns, interleaved per
-    /// vertex so a pass reads one stream (single precision; `columns` filled,
-    /// the next written at `next`), whether the last `G(x)` and residual
-    /// `f = G(x) − x` (in `carry.last`) belong to this substep's map, and
-    /// the normal matrix `ΔFᵀΔF`.
-    columns: usize,
-    next: usize,
-    has_last: bool,
-    dg: Vec<[Vec3f; ANDERSON_WINDOW]>,
-    df: Vec<[Vec3f; ANDERSON_WINDOW]>,
+    /// Anderson's window: the carried pairs (`carry`'s slots
+    /// `0..carried`, window columns `0..carried`), which this substep's
+    /// first columns replace as they appear, oldest first, and the extra
+    /// columns it makes after those (`extra`'s slots `0..extras`, window
+    /// columns from [`CARRIED_SECANTS`] on), both `(ΔG, ΔF)` interleaved
+    /// per vertex so a pass reads one stream (single precision); the normal
+    /// matrix `ΔFᵀΔF` over the window's columns; whether the last `G(x)`
+    /// and residual `f = G(x) − x` (in `carry.last`) belong to this
+    /// substep's map; and how many columns this substep has made.
+    carried: usize,
+    extras: usize,
+    extra: Vec<[[Vec3f; 2]; EXTRA_COLUMNS]>,
     normal: [[f64; ANDERSON_WINDOW]; ANDERSON_WINDOW],
+    has_last: bool,
     /// Anderson: the pairs and the last evaluation carried into the next
-    /// substep (this one's first columns are written to it as they
-    /// appear) and how many columns this substep has made.
+    /// substep: a state's, taken for the step ([`Accelerator::load_secants`]).
     carry: Secants,
     fresh: usize,
     /// Anderson: whether this substep continues the last one's map (its
@@ -193,7 +213,7 @@ pub(crate) struct Accelerator {
 /// which the next substep starts with (see the module docs): the part of a
 /// [`State`](super::State) that Anderson acceleration learned from the
 /// motion. Empty at rest, and for the other methods.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Secants {
     /// Pairs held (`0..=CARRIED_SECANTS`).
     count: usize,
@@ -202,6 +222,9 @@ pub struct Secants {
     next: usize,
     /// `[ΔG, ΔF]` per vertex and pair (single precision, like the window).
     pairs: Vec<[[Vec3f; 2]; CARRIED_SECANTS]>,
+    /// `ΔFᵀΔF` of the pairs held, by slot (so a substep starts without a
+    /// pass over them).
+    normal: [[f64; CARRIED_SECANTS]; CARRIED_SECANTS],
     /// The last substep's last evaluation of its map.
     last: Evaluation,
 }
@@ -296,12 +319,76 @@ impl Secants {
     pub(crate) fn copy_from(&mut self, other: &Self) {
         self.count = other.count;
         self.next = other.next;
+        self.normal = other.normal;
         self.last.copy_from(&other.last);
         if other.count == 0 {
             return;
         }
         self.pairs.resize(other.pairs.len(), Default::default());
         self.pairs.copy_from_slice(&other.pairs);
+    }
+
+    /// Holds neither pairs nor an evaluation.
+    fn forget(&mut self) {
+        self.count = 0;
+        self.next = 0;
+        self.last.valid = false;
+    }
+
+    /// Makes room for `m` vertices: pairs and an evaluation of another
+    /// vertex count (or none yet) are forgotten.
+    fn fit(&mut self, m: usize) {
+        if self.pairs.len() != m {
+            self.pairs = vec![Default::default(); m];
+            self.count = 0;
+            self.next = 0;
+        }
+        if self.last.g.len() != m {
+            self.last = Evaluation::new(m);
+        }
+    }
+
+    /// Zeroes the pairs' rows on the vertices that are not `free` (pinned
+    /// since the pairs were made: a carried step must not move them) and,
+    /// if any was not zero, sums their normal matrix anew.
+    fn clear_pinned(&mut self, free: impl Fn(usize) -> bool) {
+        let n = self.count;
+        let mut changed = false;
+        for (i, pairs) in self.pairs.iter_mut().enumerate() {
+            if !free(i) && pairs[..n].iter().flatten().any(|v| *v != Vec3f::zeros()) {
+                pairs[..n].fill(Default::default());
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+        self.normal = [[0.0; CARRIED_SECANTS]; CARRIED_SECANTS];
+        for pairs in &self.pairs {
+            for (c, [_, f]) in pairs[..n].iter().enumerate() {
+                let f = f.cast::<f64>();
+                for (r, [_, other]) in pairs[..=c].iter().enumerate() {
+                    self.normal[r][c] += other.cast::<f64>().dot(&f);
+                }
+            }
+        }
+        for c in 0..n {
+            for r in 0..c {
+                self.normal[c][r] = self.normal[r][c];
+            }
+        }
+    }
+}
+
+/// The pairs held and whether an evaluation is (not the vectors: a
+/// 10,000-vertex body carries megabytes).
+impl std::fmt::Debug for Secants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secants")
+            .field("count", &self.count)
+            .field("next", &self.next)
+            .field("evaluation", &self.last.valid)
+            .finish_non_exhaustive()
     }
 }
 
@@ -324,22 +411,18 @@ impl Accelerator {
         Self {
             method,
             count: 0,
-            columns: 0,
-            next: 0,
+            carried: 0,
+            extras: 0,
+            extra: vec![Default::default(); history],
+            normal: [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW],
             has_last: false,
             older: vec![Vec3::zeros(); older],
             omega: 1.0,
             rho: None,
             estimate: Estimate::default(),
-            dg: vec![[Vec3f::zeros(); ANDERSON_WINDOW]; history],
-            df: vec![[Vec3f::zeros(); ANDERSON_WINDOW]; history],
-            normal: [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW],
-            carry: Secants {
-                count: 0,
-                next: 0,
-                pairs: vec![Default::default(); history],
-                last: Evaluation::new(history),
-            },
+            // A state's, during a step (none is allocated here: a solver
+            // holds only what it swapped out of the state).
+            carry: Secants::default(),
             fresh: 0,
             continued: false,
             continuable: false,
@@ -366,28 +449,30 @@ impl Accelerator {
         self.estimate = Estimate::default();
     }
 
-    /// Takes the pairs a state carries (Anderson only), without their rows
-    /// on vertices that are not `free` (pins set since they were made must
-    /// not move); a state of another vertex count carries none.
-    pub(crate) fn load_secants(&mut self, secants: &Secants, free: impl Fn(usize) -> bool) {
-        self.forget_secants();
-        let (mine, theirs) = (&mut self.carry.last, &secants.last);
-        mine.valid = false;
+    /// Takes the pairs a state carries for a step (Anderson only; they
+    /// are moved, not copied: [`Accelerator::store_secants`] hands them
+    /// back), without their rows on vertices that are not `free` (pins set
+    /// since they were made must not move); a state of another vertex
+    /// count carries none.
+    pub(crate) fn load_secants(&mut self, secants: &mut Secants, free: impl Fn(usize) -> bool) {
         if self.method != Acceleration::Anderson {
             return;
         }
-        // (A state of another vertex count carries none.)
-        if theirs.valid && theirs.g.len() == mine.g.len() {
-            mine.copy_from(theirs);
+        std::mem::swap(&mut self.carry, secants);
+        self.carry.fit(self.extra.len());
+        self.carry.clear_pinned(free);
+    }
+
+    /// Hands a step's pairs back to the state they were loaded from, or,
+    /// if the step is not `kept` (it blew up), leaves it none: they were
+    /// overwritten as the step made its own. The other methods leave none.
+    pub(crate) fn store_secants(&mut self, secants: &mut Secants, kept: bool) {
+        if self.method == Acceleration::Anderson {
+            std::mem::swap(&mut self.carry, secants);
         }
-        if secants.is_empty() || secants.pairs.len() != self.carry.pairs.len() {
-            return;
+        if !kept || self.method != Acceleration::Anderson {
+            secants.forget();
         }
-        for (i, (mine, theirs)) in self.carry.pairs.iter_mut().zip(&secants.pairs).enumerate() {
-            *mine = if free(i) { *theirs } else { Default::default() };
-        }
-        self.carry.count = secants.count;
-        self.carry.next = secants.next;
     }
 
     /// Carries no pairs into the next substep. (The last evaluation is
@@ -442,11 +527,6 @@ impl Accelerator {
         }
     }
 
-    /// The pairs the next substep will start with.
-    pub(crate) fn secants(&self) -> &Secants {
-        &self.carry
-    }
-
     /// Whether iterates may be rejected by the safeguard (plain PD's never
     /// need to be).
     pub(crate) fn is_safeguarded(&self) -> bool {
@@ -454,51 +534,28 @@ impl Accelerator {
     }
 
     /// Starts a substep: the next iteration is a plain PD step, or for
-    /// Anderson with carried pairs, an Anderson step in them.
+    /// Anderson with carried pairs, an Anderson step in them (they are the
+    /// window's first columns, with their block of the normal matrix).
     pub(crate) fn restart(&mut self) {
         self.count = 0;
         self.omega = 1.0;
         self.forget();
-        if self.method == Acceleration::Anderson && !self.carry.is_empty() {
-            self.take_carried();
-        }
-        self.has_last = self.continued;
-    }
-
-    /// Puts the carried pairs in the first slots of the window, in slot
-    /// order, with their block of the normal matrix. (Once the window is
-    /// full, its ring overwrites slot 0 first, which is not always the
-    /// oldest pair; loading oldest first was measured along the 4-iteration
-    /// cloth60 motion: 2.9e-4 at 4 iterations against 1.4e-4, within the
-    /// noise of five samples but not better, so the order stays.)
-    fn take_carried(&mut self) {
-        let n = self.carry.count;
-        let mut normal = [[0.0; CARRIED_SECANTS]; CARRIED_SECANTS];
-        for ((dg, df), pairs) in self.dg.iter_mut().zip(&mut self.df).zip(&self.carry.pairs) {
-            for (c, [g, f]) in pairs[..n].iter().enumerate() {
-                dg[c] = *g;
-                df[c] = *f;
-                let f = f.cast::<f64>();
-                for (r, [_, other]) in pairs[..c].iter().enumerate() {
-                    let product = other.cast::<f64>().dot(&f);
-                    normal[r][c] += product;
-                    normal[c][r] += product;
-                }
-                normal[c][c] += f.norm_squared();
+        if self.method == Acceleration::Anderson {
+            self.carry.fit(self.extra.len());
+            let n = self.carry.count;
+            self.carried = n;
+            for (mine, block) in self.normal.iter_mut().zip(&self.carry.normal).take(n) {
+                mine[..n].copy_from_slice(&block[..n]);
             }
         }
-        for (mine, block) in self.normal.iter_mut().zip(&normal).take(n) {
-            mine[..n].copy_from_slice(&block[..n]);
-        }
-        self.columns = n;
-        self.next = n % ANDERSON_WINDOW;
+        self.has_last = self.continued;
     }
 
     /// Empties Anderson's window (the carried pairs are kept for the next
     /// substep).
     fn forget(&mut self) {
-        self.columns = 0;
-        self.next = 0;
+        self.carried = 0;
+        self.extras = 0;
         self.has_last = false;
         self.fresh = 0;
     }
@@ -527,15 +584,21 @@ impl Accelerator {
     /// spectral-radius estimate; a clean accelerated one raises it.
     pub(crate) fn finish_substep(&mut self, diagonal: f64, rejected: bool) {
         if self.method == Acceleration::Anderson {
-            // They were written to the carry as they appeared.
-            self.carry.last.valid = self.continuable && self.has_last;
+            // They were written to the carry as they appeared, their
+            // products to the window's normal matrix.
+            let carry = &mut self.carry;
+            carry.last.valid = self.continuable && self.has_last;
             let fresh = self.fresh.min(CARRIED_SECANTS);
             if fresh == 0 {
-                self.carry.count = 0;
-                self.carry.next = 0;
+                carry.count = 0;
+                carry.next = 0;
             } else {
-                self.carry.count = (self.carry.count + fresh).min(CARRIED_SECANTS);
-                self.carry.next = (self.carry.next + fresh) % CARRIED_SECANTS;
+                carry.count = (carry.count + fresh).min(CARRIED_SECANTS);
+                carry.next = (carry.next + fresh) % CARRIED_SECANTS;
+            }
+            let n = carry.count;
+            for (block, mine) in carry.normal.iter_mut().zip(&self.normal).take(n) {
+                block[..n].copy_from_slice(&mine[..n]);
             }
         }
         if self.method != Acceleration::Chebyshev {
@@ -619,69 +682,89 @@ impl Accelerator {
     /// `f = G(x) − x`, and returns `ΔFᵀf` over the carried pairs in the
     /// window (none: θ is empty and the step is the plain `G(x)`).
     fn first_residual(&mut self, x: &[Vec3], out: &[Vec3]) -> [f64; ANDERSON_WINDOW] {
-        let columns = self.columns;
         let mut b = [0.0; ANDERSON_WINDOW];
-        let last = &mut self.carry.last;
-        for i in 0..x.len() {
+        let carry = &mut self.carry;
+        for (i, pairs) in carry.pairs.iter().enumerate() {
             let f = out[i] - x[i];
-            last.f[i] = f;
-            for (c, dc) in self.df[i][..columns].iter().enumerate() {
+            carry.last.f[i] = f;
+            for (c, [_, dc]) in pairs[..self.carried].iter().enumerate() {
                 b[c] += dc.cast::<f64>().dot(&f);
             }
         }
-        last.g.copy_from_slice(out);
+        carry.last.g.copy_from_slice(out);
         self.has_last = true;
         b
     }
 
     /// One pass: the new column `ΔG = G_k − G_{k−1}`, `ΔF = f_k − f_{k−1}`
-    /// (`f = G(x) − x`) at `j`, also written to the carry (over its oldest
-    /// pair) while this substep has made fewer than [`CARRIED_SECANTS`];
-    /// the last G and f
-    /// become `G_k` and `f_k`; the new row of `ΔFᵀΔF` and `ΔFᵀf_k`
+    /// (`f = G(x) − x`), written over the oldest carried pair while this
+    /// substep has made fewer than [`CARRIED_SECANTS`] (so the carry holds
+    /// it for the next substep), else to the extra columns' ring; the last
+    /// G and f become `G_k` and `f_k`; the new row of `ΔFᵀΔF` and `ΔFᵀf_k`
     /// (returned) are summed as the column appears.
     fn add_column(&mut self, x: &[Vec3], out: &[Vec3]) -> [f64; ANDERSON_WINDOW] {
-        let j = self.next;
-        self.next = (j + 1) % ANDERSON_WINDOW;
-        self.columns = (self.columns + 1).min(ANDERSON_WINDOW);
-        let columns = self.columns;
-        let carried = (self.fresh < CARRIED_SECANTS)
-            .then_some((self.carry.next + self.fresh) % CARRIED_SECANTS);
+        let made = self.fresh;
         self.fresh += 1;
+        let (slot, j) = if made < CARRIED_SECANTS {
+            let slot = (self.carry.next + made) % CARRIED_SECANTS;
+            self.carried = self.carried.max(slot + 1);
+            (Slot::Carried(slot), slot)
+        } else {
+            let slot = (made - CARRIED_SECANTS) % EXTRA_COLUMNS;
+            self.extras = (self.extras + 1).min(EXTRA_COLUMNS);
+            (Slot::Extra(slot), CARRIED_SECANTS + slot)
+        };
+        let (carried, extras) = (self.carried, self.extras);
         let mut row = [0.0; ANDERSON_WINDOW];
         let mut b = [0.0; ANDERSON_WINDOW];
         let carry = &mut self.carry;
-        for i in 0..x.len() {
+        for (i, (pairs, extra)) in carry.pairs.iter_mut().zip(&mut self.extra).enumerate() {
             let f = out[i] - x[i];
-            let df = (f - carry.last.f[i]).cast::<f32>();
-            self.dg[i][j] = (out[i] - carry.last.g[i]).cast::<f32>();
-            let history = &mut self.df[i];
-            history[j] = df;
-            if let Some(c) = carried {
-                carry.pairs[i][c] = [self.dg[i][j], df];
+            let pair = [
+                (out[i] - carry.last.g[i]).cast::<f32>(),
+                (f - carry.last.f[i]).cast::<f32>(),
+            ];
+            match slot {
+                Slot::Carried(s) => pairs[s] = pair,
+                Slot::Extra(s) => extra[s] = pair,
             }
             carry.last.f[i] = f;
             carry.last.g[i] = out[i];
-            let df = df.cast::<f64>();
-            for (c, dc) in history[..columns].iter().enumerate() {
+            let df = pair[1].cast::<f64>();
+            let mut add = |c: usize, dc: &Vec3f| {
                 let dc = dc.cast::<f64>();
                 row[c] += dc.dot(&df);
                 b[c] += dc.dot(&f);
+            };
+            for (c, [_, dc]) in pairs[..carried].iter().enumerate() {
+                add(c, dc);
+            }
+            for (c, [_, dc]) in extra[..extras].iter().enumerate() {
+                add(CARRIED_SECANTS + c, dc);
             }
         }
-        for (c, &value) in row[..columns].iter().enumerate() {
-            self.normal[c][j] = value;
-            self.normal[j][c] = value;
+        for c in self.columns() {
+            self.normal[c][j] = row[c];
+            self.normal[j][c] = row[c];
         }
         b
     }
 
+    /// The window's columns in use.
+    fn columns(&self) -> impl Iterator<Item = usize> + use<> {
+        (0..self.carried).chain(CARRIED_SECANTS..CARRIED_SECANTS + self.extras)
+    }
+
     /// `x_{k+1} = G_k − ΔG θ` over the window's columns.
     fn mix(&self, x: &mut [Vec3], out: &[Vec3], t: &[f64; ANDERSON_WINDOW]) {
-        let columns = self.columns;
-        for ((xi, g), history) in x.iter_mut().zip(out).zip(&self.dg) {
+        let (carried, extras) = (self.carried, self.extras);
+        let rows = self.carry.pairs.iter().zip(&self.extra);
+        for ((xi, g), (pairs, extra)) in x.iter_mut().zip(out).zip(rows) {
             let mut step = Vec3::zeros();
-            for (dg, tc) in history[..columns].iter().zip(t) {
+            for ([dg, _], tc) in pairs[..carried].iter().zip(t) {
+                step += dg.cast::<f64>() * *tc;
+            }
+            for ([dg, _], tc) in extra[..extras].iter().zip(&t[CARRIED_SECANTS..]) {
                 step += dg.cast::<f64>() * *tc;
             }
             *xi = g - step;
@@ -696,8 +779,10 @@ impl Accelerator {
     /// pinned since), get an identity block and a zero right-hand side, so
     /// θ is 0 there and one fixed-size (stack) Cholesky serves every window.
     fn coefficients(&self, b: &[f64; ANDERSON_WINDOW]) -> Option<[f64; ANDERSON_WINDOW]> {
-        let used: [bool; ANDERSON_WINDOW] =
-            std::array::from_fn(|c| c < self.columns && self.normal[c][c] != 0.0);
+        let mut used = [false; ANDERSON_WINDOW];
+        for c in self.columns() {
+            used[c] = self.normal[c][c] != 0.0;
+        }
         let scale: [f64; ANDERSON_WINDOW] = std::array::from_fn(|c| {
             if used[c] {
                 self.normal[c][c].sqrt()
@@ -723,6 +808,14 @@ impl Accelerator {
         let t: [f64; ANDERSON_WINDOW] = std::array::from_fn(|c| theta[c] / scale[c]);
         t.iter().all(|t| t.is_finite()).then_some(t)
     }
+}
+
+/// Where a new column of Anderson's window goes: a slot of the carried
+/// pairs or of the extra columns.
+#[derive(Clone, Copy)]
+enum Slot {
+    Carried(usize),
+    Extra(usize),
 }
 
 /// Anderson's normal matrix and a vector of its window.
@@ -810,9 +903,9 @@ mod tests {
         let mut carried = Accelerator::new(Acceleration::Anderson, m);
         let mut x = vec![Vec3::zeros(); m];
         iterate(&mut carried, &mut x, &target(1.0), CARRIED_SECANTS + 1);
-        assert_eq!(carried.secants().len(), CARRIED_SECANTS);
+        assert_eq!(carried.carry.len(), CARRIED_SECANTS);
         // The first pair is the first secant: G(x₁) − G(x₀) and f₁ − f₀.
-        let first = carried.secants().pairs[m - 1][0];
+        let first = carried.carry.pairs[m - 1][0];
         assert!(first[0].norm() > 0.0 && first[1].norm() > 0.0);
         let mut afresh = Accelerator::new(Acceleration::Anderson, m);
         let mut y = x.clone();
@@ -838,7 +931,8 @@ mod tests {
             for _ in 0..n {
                 // A contraction that changes every substep.
                 for (i, (o, x)) in out.iter_mut().zip(x.iter()).enumerate() {
-                    *o = Vec3::repeat(s as f64 + i as f64) + x * (0.3 + 0.05 * s as f64);
+                    let rate = 0.3 + 0.5 * s as f64 / (CARRIED_SECANTS + 2) as f64;
+                    *o = Vec3::repeat(s as f64 + i as f64) + x * rate;
                 }
                 acc.combine(x, out);
             }
@@ -846,19 +940,19 @@ mod tests {
         };
         for s in 0..CARRIED_SECANTS + 2 {
             substep(&mut acc, &mut x, &mut out, 2, s);
-            assert_eq!(acc.secants().len(), (s + 1).min(CARRIED_SECANTS), "{s}");
+            assert_eq!(acc.carry.len(), (s + 1).min(CARRIED_SECANTS), "{s}");
         }
         // Every slot holds a pair of its own substep: all differ.
-        let pairs = &acc.secants().pairs[m - 1];
+        let pairs = &acc.carry.pairs[m - 1];
         for a in 0..CARRIED_SECANTS {
             for b in 0..a {
                 assert_ne!(pairs[a], pairs[b], "slots {a} and {b}");
             }
         }
         substep(&mut acc, &mut x, &mut out, 1, 0);
-        assert!(acc.secants().is_empty());
+        assert!(acc.carry.is_empty());
         substep(&mut acc, &mut x, &mut out, 2, 1);
-        assert_eq!(acc.secants().len(), 1);
+        assert_eq!(acc.carry.len(), 1);
     }
 
     /// Pairs loaded from a state lose their rows on vertices that are not
@@ -867,26 +961,44 @@ mod tests {
     fn loaded_pairs_have_no_rows_on_pins() {
         let m = 4;
         let one = Vec3f::new(1.0, 2.0, 3.0);
+        let one = one.cast::<f64>();
+        let mut normal = [[0.0; CARRIED_SECANTS]; CARRIED_SECANTS];
+        for row in &mut normal[..2] {
+            row[..2].fill(m as f64 * one.norm_squared());
+        }
         let secants = Secants {
             count: 2,
             next: 2,
-            pairs: vec![[[one; 2]; CARRIED_SECANTS]; m],
+            pairs: vec![[[one.cast(); 2]; CARRIED_SECANTS]; m],
+            normal,
             last: Evaluation::default(),
         };
         let mut acc = Accelerator::new(Acceleration::Anderson, m);
-        acc.load_secants(&secants, |i| i != 2);
-        assert_eq!(acc.secants().len(), 2);
-        for (i, pairs) in acc.secants().pairs.iter().enumerate() {
-            let expected = if i == 2 { Vec3f::zeros() } else { one };
+        acc.load_secants(&mut secants.clone(), |i| i != 2);
+        assert_eq!(acc.carry.len(), 2);
+        for (i, pairs) in acc.carry.pairs.iter().enumerate() {
+            let expected = if i == 2 { Vec3f::zeros() } else { one.cast() };
             assert!(pairs[..2].iter().flatten().all(|v| *v == expected), "{i}");
         }
+        // Their normal matrix is summed anew, without the pin's rows.
+        let without = (m - 1) as f64 * one.norm_squared();
+        for row in &acc.carry.normal[..2] {
+            assert_eq!(row[..2], [without; 2]);
+        }
+        // Handed back, the state holds them.
+        let mut state = Secants::default();
+        acc.store_secants(&mut state, true);
+        assert_eq!(state.len(), 2);
         // Another vertex count, or another method: nothing is loaded.
         let mut other = Accelerator::new(Acceleration::Anderson, m + 1);
-        other.load_secants(&secants, |_| true);
-        assert!(other.secants().is_empty());
+        other.load_secants(&mut secants.clone(), |_| true);
+        assert!(other.carry.is_empty());
         let mut plain = Accelerator::new(Acceleration::Plain, m);
-        plain.load_secants(&secants, |_| true);
-        assert!(plain.secants().is_empty());
+        let mut kept = secants.clone();
+        plain.load_secants(&mut kept, |_| true);
+        assert!(plain.carry.is_empty());
+        plain.store_secants(&mut kept, true);
+        assert!(kept.is_empty());
     }
 }
 
@@ -985,7 +1097,7 @@ mod continued {
             let system = &solver.system;
             solver
                 .accel
-                .load_secants(&state.secants, |i| system.is_free(i));
+                .load_secants(&mut state.secants, |i| system.is_free(i));
             solver.set_up_substep(&state.velocities, h);
             assert!(solver.accel.continued, "{precision:?}");
             let last = &solver.accel.carry.last;

@@ -138,27 +138,28 @@ pub fn measure_against(
             pd.step(&mut ahead)?;
         }
     }
+    // Where the solver's tolerance stops: a step of the same substep with
+    // its iterations and tolerance. (Its criterion is on the accelerated
+    // iterate before the safeguard, and a rejection of that iterate goes
+    // on, so the accepted iterates alone cannot tell.)
+    let tolerance = solver.params().tolerance;
+    let mut iterations = solver.params().iterations;
+    if tolerance > 0.0 {
+        let mut stopping = pd.clone();
+        stopping.set_params(&SimParams {
+            iterations,
+            tolerance,
+            ..params.clone()
+        })?;
+        let report = stopping.step(&mut state.clone())?;
+        iterations = report.objective.len() - 1;
+    }
     // Same substep: no refactorisation, the Chebyshev estimate is kept.
     pd.set_params(&params)?;
     let mut errors = Vec::with_capacity(params.iterations + 1);
     let mut after = state.clone();
-    let tolerance = solver.params().tolerance;
-    let mut iterations = solver.params().iterations;
-    let mut previous: Vec<Vec3> = Vec::new();
-    pd.step_observed(&mut after, &mut |k, x| {
+    pd.step_observed(&mut after, &mut |_, x| {
         errors.push(relative_error(x, &reference.positions, &state.positions));
-        if tolerance > 0.0 {
-            // Where the solver's tolerance stops (its criterion, on the
-            // accepted iterates).
-            if k > 0
-                && k < iterations
-                && super::update_within(&previous, x, &state.positions, tolerance, solver.diagonal)
-            {
-                iterations = k;
-            }
-            previous.clear();
-            previous.extend_from_slice(x);
-        }
     })?;
     Ok(Accuracy {
         errors,

@@ -602,7 +602,9 @@ impl Solver {
     ///
     /// # Errors
     /// [`SolverError::BlowUp`] when positions become non-finite or run away;
-    /// `state` is then left unchanged.
+    /// `state` is then left unchanged, but for Anderson's carried pairs,
+    /// which it then carries none of (the step took them and made its own
+    /// over them).
     pub fn step(&mut self, state: &mut State) -> Result<StepReport, SolverError> {
         self.step_observed(state, &mut |_, _| {})
     }
@@ -636,7 +638,7 @@ impl Solver {
         self.contacts.dedup_by_key(|c| c.vertex);
         let system = &self.system;
         self.accel
-            .load_secants(&state.secants, |i| system.is_free(i));
+            .load_secants(&mut state.secants, |i| system.is_free(i));
         let step = (alpha * h, h * h);
         for _ in 0..self.params.substeps {
             let t0 = Instant::now();
@@ -692,11 +694,12 @@ impl Solver {
         }
         let tf = Instant::now();
         let checked = self.check_blow_up(state.frame + 1, &velocities, &report.energies);
+        self.accel
+            .store_secants(&mut state.secants, checked.is_ok());
         if checked.is_ok() {
             state.positions.copy_from_slice(&self.x);
             state.velocities.copy_from_slice(&velocities);
             state.extrapolation.copy_from(&self.history);
-            state.secants.copy_from(self.accel.secants());
             state.contacts.clone_from(&self.contacts);
         }
         self.v = velocities;
