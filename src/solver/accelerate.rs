@@ -107,8 +107,9 @@ pub enum Acceleration {
     /// Chebyshev semi-iterative acceleration (Wang 2015) with an
     /// automatic spectral-radius estimate.
     Chebyshev,
-    /// Anderson acceleration (Peng et al. 2018) over the last
-    /// [`ANDERSON_WINDOW`] iterates.
+    /// Anderson acceleration (Peng et al. 2018) over the
+    /// [`CARRIED_SECANTS`] secant pairs carried from the last substeps and
+    /// up to [`EXTRA_COLUMNS`] more of a long substep.
     #[default]
     Anderson,
 }
@@ -191,7 +192,7 @@ pub(crate) struct Accelerator {
     /// per vertex so a pass reads one stream (single precision); the normal
     /// matrix `ΔFᵀΔF` over the window's columns; whether the last `G(x)`
     /// and residual `f = G(x) − x` (in `carry.last`) belong to this
-    /// substep's map; and how many columns this substep has made.
+    /// substep's map.
     carried: usize,
     extras: usize,
     extra: Vec<[[Vec3f; 2]; EXTRA_COLUMNS]>,
@@ -200,6 +201,7 @@ pub(crate) struct Accelerator {
     /// Anderson: the pairs and the last evaluation carried into the next
     /// substep: a state's, taken for the step ([`Accelerator::load_secants`]).
     carry: Secants,
+    /// Anderson: how many columns this substep has made.
     fresh: usize,
     /// Anderson: whether this substep continues the last one's map (its
     /// last evaluation was moved onto this one's, [`Accelerator::begin_substep`]),
@@ -596,6 +598,9 @@ impl Accelerator {
                 carry.count = (carry.count + fresh).min(CARRIED_SECANTS);
                 carry.next = (carry.next + fresh) % CARRIED_SECANTS;
             }
+            // The slots held are 0..count until the ring is full: the next
+            // substep's first column goes to slot `count`.
+            debug_assert!(carry.count == CARRIED_SECANTS || carry.next == carry.count);
             let n = carry.count;
             for (block, mine) in carry.normal.iter_mut().zip(&self.normal).take(n) {
                 block[..n].copy_from_slice(&mine[..n]);
@@ -953,6 +958,55 @@ mod tests {
         assert!(acc.carry.is_empty());
         substep(&mut acc, &mut x, &mut out, 2, 1);
         assert_eq!(acc.carry.len(), 1);
+    }
+
+    /// The carried normal matrix is the pairs' own `ΔFᵀΔF`, summed afresh,
+    /// after substeps of every length (fewer columns than slots, a column
+    /// replacing a carried one, more columns than slots and extra columns,
+    /// none) and after the pairs are forgotten.
+    #[test]
+    fn the_carried_normal_matrix_is_that_of_the_pairs() {
+        let m = 5;
+        let mut acc = Accelerator::new(Acceleration::Anderson, m);
+        let mut x = vec![Vec3::zeros(); m];
+        let mut out = x.clone();
+        let check = |acc: &Accelerator, label: &str| {
+            let carry = &acc.carry;
+            let n = carry.count;
+            assert!(n == CARRIED_SECANTS || carry.next == n, "{label}");
+            for r in 0..n {
+                for c in 0..n {
+                    let sum: f64 = carry
+                        .pairs
+                        .iter()
+                        .map(|p| p[r][1].cast::<f64>().dot(&p[c][1].cast::<f64>()))
+                        .sum();
+                    let held = carry.normal[r][c];
+                    assert!(
+                        (held - sum).abs() <= 1e-12 * sum.abs().max(1e-300),
+                        "{label}: ({r}, {c}) {held} vs {sum}"
+                    );
+                }
+            }
+        };
+        for (s, n) in [2, 3, 1, 2, 30, 40, 5].into_iter().enumerate() {
+            acc.restart();
+            for k in 0..n {
+                // A contraction that changes every substep and iteration.
+                let rate = 0.5 + 0.3 * ((s + k) % 3) as f64 / 3.0;
+                for (i, (o, x)) in out.iter_mut().zip(x.iter()).enumerate() {
+                    *o = Vec3::new(s as f64, i as f64, (i * k) as f64) + x * rate;
+                }
+                acc.combine(&mut x, &out);
+            }
+            acc.finish_substep(1.0, false);
+            check(&acc, &format!("substep {s} of {n}"));
+            if s == 3 {
+                acc.forget_secants();
+                check(&acc, "forgotten");
+            }
+        }
+        assert_eq!(acc.carry.len(), CARRIED_SECANTS);
     }
 
     /// Pairs loaded from a state lose their rows on vertices that are not
