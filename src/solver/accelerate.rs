@@ -930,21 +930,15 @@ mod tests {
         let m = 3;
         let mut acc = Accelerator::new(Acceleration::Anderson, m);
         let mut x = vec![Vec3::zeros(); m];
-        let mut out = x.clone();
-        let substep = |acc: &mut Accelerator, x: &mut Vec<Vec3>, out: &mut Vec<Vec3>, n, s| {
-            acc.restart();
-            for _ in 0..n {
-                // A contraction that changes every substep.
-                for (i, (o, x)) in out.iter_mut().zip(x.iter()).enumerate() {
-                    let rate = 0.3 + 0.5 * s as f64 / (CARRIED_SECANTS + 2) as f64;
-                    *o = Vec3::repeat(s as f64 + i as f64) + x * rate;
-                }
-                acc.combine(x, out);
-            }
-            acc.finish_substep(1.0, false);
+        // A contraction that changes every substep.
+        let substep = |acc: &mut Accelerator, x: &mut [Vec3], n, s: usize| {
+            let rate = 0.3 + 0.5 * s as f64 / (CARRIED_SECANTS + 2) as f64;
+            run_substep(acc, x, n, |_, i, x| {
+                Vec3::repeat(s as f64 + i as f64) + x * rate
+            });
         };
         for s in 0..CARRIED_SECANTS + 2 {
-            substep(&mut acc, &mut x, &mut out, 2, s);
+            substep(&mut acc, &mut x, 2, s);
             assert_eq!(acc.carry.len(), (s + 1).min(CARRIED_SECANTS), "{s}");
         }
         // Every slot holds a pair of its own substep: all differ.
@@ -954,9 +948,9 @@ mod tests {
                 assert_ne!(pairs[a], pairs[b], "slots {a} and {b}");
             }
         }
-        substep(&mut acc, &mut x, &mut out, 1, 0);
+        substep(&mut acc, &mut x, 1, 0);
         assert!(acc.carry.is_empty());
-        substep(&mut acc, &mut x, &mut out, 2, 1);
+        substep(&mut acc, &mut x, 2, 1);
         assert_eq!(acc.carry.len(), 1);
     }
 
@@ -969,7 +963,6 @@ mod tests {
         let m = 5;
         let mut acc = Accelerator::new(Acceleration::Anderson, m);
         let mut x = vec![Vec3::zeros(); m];
-        let mut out = x.clone();
         let check = |acc: &Accelerator, label: &str| {
             let carry = &acc.carry;
             let n = carry.count;
@@ -990,16 +983,11 @@ mod tests {
             }
         };
         for (s, n) in [2, 3, 1, 2, 30, 40, 5].into_iter().enumerate() {
-            acc.restart();
-            for k in 0..n {
-                // A contraction that changes every substep and iteration.
+            // A contraction that changes every substep and iteration.
+            run_substep(&mut acc, &mut x, n, |k, i, x| {
                 let rate = 0.5 + 0.3 * ((s + k) % 3) as f64 / 3.0;
-                for (i, (o, x)) in out.iter_mut().zip(x.iter()).enumerate() {
-                    *o = Vec3::new(s as f64, i as f64, (i * k) as f64) + x * rate;
-                }
-                acc.combine(&mut x, &out);
-            }
-            acc.finish_substep(1.0, false);
+                Vec3::new(s as f64, i as f64, (i * k) as f64) + x * rate
+            });
             check(&acc, &format!("substep {s} of {n}"));
             if s == 3 {
                 acc.forget_secants();
@@ -1007,6 +995,25 @@ mod tests {
             }
         }
         assert_eq!(acc.carry.len(), CARRIED_SECANTS);
+    }
+
+    /// One substep of `n` iterations from `x` of the map whose output at
+    /// vertex `i` in iteration `k` is `map(k, i, x_i)`.
+    fn run_substep(
+        acc: &mut Accelerator,
+        x: &mut [Vec3],
+        n: usize,
+        map: impl Fn(usize, usize, &Vec3) -> Vec3,
+    ) {
+        acc.restart();
+        let mut out = x.to_vec();
+        for k in 0..n {
+            for (i, (o, xi)) in out.iter_mut().zip(x.iter()).enumerate() {
+                *o = map(k, i, xi);
+            }
+            acc.combine(x, &out);
+        }
+        acc.finish_substep(1.0, false);
     }
 
     /// Pairs loaded from a state lose their rows on vertices that are not
