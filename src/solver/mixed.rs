@@ -7,7 +7,10 @@
 //! layout — dense blocks that share one list of row indices per supernode —
 //! so a solve reads about 4 bytes per entry instead of the 12 of the
 //! double-precision compressed columns (8-byte value, 4-byte row index), and
-//! runs its inner loops as dense, vectorisable dot products and updates.
+//! runs its inner loops as dense, vectorisable dot products and updates,
+//! four rows of a supernode (or four columns of its diagonal block) per
+//! pass over the work rows they share, with the single-precision entries
+//! converted four at a time.
 //! Arithmetic stays in double precision.
 //!
 //! Rounding `L` to single precision perturbs the matrix by about 1e-7
@@ -120,6 +123,17 @@ struct Supernode {
     /// of the diagonal block packed by columns, then the `below × size`
     /// block under it by rows.
     values: usize,
+}
+
+impl Supernode {
+    /// Where column `c` of the diagonal block starts in [`MixedL::values`]
+    /// (its rows `c + 1..size`, after the `c` columns before it of
+    /// `size − 1, size − 2, …` entries); `column(size)` is where the block
+    /// below starts.
+    #[inline(always)]
+    fn column(&self, c: usize) -> usize {
+        self.values + c * (2 * self.size - c - 1) / 2
+    }
 }
 
 /// `L` of `P A Pᵀ = L Lᵀ` (or of the relaxed matrix in `A`'s place) in
@@ -265,6 +279,13 @@ impl MixedFactor {
             }
         }
         out.split = Split::of(&out.supernodes, &out.rows, n);
+    }
+
+    /// Solves with the portable kernels from now on (to test them on a CPU
+    /// with AVX2).
+    #[cfg(test)]
+    pub(crate) fn use_portable(&mut self) {
+        self.avx2 = false;
     }
 
     /// Whether [`MixedFactor::solve`] runs on two threads when asked to.
@@ -466,6 +487,13 @@ trait Lanes {
     fn dot(row: &[f32], work: &[Row]) -> Row;
     /// `work[i] −= rowᵢ · s`.
     fn sub(row: &[f32], s: Row, work: &mut [Row]);
+    /// [`Lanes::dot`] of each of four rows (as long as `work`) with `work`,
+    /// each work row loaded once for the four: bitwise the four dots.
+    fn dot4(rows: [&[f32]; 4], work: &[Row]) -> [Row; 4];
+    /// [`Lanes::sub`] of four rows (as long as `work`) with `s[j]` for row
+    /// `j`, in order, each work row loaded and stored once: bitwise the four
+    /// subs.
+    fn sub4(rows: [&[f32]; 4], s: [Row; 4], work: &mut [Row]);
     /// `Σ valuesᵢ · x[colsᵢ]`.
     fn product(values: &[f64], cols: &[u32], x: &[Row]) -> Row;
 }
@@ -493,6 +521,18 @@ impl Lanes for Portable {
             for c in 0..4 {
                 w[c] -= l * s[c];
             }
+        }
+    }
+
+    #[inline(always)]
+    fn dot4(rows: [&[f32]; 4], work: &[Row]) -> [Row; 4] {
+        rows.map(|row| Self::dot(row, work))
+    }
+
+    #[inline(always)]
+    fn sub4(rows: [&[f32]; 4], s: [Row; 4], work: &mut [Row]) {
+        for (row, s) in rows.into_iter().zip(s) {
+            Self::sub(row, s, work);
         }
     }
 
@@ -556,6 +596,87 @@ impl Lanes for Avx2 {
     }
 
     #[inline(always)]
+    fn dot4(rows: [&[f32]; 4], work: &[Row]) -> [Row; 4] {
+        use std::arch::x86_64::*;
+        let k = work.len();
+        let rows = rows.map(|row| &row[..k]);
+        let mut out = [[0.0; 4]; 4];
+        // SAFETY: as in `dot`; every index below is under `k`, the length of
+        // `work` and of each of the four rows.
+        unsafe {
+            let mut even = [_mm256_setzero_pd(); 4];
+            let mut odd = [_mm256_setzero_pd(); 4];
+            let w = |i: usize| _mm256_loadu_pd(work.get_unchecked(i).as_ptr());
+            // Four entries of each row converted at once, then broadcast
+            // lane by lane; the sums in the order of `dot`.
+            let quads = k / 4 * 4;
+            for i in (0..quads).step_by(4) {
+                let (w0, w1, w2, w3) = (w(i), w(i + 1), w(i + 2), w(i + 3));
+                for j in 0..4 {
+                    let l = _mm256_cvtps_pd(_mm_loadu_ps(rows[j].as_ptr().add(i)));
+                    even[j] = _mm256_fmadd_pd(_mm256_permute4x64_pd::<0x00>(l), w0, even[j]);
+                    odd[j] = _mm256_fmadd_pd(_mm256_permute4x64_pd::<0x55>(l), w1, odd[j]);
+                    even[j] = _mm256_fmadd_pd(_mm256_permute4x64_pd::<0xAA>(l), w2, even[j]);
+                    odd[j] = _mm256_fmadd_pd(_mm256_permute4x64_pd::<0xFF>(l), w3, odd[j]);
+                }
+            }
+            // The last entries: even indices to `even`, odd to `odd`.
+            for i in quads..k {
+                let wi = w(i);
+                let sums = if i % 2 == 0 { &mut even } else { &mut odd };
+                for (j, sum) in sums.iter_mut().enumerate() {
+                    let l = _mm256_set1_pd(f64::from(*rows[j].get_unchecked(i)));
+                    *sum = _mm256_fmadd_pd(l, wi, *sum);
+                }
+            }
+            for j in 0..4 {
+                _mm256_storeu_pd(out[j].as_mut_ptr(), _mm256_add_pd(even[j], odd[j]));
+            }
+        }
+        out
+    }
+
+    #[inline(always)]
+    fn sub4(rows: [&[f32]; 4], s: [Row; 4], work: &mut [Row]) {
+        use std::arch::x86_64::*;
+        let k = work.len();
+        let rows = rows.map(|row| &row[..k]);
+        // SAFETY: as in `dot4`.
+        unsafe {
+            let s = s.map(|s| _mm256_loadu_pd(s.as_ptr()));
+            let quads = k / 4 * 4;
+            for i in (0..quads).step_by(4) {
+                // Entry i + t of row j is lane t of l[j].
+                let l: [__m256d; 4] =
+                    std::array::from_fn(|j| _mm256_cvtps_pd(_mm_loadu_ps(rows[j].as_ptr().add(i))));
+                let lane = |t: usize, l: __m256d| match t {
+                    0 => _mm256_permute4x64_pd::<0x00>(l),
+                    1 => _mm256_permute4x64_pd::<0x55>(l),
+                    2 => _mm256_permute4x64_pd::<0xAA>(l),
+                    _ => _mm256_permute4x64_pd::<0xFF>(l),
+                };
+                for t in 0..4 {
+                    let w = work.get_unchecked_mut(i + t).as_mut_ptr();
+                    let mut v = _mm256_loadu_pd(w);
+                    for j in 0..4 {
+                        v = _mm256_fnmadd_pd(lane(t, l[j]), s[j], v);
+                    }
+                    _mm256_storeu_pd(w, v);
+                }
+            }
+            for i in quads..k {
+                let w = work.get_unchecked_mut(i).as_mut_ptr();
+                let mut v = _mm256_loadu_pd(w);
+                for (j, s) in s.iter().enumerate() {
+                    let l = _mm256_set1_pd(f64::from(*rows[j].get_unchecked(i)));
+                    v = _mm256_fnmadd_pd(l, *s, v);
+                }
+                _mm256_storeu_pd(w, v);
+            }
+        }
+    }
+
+    #[inline(always)]
     fn product(values: &[f64], cols: &[u32], x: &[Row]) -> Row {
         use std::arch::x86_64::*;
         let mut out = [0.0; 4];
@@ -590,18 +711,32 @@ fn forward<L: Lanes>(
         let (k, end) = (s.size, s.start + s.size);
         let (head, tail) = own.split_at_mut(end - own_start);
         let block = &mut head[s.start - own_start..];
-        let mut column = s.values;
-        for c in 0..k {
+        let column = |c: usize| &l.values[s.column(c)..s.column(c + 1)];
+        // Four columns at a time: solved among themselves, then their
+        // updates of the rows below them in one pass (in column order, as
+        // one column at a time would).
+        let quads = k / 4 * 4;
+        for c0 in (0..quads).step_by(4) {
+            let mut y = [[0.0; 4]; 4];
+            for (t, y) in y.iter_mut().enumerate() {
+                let c = c0 + t;
+                let d = l.inv_diag[s.start + c];
+                *y = block[c].map(|v| v * d);
+                block[c] = *y;
+                L::sub(&column(c)[..3 - t], *y, &mut block[c + 1..c0 + 4]);
+            }
+            let rows = std::array::from_fn(|t| &column(c0 + t)[3 - t..]);
+            L::sub4(rows, y, &mut block[c0 + 4..]);
+        }
+        for c in quads..k {
             let d = l.inv_diag[s.start + c];
             let yc = block[c].map(|v| v * d);
             block[c] = yc;
-            let len = k - 1 - c;
-            L::sub(&l.values[column..column + len], yc, &mut block[c + 1..]);
-            column += len;
+            L::sub(column(c), yc, &mut block[c + 1..]);
         }
+        let column = s.column(k);
         let rows = &l.rows[s.rows..s.rows + s.below];
-        for (p, &r) in rows.iter().enumerate() {
-            let product = L::dot(&l.values[column + p * k..column + (p + 1) * k], block);
+        let mut update = |r: u32, product: Row| {
             let r = r as usize;
             let target = if r < own_end {
                 &mut tail[r - end]
@@ -611,6 +746,23 @@ fn forward<L: Lanes>(
             for c in 0..4 {
                 target[c] -= product[c];
             }
+        };
+        // Four rows at a time: four independent sums per load of `block`.
+        let fours = rows.chunks_exact(4);
+        let done = rows.len() - fours.remainder().len();
+        for (q, four) in fours.enumerate() {
+            let at = column + 4 * q * k;
+            let rows = std::array::from_fn(|j| &l.values[at + j * k..at + (j + 1) * k]);
+            let products = L::dot4(rows, block);
+            for (&r, product) in four.iter().zip(products) {
+                update(r, product);
+            }
+        }
+        for (p, &r) in rows.iter().enumerate().skip(done) {
+            update(
+                r,
+                L::dot(&l.values[column + p * k..column + (p + 1) * k], block),
+            );
         }
     }
 }
@@ -631,27 +783,54 @@ fn backward<L: Lanes>(
         let (k, end) = (s.size, s.start + s.size);
         let (head, tail) = own.split_at_mut(end - own_start);
         let block = &mut head[s.start - own_start..];
-        let below = s.values + k * (k - 1) / 2;
+        let below = s.column(k);
         let rows = &l.rows[s.rows..s.rows + s.below];
-        for (p, &r) in rows.iter().enumerate() {
-            let row = &l.values[below + p * k..below + (p + 1) * k];
+        let solved = |r: u32| {
             let r = r as usize;
-            let x = if r < own_end {
+            if r < own_end {
                 tail[r - end]
             } else {
                 top[r - top_start]
-            };
-            L::sub(row, x, block);
+            }
+        };
+        // Four rows at a time: one load and store of `block` for four.
+        let fours = rows.chunks_exact(4);
+        let done = rows.len() - fours.remainder().len();
+        for (q, four) in fours.enumerate() {
+            let at = below + 4 * q * k;
+            let rows = std::array::from_fn(|j| &l.values[at + j * k..at + (j + 1) * k]);
+            L::sub4(rows, std::array::from_fn(|j| solved(four[j])), block);
         }
-        for c in (0..k).rev() {
-            // Column c of the diagonal block starts after the c columns
-            // before it, of k − 1, k − 2, ... entries.
-            let column = s.values + c * (2 * k - c - 1) / 2;
-            let product = L::dot(&l.values[column..column + k - 1 - c], &block[c + 1..]);
+        for (p, &r) in rows.iter().enumerate().skip(done) {
+            L::sub(
+                &l.values[below + p * k..below + (p + 1) * k],
+                solved(r),
+                block,
+            );
+        }
+        let column = |c: usize| &l.values[s.column(c)..s.column(c + 1)];
+        let solve = |row: &mut Row, c: usize, product: Row| {
             let d = l.inv_diag[s.start + c];
-            let bc = &mut block[c];
             for lane in 0..4 {
-                bc[lane] = (bc[lane] - product[lane]) * d;
+                row[lane] = (row[lane] - product[lane]) * d;
+            }
+        };
+        let quads = k / 4 * 4;
+        for c in (quads..k).rev() {
+            let product = L::dot(column(c), &block[c + 1..]);
+            solve(&mut block[c], c, product);
+        }
+        // Four columns at a time: their sums over the solved rows below
+        // them in one pass, then the four among themselves.
+        for c0 in (0..quads).step_by(4).rev() {
+            let (quad, solved) = block[c0..].split_at_mut(4);
+            let rows = std::array::from_fn(|t| &column(c0 + t)[3 - t..]);
+            let below = L::dot4(rows, solved);
+            for t in (0..4).rev() {
+                let (head, tail) = quad.split_at_mut(t + 1);
+                let within = L::dot(&column(c0 + t)[..3 - t], tail);
+                let product = std::array::from_fn(|lane| below[t][lane] + within[lane]);
+                solve(&mut head[t], c0 + t, product);
             }
         }
     }
