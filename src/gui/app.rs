@@ -150,9 +150,11 @@ impl EditorApp {
     }
 
     /// Steps the simulation on its own thread (see [`SimWorker`]), so a
-    /// slow frame never holds up drawing.
-    pub fn with_worker(mut self) -> Self {
-        self.worker = Some(SimWorker::spawn());
+    /// slow frame never holds up drawing; each of its frames repaints
+    /// `ctx`.
+    pub fn with_worker(mut self, ctx: &egui::Context) -> Self {
+        let ctx = ctx.clone();
+        self.worker = Some(SimWorker::spawn(move || ctx.request_repaint()));
         self.unsynced = true;
         self
     }
@@ -677,13 +679,18 @@ impl eframe::App for EditorApp {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
             self.title = title;
         }
-        if self.session.is_playing() {
+        // Playing, the next frame repaints: the thread's wakes it when it
+        // arrives, so a simulation slower than the display does not share
+        // the CPU with redrawing the same frame (software rendering).
+        let woken = self.session.is_playing() && self.worker.is_some();
+        if self.session.is_playing() && !woken {
             ctx.request_repaint();
         }
         let rates = [self.ui_fps, self.sim_fps()];
         if let Some(run) = &mut self.script {
             let (view, has_scene) = (self.viewport.rect, self.viewport.has_scene());
-            run.frame_done(&ctx, view, has_scene, rates, self.session.state().frame);
+            let frame = self.session.state().frame;
+            run.frame_done(&ctx, view, has_scene, rates, frame, woken);
         }
     }
 

@@ -46,7 +46,9 @@ impl ScriptRun {
     /// Advances after a frame was laid out; `view` is the 3D view's
     /// rectangle (points), `has_scene` whether it drew in 3D, `rates` the
     /// UI and simulation frames per second and `frame` the simulation's
-    /// frame (reported at the end, with the run's wall time).
+    /// frame (reported at the end, with the run's wall time). With `woken`
+    /// the simulation's next frame repaints (the run then counts the frames
+    /// it draws, as a user sees them); otherwise the run repaints at once.
     pub fn frame_done(
         &mut self,
         ctx: &egui::Context,
@@ -54,9 +56,12 @@ impl ScriptRun {
         has_scene: bool,
         rates: [f64; 2],
         frame: u64,
+        woken: bool,
     ) {
         self.drawn += 1;
-        ctx.request_repaint();
+        if !woken || self.drawn >= self.script.frames {
+            ctx.request_repaint();
+        }
         if self.drawn < self.script.frames {
             return;
         }

@@ -108,7 +108,7 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
         native,
         Box::new(move |cc| {
             let scripted = script.is_some();
-            let mut app = EditorApp::new(cc, session, script).with_worker();
+            let mut app = EditorApp::new(cc, session, script).with_worker(&cc.egui_ctx);
             // A scripted run (CI, screenshots) neither offers nor writes
             // crash-recovery autosaves.
             if !scripted {

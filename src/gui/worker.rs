@@ -10,6 +10,9 @@
 //! soft-pin targets, which [`SimWorker::targets`] forwards without a
 //! restart. The states the session has done with go back to the thread,
 //! whose next frames are copied into them instead of fresh allocations.
+//! Each frame sent wakes the UI (the `wake` given to [`SimWorker::spawn`]),
+//! so while playing the UI draws when there is a new frame to draw, instead
+//! of as often as it can.
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
@@ -92,13 +95,15 @@ fn rate(arrivals: &VecDeque<Instant>, now: Instant) -> f64 {
 }
 
 impl SimWorker {
-    /// Starts the thread (idle until the first [`SimWorker::sync`]).
-    pub fn spawn() -> Self {
+    /// Starts the thread (idle until the first [`SimWorker::sync`]); it
+    /// calls `wake` after sending each frame (or blow-up), for
+    /// [`SimWorker::collect`] to be called soon.
+    pub fn spawn(wake: impl Fn() + Send + 'static) -> Self {
         let (messages, inbox) = mpsc::channel();
         let (outbox, outcomes) = mpsc::sync_channel(AHEAD);
         let thread = std::thread::Builder::new()
             .name("simulation".into())
-            .spawn(move || run(&inbox, &outbox))
+            .spawn(move || run(&inbox, &outbox, &wake))
             .ok();
         Self {
             messages: Some(messages),
@@ -190,8 +195,9 @@ impl Drop for SimWorker {
     }
 }
 
-/// The thread: waits for work, steps in real time, sends each frame.
-fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
+/// The thread: waits for work, steps in real time, sends each frame and
+/// wakes the UI.
+fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>, wake: &dyn Fn()) {
     let mut sim: Option<(u64, Solver, State)> = None;
     let mut spares: Vec<Box<State>> = Vec::with_capacity(SPARES);
     let mut playing = false;
@@ -268,6 +274,7 @@ fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
         if outbox.send(outcome).is_err() {
             return;
         }
+        wake();
         // Real time, without catching up after a stall.
         due += dt;
         let now = Instant::now();
@@ -279,6 +286,9 @@ fn run(inbox: &Receiver<Message>, outbox: &SyncSender<Outcome>) {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
     use crate::command::Command;
     use crate::preset::{GridSpec, MeshSource, Preset};
@@ -331,7 +341,11 @@ mod tests {
     fn the_thread_steps_exactly_as_the_session_would() {
         let mut threaded = small();
         let mut direct = small();
-        let mut worker = SimWorker::spawn();
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&wakes);
+        let mut worker = SimWorker::spawn(move || {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
         threaded.apply(Command::Play).unwrap();
         worker.sync(&threaded);
         collect_until(&mut worker, &mut threaded, 10);
@@ -348,12 +362,15 @@ mod tests {
         // Paused: nothing more arrives.
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(worker.collect(&mut threaded), 0);
+        // Every frame woke the UI (frames stepped after the pause and
+        // dropped woke it too).
+        assert!(wakes.load(Ordering::Relaxed) >= frames as usize);
     }
 
     #[test]
     fn frames_of_an_older_sync_are_dropped() {
         let mut session = small();
-        let mut worker = SimWorker::spawn();
+        let mut worker = SimWorker::spawn(|| {});
         session.apply(Command::Play).unwrap();
         worker.sync(&session);
         std::thread::sleep(Duration::from_millis(60));
@@ -376,7 +393,7 @@ mod tests {
     #[test]
     fn a_blow_up_on_the_thread_pauses_the_session() {
         let mut session = small();
-        let mut worker = SimWorker::spawn();
+        let mut worker = SimWorker::spawn(|| {});
         session
             .apply(Command::SetParam(crate::command::Param::Gravity(
                 Vec3::new(0.0, -1e12, 0.0),
