@@ -110,7 +110,7 @@ impl TetProjector {
 
     /// Per type, `‖F − P_k‖²` (unweighted, without `|V₀|`; 0 for a type
     /// that is off).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn distances(&self, f: &Matrix3<f64>, p: &TetProjections) -> [f64; 3] {
         std::array::from_fn(|k| {
             if self.weights[k] != 0.0 {
@@ -122,7 +122,7 @@ impl TetProjector {
     }
 
     /// `Σ_k w_k P_k` over the types that are on.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn combine(&self, p: &TetProjections) -> Matrix3<f64> {
         let mut q = Matrix3::zeros();
         for (pk, &w) in p.iter().zip(&self.weights) {
@@ -198,36 +198,79 @@ pub(crate) fn tet_block(
     if !projector.is_active() {
         return sums;
     }
-    let mut finish = |tet: &Tet, f: &Matrix3<f64>, p: &TetProjections| {
-        for (sum, d) in sums.iter_mut().zip(projector.distances(f, p)) {
-            *sum += tet.rest_volume * d;
-        }
+    let mut scatter = |tet: &Tet, q: Matrix3<f64>| {
         if let Some(rhs) = rhs.as_deref_mut() {
-            let q = projector.combine(p) * tet.rest_volume;
+            let q = q * tet.rest_volume;
             for (&v, g) in tet.vertices.iter().zip(tet.stencil()) {
                 rhs[v as usize] += q * g;
             }
         }
-        if let Some(store) = store.as_deref_mut() {
-            store.push(*p);
-        }
     };
-    // Four decompositions at a time.
-    let mut p = [[Matrix3::zeros(); 3]; 4];
+    if projector.is_rotation_only() && store.is_none() {
+        // Only the rotation is formed (the other two would be `F`): the
+        // same sums and right-hand side as below, without them.
+        let w = projector.weights()[0];
+        project_each(
+            tets,
+            x,
+            batch::closest_rotations,
+            project::closest_rotation,
+            |tet, f, r| {
+                sums[0] += tet.rest_volume * (f - r).norm_squared();
+                scatter(tet, r * w);
+            },
+        );
+        return sums;
+    }
+    let four = |f: &[Matrix3<f64>; 4]| {
+        let mut p = [[Matrix3::zeros(); 3]; 4];
+        projector.project_four(f, &mut p);
+        p
+    };
+    project_each(
+        tets,
+        x,
+        four,
+        |f| projector.project(f),
+        |tet, f, p| {
+            for (sum, d) in sums.iter_mut().zip(projector.distances(f, p)) {
+                *sum += tet.rest_volume * d;
+            }
+            scatter(tet, projector.combine(p));
+            if let Some(store) = store.as_deref_mut() {
+                store.push(*p);
+            }
+        },
+    );
+    sums
+}
+
+/// Calls `finish(tet, F, projection)` for each of `tets` in order, `F` at
+/// `x`, projecting four at a time with `four` and the rest with `one`.
+#[inline(always)]
+fn project_each<P>(
+    tets: &[Tet],
+    x: &[Vec3],
+    four: impl Fn(&[Matrix3<f64>; 4]) -> [P; 4],
+    one: impl Fn(&Matrix3<f64>) -> P,
+    mut finish: impl FnMut(&Tet, &Matrix3<f64>, &P),
+) {
     let chunks = tets.chunks_exact(4);
     let rest = chunks.remainder();
+    let mut f = [Matrix3::zeros(); 4];
     for chunk in chunks {
-        let f: [Matrix3<f64>; 4] = std::array::from_fn(|k| chunk[k].deformation_gradient(x));
-        projector.project_four(&f, &mut p);
+        for (f, tet) in f.iter_mut().zip(chunk) {
+            *f = tet.deformation_gradient(x);
+        }
+        let p = four(&f);
         for k in 0..4 {
             finish(&chunk[k], &f[k], &p[k]);
         }
     }
     for tet in rest {
         let f = tet.deformation_gradient(x);
-        finish(tet, &f, &projector.project(&f));
+        finish(tet, &f, &one(&f));
     }
-    sums
 }
 
 /// `Σ_k w_k/2 |V₀| ‖F − P_k‖²` at `x` for projections stored by [`tet_block`].
