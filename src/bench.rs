@@ -358,32 +358,82 @@ impl Motion {
     }
 }
 
-/// Measures `method` (with the extrapolated initial guess if `extrapolate`)
-/// on `scene`, with the solver's parallel work on `threads` threads
-/// (default: the solver's own choice), along its own motion: what a session
-/// at a given iteration count sees, history included.
+/// Measures every method of [`ACCURACY_METHODS`] on `scene` (in that
+/// order), with the solver's parallel work on `threads` threads (default:
+/// the solver's own choice), each along its own motion: what a session at a
+/// given iteration count sees, history included.
 ///
 /// First the motion at the scene's 10 iterations per frame: each sampled
 /// step's error after every iteration up to the cap gives a first count per
 /// tolerance (the median of the fewest iterations reaching it). Then the
 /// count is settled on the motion run at that count: the fewest `n` whose
 /// motion's sampled steps, each stepped with `n` iterations, land within the
-/// tolerance (median), searched up or down by one from the first count. Its
-/// frames are then timed from the sampled states.
+/// tolerance (median), searched up or down by one from the first count.
+/// Last, each method's motion at its settled count is stepped again, all
+/// of them side by side, and their frames are timed from the sampled
+/// states, taking turns ([`time_in_turns`]), so that the host's speed
+/// drifting over the minutes the measurement takes reaches every method
+/// alike.
 ///
 /// # Errors
 /// Any [`SolverError`].
 pub fn accuracy(
     scene: &Scene,
-    (method, extrapolate): (Acceleration, bool),
     threads: Option<usize>,
     sampling: Sampling,
-) -> Result<AccuracyResult, SolverError> {
-    let params = SimParams {
+) -> Result<Vec<AccuracyResult>, SolverError> {
+    let mut results = ACCURACY_METHODS
+        .iter()
+        .map(|&method| plan(scene, method, threads, sampling))
+        .collect::<Result<Vec<_>, _>>()?;
+    for k in 0..TOLERANCES.len() {
+        let counts = results
+            .iter()
+            .map(|r| [r.iterations_to_1e3, r.iterations_to_1e5][k]);
+        let timed: Vec<(usize, SimParams)> = (ACCURACY_METHODS.into_iter().zip(counts))
+            .enumerate()
+            .filter_map(|(i, (method, n))| {
+                let params = method_params(scene, method);
+                Some((
+                    i,
+                    SimParams {
+                        iterations: n?,
+                        ..params
+                    },
+                ))
+            })
+            .collect();
+        let configs: Vec<SimParams> = timed.iter().map(|(_, p)| p.clone()).collect();
+        let ms = time_in_turns(scene, &configs, threads, sampling)?;
+        for ((i, _), ms) in timed.into_iter().zip(ms) {
+            match k {
+                0 => results[i].ms_to_1e3 = Some(ms),
+                _ => results[i].ms_to_1e5 = Some(ms),
+            }
+        }
+    }
+    Ok(results)
+}
+
+/// The parameters of `scene` with `method` (with the extrapolated initial
+/// guess if `extrapolate`).
+fn method_params(scene: &Scene, (method, extrapolate): (Acceleration, bool)) -> SimParams {
+    SimParams {
         acceleration: method,
         extrapolate,
         ..scene.params()
-    };
+    }
+}
+
+/// [`accuracy()`] of one method, up to timing its frames: the iteration
+/// counts, without the times.
+fn plan(
+    scene: &Scene,
+    method: (Acceleration, bool),
+    threads: Option<usize>,
+    sampling: Sampling,
+) -> Result<AccuracyResult, SolverError> {
+    let params = method_params(scene, method);
     let explore = Motion::run(scene, &params, threads, sampling)?;
     let curves = explore.errors(sampling.max_iterations)?;
     let mut errors: Vec<f64> = curves
@@ -392,7 +442,6 @@ pub fn accuracy(
         .collect();
     let mut newton: Vec<f64> = explore.samples.iter().map(|s| s.reference.ms()).collect();
     let mut counts = [None, None];
-    let mut ms = [None, None];
     for (k, &tolerance) in TOLERANCES.iter().enumerate() {
         let mut firsts: Vec<f64> = curves
             .iter()
@@ -406,24 +455,17 @@ pub fn accuracy(
             continue;
         }
         let first = (first.round() as usize).max(1);
-        if let Some((n, motion)) = settle(scene, &params, threads, sampling, tolerance, first)? {
-            let mut times = Vec::with_capacity(motion.samples.len());
-            for s in &motion.samples {
-                times.push(time_frame(&s.solver, &s.state, n)?);
-            }
-            counts[k] = Some(n);
-            ms[k] = Some(median(&mut times));
-        }
+        counts[k] = settle(scene, &params, threads, sampling, tolerance, first)?;
     }
     let solver = &explore.samples[explore.samples.len() - 1].solver;
     Ok(AccuracyResult {
         scene: scene.name.clone(),
-        method: method.name().into(),
+        method: method.0.name().into(),
         guess: params.guess_name().into(),
         threads: solver.threads(),
         steps: explore.samples.len(),
-        ms_to_1e3: ms[0],
-        ms_to_1e5: ms[1],
+        ms_to_1e3: None,
+        ms_to_1e5: None,
         iterations_to_1e3: counts[0],
         iterations_to_1e5: counts[1],
         error_at_default: median(&mut errors),
@@ -435,7 +477,7 @@ pub fn accuracy(
 
 /// The fewest iterations per frame, searched by one from `first`, whose
 /// own motion lands within `tolerance` of Newton (median over the sampled
-/// steps), with that motion; `None` if none up to the cap does.
+/// steps); `None` if none up to the cap does.
 fn settle(
     scene: &Scene,
     params: &SimParams,
@@ -443,8 +485,8 @@ fn settle(
     sampling: Sampling,
     tolerance: f64,
     first: usize,
-) -> Result<Option<(usize, Motion)>, SolverError> {
-    let within = |n: usize| -> Result<Option<Motion>, SolverError> {
+) -> Result<Option<usize>, SolverError> {
+    let within = |n: usize| -> Result<bool, SolverError> {
         let at_n = SimParams {
             iterations: n,
             ..params.clone()
@@ -455,60 +497,88 @@ fn settle(
             .iter()
             .map(|a| a.errors[a.errors.len() - 1])
             .collect();
-        Ok((median(&mut errors) <= tolerance).then_some(motion))
+        Ok(median(&mut errors) <= tolerance)
     };
     let cap = sampling.max_iterations.max(1);
     let mut n = first.min(cap);
-    let mut found = within(n)?;
-    if found.is_none() {
-        // Up until one is within.
-        while found.is_none() {
-            if n >= cap {
-                return Ok(None);
-            }
-            n += 1;
-            found = within(n)?;
-        }
-    } else {
+    if within(n)? {
         // Down while they stay within.
-        while n > 1 {
-            match within(n - 1)? {
-                Some(motion) => {
-                    n -= 1;
-                    found = Some(motion);
-                }
-                None => break,
-            }
+        while n > 1 && within(n - 1)? {
+            n -= 1;
+        }
+        return Ok(Some(n));
+    }
+    // Up until one is within.
+    while n < cap {
+        n += 1;
+        if within(n)? {
+            return Ok(Some(n));
         }
     }
-    Ok(found.map(|motion| (n, motion)))
+    Ok(None)
 }
 
-/// Median wall time of one frame of `iterations` iterations from `start`,
-/// each run on a fresh clone of `solver`: at least 5 runs and 0.5 s of them,
-/// at most 25 runs, stopping after any run once they pass 20 s (short
-/// frames are noisy on a shared host: many runs steady their median).
-fn time_frame(solver: &Solver, start: &State, iterations: usize) -> Result<f64, SolverError> {
-    let params = SimParams {
-        iterations,
-        ..solver.params().clone()
-    };
-    let mut times = Vec::new();
-    let mut total = 0.0;
-    while times.len() < 25 && (times.len() < 5 || total < 500.0) {
-        let mut run = solver.clone();
-        run.set_params(&params)?;
-        let mut state = start.clone();
-        let t = Instant::now();
-        run.step(&mut state)?;
-        let ms = t.elapsed().as_secs_f64() * 1e3;
-        times.push(ms);
-        total += ms;
-        if total > 2e4 {
-            break;
+/// The median over sampled states of the median wall time of a frame with
+/// each of `configs` (the motion of each from rest is stepped anew, all of
+/// them side by side: one every `sampling.every` frames, `sampling.steps`
+/// of them), each frame run on a fresh clone of its solver. At every
+/// sampled state the configurations take turns, one frame of each per
+/// round: each runs at least 5 frames and 0.5 s of them there, at most 25,
+/// and stops once they pass 20 s (short frames are noisy on a shared host:
+/// many runs steady their median).
+fn time_in_turns(
+    scene: &Scene,
+    configs: &[SimParams],
+    threads: Option<usize>,
+    sampling: Sampling,
+) -> Result<Vec<f64>, SolverError> {
+    let model = scene.model();
+    let mut runs = configs
+        .iter()
+        .map(|params| {
+            let mut solver = Solver::new(&model, params)?;
+            if let Some(threads) = threads {
+                solver.set_threads(threads);
+            }
+            Ok((solver, State::at_rest(&model)))
+        })
+        .collect::<Result<Vec<_>, SolverError>>()?;
+    let steps = sampling.steps.max(1);
+    let mut medians = vec![Vec::with_capacity(steps); runs.len()];
+    for _ in 0..steps {
+        for (solver, state) in &mut runs {
+            for _ in 0..sampling.every.max(1) {
+                solver.step(state)?;
+            }
+        }
+        let mut times = vec![Vec::new(); runs.len()];
+        let mut totals = vec![0.0; runs.len()];
+        let done = |times: &[f64], total: f64| {
+            times.len() >= 25 || (times.len() >= 5 && total >= 500.0) || total > 2e4
+        };
+        while (times.iter().zip(&totals)).any(|(t, &total)| !done(t, total)) {
+            for (c, (solver, state)) in runs.iter().enumerate() {
+                if !done(&times[c], totals[c]) {
+                    let ms = time_frame(solver, state)?;
+                    times[c].push(ms);
+                    totals[c] += ms;
+                }
+            }
+        }
+        for (median_of, mut t) in medians.iter_mut().zip(times) {
+            median_of.push(median(&mut t));
         }
     }
-    Ok(median(&mut times))
+    Ok(medians.iter_mut().map(|m| median(m)).collect())
+}
+
+/// Wall time of one frame from `start`, on a fresh clone of `solver`.
+fn time_frame(solver: &Solver, start: &State) -> Result<f64, SolverError> {
+    let mut run = solver.clone();
+    let mut state = start.clone();
+    let t = Instant::now();
+    run.step(&mut state)?;
+    Ok(t.elapsed().as_secs_f64() * 1e3)
 }
 
 #[cfg(test)]

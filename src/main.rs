@@ -553,8 +553,8 @@ fn bench_accuracy(
     };
     for scene in &scenes {
         let mut baseline_and_default = [None, None];
-        for method in bench::ACCURACY_METHODS {
-            let r = bench::accuracy(scene, method, threads, sampling).map_err(runtime)?;
+        let results = bench::accuracy(scene, threads, sampling).map_err(runtime)?;
+        for (method, r) in bench::ACCURACY_METHODS.into_iter().zip(results) {
             if method == bench::ACCURACY_METHODS[0] {
                 baseline_and_default[0] = r.ms_to_1e3;
             }
