@@ -154,7 +154,9 @@ impl EditorApp {
     /// `ctx`.
     pub fn with_worker(mut self, ctx: &egui::Context) -> Self {
         let ctx = ctx.clone();
-        self.worker = Some(SimWorker::spawn(move || ctx.request_repaint()));
+        // One pass per frame: a repaint without delay draws twice.
+        let wake = move || ctx.request_repaint_after(std::time::Duration::from_millis(1));
+        self.worker = Some(SimWorker::spawn(wake));
         self.unsynced = true;
         self
     }
@@ -679,11 +681,15 @@ impl eframe::App for EditorApp {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
             self.title = title;
         }
-        // Playing, the next frame repaints: the thread's wakes it when it
+        // Playing, the next frame repaints: the thread wakes the UI when it
         // arrives, so a simulation slower than the display does not share
-        // the CPU with redrawing the same frame (software rendering).
-        let woken = self.session.is_playing() && self.worker.is_some();
-        if self.session.is_playing() && !woken {
+        // the CPU with redrawing the same frame (software rendering). A
+        // slow look-in keeps the simulation rate shown falling in a stall.
+        let woken =
+            self.session.is_playing() && self.worker.as_ref().is_some_and(SimWorker::is_running);
+        if woken {
+            ctx.request_repaint_after(std::time::Duration::from_millis(500));
+        } else if self.session.is_playing() {
             ctx.request_repaint();
         }
         let rates = [self.ui_fps, self.sim_fps()];

@@ -115,6 +115,12 @@ impl SimWorker {
         }
     }
 
+    /// Whether the thread runs (it did start and has not ended: a panic
+    /// ends it).
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
     /// Hands the thread the session's solver and state: it steps from them
     /// while the session plays. Frames stepped before are dropped.
     pub fn sync(&mut self, session: &Session) {
@@ -344,10 +350,18 @@ mod tests {
         let wakes = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&wakes);
         let mut worker = SimWorker::spawn(move || {
-            counter.fetch_add(1, Ordering::Relaxed);
+            counter.fetch_add(1, Ordering::SeqCst);
         });
+        assert!(worker.is_running());
         threaded.apply(Command::Play).unwrap();
         worker.sync(&threaded);
+        // A wake comes after its frame was sent: the frame is there to
+        // collect once the UI is woken.
+        let start = Instant::now();
+        while wakes.load(Ordering::SeqCst) == 0 && start.elapsed() < Duration::from_secs(5) {
+            std::hint::spin_loop();
+        }
+        assert_eq!(worker.collect(&mut threaded), 1);
         collect_until(&mut worker, &mut threaded, 10);
         threaded.apply(Command::Pause).unwrap();
         worker.sync(&threaded);
@@ -364,7 +378,7 @@ mod tests {
         assert_eq!(worker.collect(&mut threaded), 0);
         // Every frame woke the UI (frames stepped after the pause and
         // dropped woke it too).
-        assert!(wakes.load(Ordering::Relaxed) >= frames as usize);
+        assert!(wakes.load(Ordering::SeqCst) >= frames as usize);
     }
 
     #[test]

@@ -734,7 +734,7 @@ fn forward<L: Lanes>(
             block[c] = yc;
             L::sub(column(c), yc, &mut block[c + 1..]);
         }
-        let column = s.column(k);
+        let below = s.column(k);
         let rows = &l.rows[s.rows..s.rows + s.below];
         let mut update = |r: u32, product: Row| {
             let r = r as usize;
@@ -751,7 +751,7 @@ fn forward<L: Lanes>(
         let fours = rows.chunks_exact(4);
         let done = rows.len() - fours.remainder().len();
         for (q, four) in fours.enumerate() {
-            let at = column + 4 * q * k;
+            let at = below + 4 * q * k;
             let rows = std::array::from_fn(|j| &l.values[at + j * k..at + (j + 1) * k]);
             let products = L::dot4(rows, block);
             for (&r, product) in four.iter().zip(products) {
@@ -761,7 +761,7 @@ fn forward<L: Lanes>(
         for (p, &r) in rows.iter().enumerate().skip(done) {
             update(
                 r,
-                L::dot(&l.values[column + p * k..column + (p + 1) * k], block),
+                L::dot(&l.values[below + p * k..below + (p + 1) * k], block),
             );
         }
     }
