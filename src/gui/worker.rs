@@ -356,12 +356,12 @@ mod tests {
         threaded.apply(Command::Play).unwrap();
         worker.sync(&threaded);
         // A wake comes after its frame was sent: the frame is there to
-        // collect once the UI is woken.
+        // collect once the UI is woken (more may have come since).
         let start = Instant::now();
         while wakes.load(Ordering::SeqCst) == 0 && start.elapsed() < Duration::from_secs(5) {
             std::hint::spin_loop();
         }
-        assert_eq!(worker.collect(&mut threaded), 1);
+        assert!(worker.collect(&mut threaded) >= 1);
         collect_until(&mut worker, &mut threaded, 10);
         threaded.apply(Command::Pause).unwrap();
         worker.sync(&threaded);
