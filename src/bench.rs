@@ -322,6 +322,28 @@ struct Sample {
     reference: accuracy::Reference,
 }
 
+/// A solver of `model` with `params` (its parallel work on `threads`
+/// threads, default: its own choice) and the model at rest.
+fn at_rest(
+    model: &Model,
+    params: &SimParams,
+    threads: Option<usize>,
+) -> Result<(Solver, State), SolverError> {
+    let mut solver = Solver::new(model, params)?;
+    if let Some(threads) = threads {
+        solver.set_threads(threads);
+    }
+    Ok((solver, State::at_rest(model)))
+}
+
+/// Steps `state` on to the next sampled step (`sampling.every` frames).
+fn advance(solver: &mut Solver, state: &mut State, sampling: Sampling) -> Result<(), SolverError> {
+    for _ in 0..sampling.every.max(1) {
+        solver.step(state)?;
+    }
+    Ok(())
+}
+
 impl Motion {
     fn run(
         scene: &Scene,
@@ -329,17 +351,10 @@ impl Motion {
         threads: Option<usize>,
         sampling: Sampling,
     ) -> Result<Self, SolverError> {
-        let model = scene.model();
-        let mut solver = Solver::new(&model, params)?;
-        if let Some(threads) = threads {
-            solver.set_threads(threads);
-        }
-        let mut state = State::at_rest(&model);
+        let (mut solver, mut state) = at_rest(&scene.model(), params, threads)?;
         let mut samples = Vec::with_capacity(sampling.steps);
         for _ in 0..sampling.steps.max(1) {
-            for _ in 0..sampling.every.max(1) {
-                solver.step(&mut state)?;
-            }
+            advance(&mut solver, &mut state, sampling)?;
             samples.push(Sample {
                 reference: accuracy::Reference::new(&solver, &state)?,
                 solver: solver.clone(),
@@ -390,22 +405,22 @@ pub fn accuracy(
         let counts = results
             .iter()
             .map(|r| [r.iterations_to_1e3, r.iterations_to_1e5][k]);
-        let timed: Vec<(usize, SimParams)> = (ACCURACY_METHODS.into_iter().zip(counts))
-            .enumerate()
-            .filter_map(|(i, (method, n))| {
-                let params = method_params(scene, method);
-                Some((
-                    i,
-                    SimParams {
-                        iterations: n?,
-                        ..params
-                    },
-                ))
-            })
-            .collect();
-        let configs: Vec<SimParams> = timed.iter().map(|(_, p)| p.clone()).collect();
+        let (timed, configs): (Vec<usize>, Vec<SimParams>) =
+            (ACCURACY_METHODS.into_iter().zip(counts))
+                .enumerate()
+                .filter_map(|(i, (method, n))| {
+                    let params = method_params(scene, method);
+                    Some((
+                        i,
+                        SimParams {
+                            iterations: n?,
+                            ..params
+                        },
+                    ))
+                })
+                .unzip();
         let ms = time_in_turns(scene, &configs, threads, sampling)?;
-        for ((i, _), ms) in timed.into_iter().zip(ms) {
+        for (i, ms) in timed.into_iter().zip(ms) {
             match k {
                 0 => results[i].ms_to_1e3 = Some(ms),
                 _ => results[i].ms_to_1e5 = Some(ms),
@@ -535,21 +550,13 @@ fn time_in_turns(
     let model = scene.model();
     let mut runs = configs
         .iter()
-        .map(|params| {
-            let mut solver = Solver::new(&model, params)?;
-            if let Some(threads) = threads {
-                solver.set_threads(threads);
-            }
-            Ok((solver, State::at_rest(&model)))
-        })
+        .map(|params| at_rest(&model, params, threads))
         .collect::<Result<Vec<_>, SolverError>>()?;
     let steps = sampling.steps.max(1);
     let mut medians = vec![Vec::with_capacity(steps); runs.len()];
     for _ in 0..steps {
         for (solver, state) in &mut runs {
-            for _ in 0..sampling.every.max(1) {
-                solver.step(state)?;
-            }
+            advance(solver, state, sampling)?;
         }
         let mut times = vec![Vec::new(); runs.len()];
         let mut totals = vec![0.0; runs.len()];

@@ -543,7 +543,7 @@ impl Accelerator {
         self.omega = 1.0;
         self.forget();
         if self.method == Acceleration::Anderson {
-            self.carry.fit(self.extra.len());
+            // The carry was fitted to the model when the step loaded it.
             let n = self.carry.count;
             self.carried = n;
             for (mine, block) in self.normal.iter_mut().zip(&self.carry.normal).take(n) {
@@ -853,7 +853,7 @@ mod tests {
             }
         };
         let error_after = |method: Acceleration, iterations: usize| {
-            let mut acc = Accelerator::new(method, m);
+            let mut acc = loaded(method, m);
             acc.rho = Some(0.98);
             acc.restart();
             let mut x = vec![Vec3::zeros(); m];
@@ -891,28 +891,20 @@ mod tests {
                 .collect()
         };
         let iterate = |acc: &mut Accelerator, x: &mut Vec<Vec3>, c: &[Vec3], n: usize| {
-            acc.restart();
-            let mut out = x.clone();
-            for _ in 0..n {
-                for i in 0..m {
-                    out[i] = c[i] + (x[i] - c[i]) * rate(i);
-                }
-                acc.combine(x, &out);
-            }
-            acc.finish_substep(1.0, false);
+            run_substep(acc, x, n, |_, i, x| c[i] + (x - c[i]) * rate(i));
             x.iter()
                 .zip(c)
                 .map(|(a, b)| (a - b).norm())
                 .fold(0.0, f64::max)
         };
-        let mut carried = Accelerator::new(Acceleration::Anderson, m);
+        let mut carried = loaded(Acceleration::Anderson, m);
         let mut x = vec![Vec3::zeros(); m];
         iterate(&mut carried, &mut x, &target(1.0), CARRIED_SECANTS + 1);
         assert_eq!(carried.carry.len(), CARRIED_SECANTS);
         // The first pair is the first secant: G(x₁) − G(x₀) and f₁ − f₀.
         let first = carried.carry.pairs[m - 1][0];
         assert!(first[0].norm() > 0.0 && first[1].norm() > 0.0);
-        let mut afresh = Accelerator::new(Acceleration::Anderson, m);
+        let mut afresh = loaded(Acceleration::Anderson, m);
         let mut y = x.clone();
         let with = iterate(&mut carried, &mut x, &target(1.5), 1);
         let without = iterate(&mut afresh, &mut y, &target(1.5), 1);
@@ -928,7 +920,7 @@ mod tests {
     #[test]
     fn substeps_of_few_iterations_carry_their_last_pairs() {
         let m = 3;
-        let mut acc = Accelerator::new(Acceleration::Anderson, m);
+        let mut acc = loaded(Acceleration::Anderson, m);
         let mut x = vec![Vec3::zeros(); m];
         // A contraction that changes every substep.
         let substep = |acc: &mut Accelerator, x: &mut [Vec3], n, s: usize| {
@@ -961,7 +953,7 @@ mod tests {
     #[test]
     fn the_carried_normal_matrix_is_that_of_the_pairs() {
         let m = 5;
-        let mut acc = Accelerator::new(Acceleration::Anderson, m);
+        let mut acc = loaded(Acceleration::Anderson, m);
         let mut x = vec![Vec3::zeros(); m];
         let check = |acc: &Accelerator, label: &str| {
             let carry = &acc.carry;
@@ -995,6 +987,14 @@ mod tests {
             }
         }
         assert_eq!(acc.carry.len(), CARRIED_SECANTS);
+    }
+
+    /// An accelerator for `m` vertices that has loaded a state at rest (no
+    /// pairs), as a step does before its substeps.
+    fn loaded(method: Acceleration, m: usize) -> Accelerator {
+        let mut acc = Accelerator::new(method, m);
+        acc.load_secants(&mut Secants::default(), |_| true);
+        acc
     }
 
     /// One substep of `n` iterations from `x` of the map whose output at
