@@ -38,11 +38,11 @@ pub(crate) fn signed_svds(f: &[Matrix3<f64>; 4]) -> [SignedSvd; 4] {
 mod avx2 {
     use std::arch::x86_64::*;
 
-    use nalgebra::{Matrix3, Vector4};
+    use nalgebra::Matrix3;
 
     use crate::solver::project::{
         Cofactor, JACOBI_SWEEPS, MINOR_COLUMNS, NEWTON_STEPS, NEWTON_TOLERANCE, SignedSvd,
-        ZETA_OVERFLOW, rotation_from_adjugate,
+        ZETA_OVERFLOW, arap,
     };
 
     /// Four lanes of `f64`.
@@ -116,17 +116,64 @@ mod avx2 {
             row[d] = sub(row[d], lambda);
         }
         let adjugate = Pairs::of(&a).adjugate();
-        let adjugate = adjugate.map(|row| row.map(|x| lanes(x)));
-        let norm2 = lanes(norm2);
+        // `rotation_from_adjugate` in four lanes: the quaternion is the
+        // column through the largest diagonal entry (the first of equal
+        // ones, as `iamax`), ...
+        let abs = |x: V| _mm256_andnot_pd(splat(-0.0), x);
+        let mut largest = abs(adjugate[0][0]);
+        let mut q: [V; 4] = std::array::from_fn(|j| adjugate[j][0]);
+        for i in 1..4 {
+            let d = abs(adjugate[i][i]);
+            let larger = _mm256_cmp_pd::<_CMP_GT_OQ>(d, largest);
+            largest = _mm256_blendv_pd(largest, d, larger);
+            for (j, q) in q.iter_mut().enumerate() {
+                *q = _mm256_blendv_pd(*q, adjugate[j][i], larger);
+            }
+        }
+        // ... unless it is too small (a nearly double eigenvalue) or NaN:
+        // then the lane's SVD decides.
+        let scale = mul(norm2, _mm256_sqrt_pd(norm2));
+        let svd = _mm256_or_pd(
+            _mm256_cmp_pd::<_CMP_LE_OQ>(largest, mul(splat(1e-4), scale)),
+            _mm256_cmp_pd::<_CMP_UNORD_Q>(largest, largest),
+        );
+        let r = rotation_of_quaternion(q).map(|x| lanes(x));
+        let by_svd = _mm256_movemask_pd(svd);
         std::array::from_fn(|l| {
-            let entry = |i: usize, j: usize| adjugate[i][j][l];
-            rotation_from_adjugate(
-                &f[l],
-                norm2[l],
-                &Vector4::from_fn(|i, _| entry(i, i)),
-                |i| Vector4::from_fn(|j, _| entry(j, i)),
-            )
+            if by_svd & (1 << l) != 0 {
+                arap(&SignedSvd::new(&f[l]))
+            } else {
+                Matrix3::from_fn(|row, col| r[3 * row + col][l])
+            }
         })
+    }
+
+    /// The scalar `rotation_of_quaternion` in four lanes: the rotation of
+    /// the (not necessarily unit) quaternion `(w, x, y, z)`, row-major.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn rotation_of_quaternion([w, x, y, z]: [V; 4]) -> [V; 9] {
+        let add = |a: V, b: V| _mm256_add_pd(a, b);
+        let sub = |a: V, b: V| _mm256_sub_pd(a, b);
+        let mul = |a: V, b: V| _mm256_mul_pd(a, b);
+        let norm2 = add(add(add(mul(w, w), mul(x, x)), mul(y, y)), mul(z, z));
+        let s = _mm256_div_pd(_mm256_set1_pd(2.0), norm2);
+        let (xs, ys, zs) = (mul(x, s), mul(y, s), mul(z, s));
+        let (wx, wy, wz) = (mul(w, xs), mul(w, ys), mul(w, zs));
+        let (xx, xy, xz) = (mul(x, xs), mul(x, ys), mul(x, zs));
+        let (yy, yz, zz) = (mul(y, ys), mul(y, zs), mul(z, zs));
+        let one = _mm256_set1_pd(1.0);
+        [
+            sub(one, add(yy, zz)),
+            sub(xy, wz),
+            add(xz, wy),
+            add(xy, wz),
+            sub(one, add(xx, zz)),
+            sub(yz, wx),
+            sub(xz, wy),
+            add(yz, wx),
+            sub(one, add(xx, yy)),
+        ]
     }
 
     /// The lanes of `x`.

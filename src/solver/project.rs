@@ -235,7 +235,7 @@ pub fn closest_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
 /// its columns on demand) for `F = f` with `‖F‖² = norm2`: `adj = c v vᵀ`,
 /// so the column through the largest diagonal entry is the quaternion, or
 /// the SVD decides when the eigenvalue is nearly double.
-pub(crate) fn rotation_from_adjugate(
+fn rotation_from_adjugate(
     f: &Matrix3<f64>,
     norm2: f64,
     diagonal: &Vector4<f64>,
