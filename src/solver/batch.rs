@@ -41,8 +41,8 @@ mod avx2 {
     use nalgebra::Matrix3;
 
     use crate::solver::project::{
-        Cofactor, JACOBI_SWEEPS, MINOR_COLUMNS, NEWTON_STEPS, NEWTON_TOLERANCE, SignedSvd,
-        ZETA_OVERFLOW, arap,
+        Cofactor, JACOBI_SWEEPS, MINOR_COLUMNS, NEWTON_PREDICTED, NEWTON_STEPS, NEWTON_TOLERANCE,
+        SignedSvd, ZETA_OVERFLOW, arap,
     };
 
     /// Four lanes of `f64`.
@@ -105,8 +105,21 @@ mod avx2 {
                 _mm256_cmp_pd::<_CMP_LE_OQ>(step, mul(tolerance, lambda)),
             );
             let applied = _mm256_blendv_pd(step, _mm256_max_pd(step, zero), stop);
+            // Or the next step would be below an ulp (the scalar code's
+            // prediction): take this one and stop.
+            let half_curvature = _mm256_fmadd_pd(splat(6.0), l2, c2);
+            let converged = _mm256_and_pd(
+                _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_GT_OQ>(lambda, zero),
+                    _mm256_cmp_pd::<_CMP_GT_OQ>(half_curvature, zero),
+                ),
+                _mm256_cmp_pd::<_CMP_LE_OQ>(
+                    mul(mul(half_curvature, step), step),
+                    mul(mul(splat(NEWTON_PREDICTED), lambda), slope),
+                ),
+            );
             lambda = sub(lambda, _mm256_andnot_pd(done, applied));
-            done = _mm256_or_pd(done, stop);
+            done = _mm256_or_pd(done, _mm256_or_pd(stop, converged));
             if _mm256_movemask_pd(done) == 0b1111 {
                 break;
             }

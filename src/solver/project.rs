@@ -67,6 +67,13 @@ pub(crate) const NEWTON_STEPS: usize = 64;
 /// [`closest_rotation`]'s Newton stops at a step below this times `λ`.
 pub(crate) const NEWTON_TOLERANCE: f64 = 4.0 * f64::EPSILON;
 
+/// ... or after a step `d` from `λ` when the next one, about
+/// `p''(λ) d² / (2 p'(λ))` (convergence is quadratic, and `p''` grows
+/// with `λ > 0`, so this bounds it), would be below this times `λ`: the
+/// step that only confirms convergence is not taken (it was one of about
+/// four per tet on the tet cube's motion).
+pub(crate) const NEWTON_PREDICTED: f64 = f64::EPSILON;
+
 impl SignedSvd {
     /// Decomposes `f` by one-sided Jacobi (Hestenes 1958; Demmel & Veselić
     /// 1992): rotate pairs of columns of `A = F V` until all are orthogonal
@@ -223,7 +230,14 @@ pub fn closest_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
             lambda -= step.max(0.0);
             break;
         }
+        let half_curvature = 6.0 * l2 + c2;
+        let converged = lambda > 0.0
+            && half_curvature > 0.0
+            && half_curvature * step * step <= NEWTON_PREDICTED * lambda * slope;
         lambda -= step;
+        if converged {
+            break;
+        }
     }
     let adjugate = Pairs::of(&(k - Matrix4::identity() * lambda)).adjugate();
     rotation_from_adjugate(f, norm2, &adjugate.diagonal(), |i| {
