@@ -7,10 +7,16 @@
 //! lanes wait together. The per-lane ends (which adjugate column, the SVD
 //! fallback for a nearly double eigenvalue, the quaternion's rotation; the
 //! singular values' order and signs) are the scalar code's.
+//!
+//! A model whose only tet constraint is the strain needs nothing but the
+//! rotation, so [`rotation_terms`] keeps four tets in the lanes from their
+//! deformation gradients to their energies.
 
 use nalgebra::Matrix3;
 
 use super::project::{SignedSvd, closest_rotation};
+use crate::mesh::Vec3;
+use crate::model::Tet;
 
 /// The closest rotations to `f`, each as [`closest_rotation`] computes it
 /// (up to round-off: the fused multiply-adds round differently).
@@ -21,6 +27,29 @@ pub(crate) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
         return unsafe { avx2::closest_rotations(f) };
     }
     f.map(|f| closest_rotation(&f))
+}
+
+/// The rotation-only tet terms of `tets` at `x`, four tets at a time on
+/// CPUs with AVX2 and FMA: `Σ |V₀| ‖F − R‖²` (`R` the closest rotation to
+/// `F`, as [`closest_rotation`] computes it up to round-off) is returned,
+/// and with `rhs`, `w |V₀| R g_j` is added to the row of each vertex `j`.
+/// Returns the tets it left to the caller: the last ones (fewer than four),
+/// or all of them on other CPUs.
+pub(crate) fn rotation_terms<'a>(
+    tets: &'a [Tet],
+    x: &[Vec3],
+    w: f64,
+    rhs: Option<&mut [Vec3]>,
+) -> (f64, &'a [Tet]) {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2_fma() {
+        let done = tets.len() / 4 * 4;
+        // SAFETY: the CPU has the features the kernel is compiled for.
+        let sum = unsafe { avx2::rotation_terms(&tets[..done], x, w, rhs) };
+        return (sum, &tets[done..]);
+    }
+    let _ = (x, w, rhs);
+    (0.0, tets)
 }
 
 /// The signed SVDs of `f`, each as [`SignedSvd::new`] computes it (up to
@@ -40,6 +69,8 @@ mod avx2 {
 
     use nalgebra::Matrix3;
 
+    use crate::mesh::Vec3;
+    use crate::model::Tet;
     use crate::solver::project::{
         Cofactor, JACOBI_SWEEPS, MINOR_COLUMNS, NEWTON_PREDICTED, NEWTON_STEPS, NEWTON_TOLERANCE,
         SignedSvd, ZETA_OVERFLOW, arap,
@@ -50,10 +81,24 @@ mod avx2 {
 
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
-        let e = |r: usize, c: usize| gather(f, r, c);
-        let [f00, f01, f02] = [e(0, 0), e(0, 1), e(0, 2)];
-        let [f10, f11, f12] = [e(1, 0), e(1, 1), e(1, 2)];
-        let [f20, f21, f22] = [e(2, 0), e(2, 1), e(2, 2)];
+        let (r, by_svd) = rotation_lanes(std::array::from_fn(|i| gather(f, i / 3, i % 3)));
+        let r = r.map(|x| lanes(x));
+        std::array::from_fn(|l| {
+            if by_svd & (1 << l) != 0 {
+                arap(&SignedSvd::new(&f[l]))
+            } else {
+                Matrix3::from_fn(|row, col| r[3 * row + col][l])
+            }
+        })
+    }
+
+    /// The closest rotations to the four matrices whose entries are the
+    /// lanes of `f` (row-major), row-major, and the lanes (bits) where the
+    /// SVD must decide instead.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn rotation_lanes(f: [V; 9]) -> ([V; 9], i32) {
+        let [f00, f01, f02, f10, f11, f12, f20, f21, f22] = f;
         let add = |a: V, b: V| _mm256_add_pd(a, b);
         let sub = |a: V, b: V| _mm256_sub_pd(a, b);
         let mul = |a: V, b: V| _mm256_mul_pd(a, b);
@@ -135,12 +180,12 @@ mod avx2 {
         let abs = |x: V| _mm256_andnot_pd(splat(-0.0), x);
         let mut largest = abs(adjugate[0][0]);
         let mut q: [V; 4] = std::array::from_fn(|j| adjugate[j][0]);
-        for i in 1..4 {
-            let d = abs(adjugate[i][i]);
+        for (i, row) in adjugate.iter().enumerate().skip(1) {
+            let d = abs(row[i]);
             let larger = _mm256_cmp_pd::<_CMP_GT_OQ>(d, largest);
             largest = _mm256_blendv_pd(largest, d, larger);
-            for (j, q) in q.iter_mut().enumerate() {
-                *q = _mm256_blendv_pd(*q, adjugate[j][i], larger);
+            for (q, entries) in q.iter_mut().zip(&adjugate) {
+                *q = _mm256_blendv_pd(*q, entries[i], larger);
             }
         }
         // ... unless it is too small (a nearly double eigenvalue) or NaN:
@@ -150,15 +195,79 @@ mod avx2 {
             _mm256_cmp_pd::<_CMP_LE_OQ>(largest, mul(splat(1e-4), scale)),
             _mm256_cmp_pd::<_CMP_UNORD_Q>(largest, largest),
         );
-        let r = rotation_of_quaternion(q).map(|x| lanes(x));
-        let by_svd = _mm256_movemask_pd(svd);
-        std::array::from_fn(|l| {
-            if by_svd & (1 << l) != 0 {
-                arap(&SignedSvd::new(&f[l]))
-            } else {
-                Matrix3::from_fn(|row, col| r[3 * row + col][l])
+        (rotation_of_quaternion(q), _mm256_movemask_pd(svd))
+    }
+
+    /// [`super::rotation_terms`] of `tets` (a multiple of four).
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn rotation_terms(
+        tets: &[Tet],
+        x: &[Vec3],
+        w: f64,
+        mut rhs: Option<&mut [Vec3]>,
+    ) -> f64 {
+        let sub = |a: V, b: V| _mm256_sub_pd(a, b);
+        let mul = |a: V, b: V| _mm256_mul_pd(a, b);
+        let fma = |a: V, b: V, c: V| _mm256_fmadd_pd(a, b, c);
+        let mut sum = _mm256_setzero_pd();
+        for four in tets.chunks_exact(4) {
+            let lane = |value: &dyn Fn(&Tet) -> f64| {
+                _mm256_setr_pd(
+                    value(&four[0]),
+                    value(&four[1]),
+                    value(&four[2]),
+                    value(&four[3]),
+                )
+            };
+            // Component k of vertex v of each tet, then the edge matrix
+            // D_s (columns a − d, b − d, c − d) and D_m⁻¹, row by row.
+            let p: [[V; 3]; 4] = std::array::from_fn(|v| {
+                std::array::from_fn(|k| lane(&|t| x[t.vertices[v] as usize][k]))
+            });
+            let ds: [[V; 3]; 3] =
+                std::array::from_fn(|r| std::array::from_fn(|c| sub(p[c][r], p[3][r])));
+            let m: [[V; 3]; 3] =
+                std::array::from_fn(|r| std::array::from_fn(|c| lane(&|t| t.rest_inverse[(r, c)])));
+            let f: [V; 9] = std::array::from_fn(|i| {
+                let (r, c) = (i / 3, i % 3);
+                fma(
+                    ds[r][2],
+                    m[2][c],
+                    fma(ds[r][1], m[1][c], mul(ds[r][0], m[0][c])),
+                )
+            });
+            let (mut rot, by_svd) = rotation_lanes(f);
+            if by_svd != 0 {
+                let (f, mut r) = (f.map(|x| lanes(x)), rot.map(|x| lanes(x)));
+                for l in (0..4).filter(|l| by_svd & (1 << l) != 0) {
+                    let by_svd = arap(&SignedSvd::new(&Matrix3::from_fn(|i, j| f[3 * i + j][l])));
+                    for (i, r) in r.iter_mut().enumerate() {
+                        r[l] = by_svd[(i / 3, i % 3)];
+                    }
+                }
+                rot = r.map(|[a, b, c, d]| _mm256_setr_pd(a, b, c, d));
             }
-        })
+            let volume = lane(&|t| t.rest_volume);
+            let distance = (f.iter().zip(&rot)).fold(_mm256_setzero_pd(), |d, (f, r)| {
+                let e = sub(*f, *r);
+                fma(e, e, d)
+            });
+            sum = fma(volume, distance, sum);
+            let Some(rhs) = rhs.as_deref_mut() else {
+                continue;
+            };
+            // w |V₀| R g_j (the stencil g_j: rows of D_m⁻¹ and minus their
+            // sum), one tet at a time: in the lanes, the terms' transpose
+            // to the rows measured slower.
+            let q = rot.map(|r| lanes(mul(r, mul(volume, _mm256_set1_pd(w)))));
+            for (l, tet) in four.iter().enumerate() {
+                let q = Matrix3::from_fn(|r, c| q[3 * r + c][l]);
+                for (&v, g) in tet.vertices.iter().zip(tet.stencil()) {
+                    rhs[v as usize] += q * g;
+                }
+            }
+        }
+        lanes(sum).iter().sum()
     }
 
     /// The scalar `rotation_of_quaternion` in four lanes: the rotation of
@@ -481,6 +590,65 @@ mod tests {
             assert_rotation(&svd.u);
             assert_rotation(&svd.v);
         });
+    }
+
+    /// The rotation-only tet terms of four tets at a time are those of one
+    /// at a time (energy sum and every right-hand-side row) on a sheared,
+    /// uneven tet box; with one tet squashed onto a line (its lane takes the
+    /// SVD; its closest rotation is not unique, so only the energy must
+    /// agree).
+    #[test]
+    fn rotation_terms_agree_with_one_tet_at_a_time() {
+        if kernels().is_none() {
+            return;
+        }
+        let mesh = crate::mesh::primitives::tet_box(Vec3::repeat(1.0), [3, 2, 2]);
+        let weights = crate::model::Weights::default();
+        let model = crate::model::Model::from_tet_mesh(&mesh, 1000.0, weights, false);
+        let shear = Matrix3::new(1.1, 0.2, 0.0, -0.1, 0.9, 0.3, 0.05, 0.0, 1.2);
+        let mut x: Vec<Vec3> = (model.rest.iter().enumerate())
+            .map(|(i, p)| shear * p + Vec3::new(0.01 * (i % 3) as f64, -0.02 * (i % 5) as f64, 0.0))
+            .collect();
+        let (w, tets) = (3.0, &model.tets[..model.tets.len() / 4 * 4]);
+        // One tet at a time.
+        let one = |x: &[Vec3]| {
+            let mut rhs = vec![Vec3::zeros(); x.len()];
+            let mut sum = 0.0;
+            for tet in tets {
+                let f = tet.deformation_gradient(x);
+                let r = closest_rotation(&f);
+                sum += tet.rest_volume * (f - r).norm_squared();
+                for (&v, g) in tet.vertices.iter().zip(tet.stencil()) {
+                    rhs[v as usize] += r * w * tet.rest_volume * g;
+                }
+            }
+            (sum, rhs)
+        };
+        let four = |x: &[Vec3]| {
+            let mut rhs = vec![Vec3::zeros(); x.len()];
+            let (sum, rest) = rotation_terms(tets, x, w, Some(&mut rhs));
+            assert!(rest.is_empty());
+            assert_eq!(rotation_terms(tets, x, w, None).0, sum);
+            (sum, rhs)
+        };
+        let ((sum, rhs), (expected, expected_rhs)) = (four(&x), one(&x));
+        assert!(
+            (sum - expected).abs() <= 1e-12 * expected,
+            "{sum} vs {expected}"
+        );
+        let scale = expected_rhs.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        for (got, want) in rhs.iter().zip(&expected_rhs) {
+            assert!((got - want).norm() <= 1e-12 * scale, "{got} vs {want}");
+        }
+        let [a, b, c, d] = model.tets[0].vertices.map(|v| v as usize);
+        x[b] = x[a] + (x[d] - x[a]) * 0.3;
+        x[c] = x[a] + (x[d] - x[a]) * 0.6;
+        let ((sum, rhs), (expected, _)) = (four(&x), one(&x));
+        assert!(
+            (sum - expected).abs() <= 1e-12 * expected,
+            "{sum} vs {expected}"
+        );
+        assert!(rhs.iter().all(|v| v.iter().all(|x| x.is_finite())));
     }
 
     #[test]
