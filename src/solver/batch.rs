@@ -4,9 +4,10 @@
 //! [`SignedSvd::new`] (one-sided Jacobi sweeps), the same methods with each
 //! scalar a vector of four lanes. Both are chains of dependent divisions and
 //! square roots, so one matrix at a time leaves the CPU mostly waiting; four
-//! lanes wait together. The per-lane ends (which adjugate column, the SVD
-//! fallback for a nearly double eigenvalue, the quaternion's rotation; the
-//! singular values' order and signs) are the scalar code's.
+//! lanes wait together, and the rotation's end (which adjugate column, the
+//! quaternion's rotation) runs in the lanes too. The per-lane ends (the SVD
+//! for a nearly double eigenvalue; the singular values' order and signs)
+//! are the scalar code's.
 //!
 //! A model whose only tet constraint is the strain needs nothing but the
 //! rotation, so [`rotation_terms`] keeps four tets in the lanes from their
