@@ -201,7 +201,8 @@ pub(crate) fn tet_block(
     let rotation_only = projector.is_rotation_only() && store.is_none();
     let mut rest = tets;
     if rotation_only {
-        // Four tets at a time in vector lanes, throughout; the rest below.
+        // Four tets at a time in vector lanes; the rest (all of them on
+        // CPUs without AVX2) below.
         let w = projector.weights()[0];
         (sums[0], rest) = batch::rotation_terms(tets, x, w, rhs.as_deref_mut());
     }
