@@ -52,6 +52,15 @@ impl Tet {
         [g[0], g[1], g[2], -(g[0] + g[1] + g[2])]
     }
 
+    /// Adds `m g_j` to the row of each vertex `j` in `rows`: the pull of a
+    /// matrix `m` on `F = Σ x_j g_jᵀ` (`∂ tr(mᵀF) / ∂x_j`).
+    #[inline]
+    pub fn scatter(&self, m: &Matrix3<f64>, rows: &mut [Vec3]) {
+        for (&v, g) in self.vertices.iter().zip(self.stencil()) {
+            rows[v as usize] += m * g;
+        }
+    }
+
     /// The deformation gradient `F = D_s D_m⁻¹` at positions `x`.
     #[inline]
     pub fn deformation_gradient(&self, x: &[Vec3]) -> Matrix3<f64> {

@@ -262,10 +262,7 @@ mod avx2 {
             // to the rows measured slower.
             let q = rot.map(|r| lanes(mul(r, mul(volume, _mm256_set1_pd(w)))));
             for (l, tet) in four.iter().enumerate() {
-                let q = Matrix3::from_fn(|r, c| q[3 * r + c][l]);
-                for (&v, g) in tet.vertices.iter().zip(tet.stencil()) {
-                    rhs[v as usize] += q * g;
-                }
+                tet.scatter(&Matrix3::from_fn(|r, c| q[3 * r + c][l]), rhs);
             }
         }
         lanes(sum).iter().sum()

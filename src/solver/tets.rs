@@ -199,25 +199,21 @@ pub(crate) fn tet_block(
         return sums;
     }
     let rotation_only = projector.is_rotation_only() && store.is_none();
+    let w = projector.weights()[0];
     let mut rest = tets;
     if rotation_only {
         // Four tets at a time in vector lanes; the rest (all of them on
         // CPUs without AVX2) below.
-        let w = projector.weights()[0];
         (sums[0], rest) = batch::rotation_terms(tets, x, w, rhs.as_deref_mut());
     }
     let mut scatter = |tet: &Tet, q: Matrix3<f64>| {
         if let Some(rhs) = rhs.as_deref_mut() {
-            let q = q * tet.rest_volume;
-            for (&v, g) in tet.vertices.iter().zip(tet.stencil()) {
-                rhs[v as usize] += q * g;
-            }
+            tet.scatter(&(q * tet.rest_volume), rhs);
         }
     };
     if rotation_only {
         // Only the rotation is formed (the other two would be `F`): the
         // same sums and right-hand side as below, without them.
-        let w = projector.weights()[0];
         project_each(
             rest,
             x,
