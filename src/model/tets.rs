@@ -54,7 +54,7 @@ impl Tet {
 
     /// Adds `m g_j` to the row of each vertex `j` in `rows`: the pull of a
     /// matrix `m` on `F = Σ x_j g_jᵀ` (`∂ tr(mᵀF) / ∂x_j`).
-    #[inline]
+    #[inline(always)]
     pub fn scatter(&self, m: &Matrix3<f64>, rows: &mut [Vec3]) {
         for (&v, g) in self.vertices.iter().zip(self.stencil()) {
             rows[v as usize] += m * g;

@@ -88,12 +88,8 @@
 //! so every substep without a rejection raises the estimate a little and
 //! every rejection lowers it.
 
+use super::columns::Columns;
 use crate::mesh::Vec3;
-
-/// Anderson's history columns are stored in single precision: they only
-/// steer the extrapolation (the safeguard and the fixed point are double),
-/// and half the bytes is most of their cost.
-type Vec3f = nalgebra::Vector3<f32>;
 
 /// How the local/global iterations are accelerated. Presets store it in
 /// `[sim] acceleration`.
@@ -188,14 +184,19 @@ pub(crate) struct Accelerator {
     /// `0..carried`, window columns `0..carried`), which this substep's
     /// first columns replace as they appear, oldest first, and the extra
     /// columns it makes after those (`extra`'s slots `0..extras`, window
-    /// columns from [`CARRIED_SECANTS`] on), both `(ΔG, ΔF)` interleaved
-    /// per vertex so a pass reads one stream (single precision); the normal
+    /// columns from [`CARRIED_SECANTS`] on), both `(ΔG, ΔF)` in single
+    /// precision (columns.rs); the normal
     /// matrix `ΔFᵀΔF` over the window's columns; whether the last `G(x)`
     /// and residual `f = G(x) − x` (in `carry.last`) belong to this
     /// substep's map.
     carried: usize,
     extras: usize,
-    extra: Vec<[[Vec3f; 2]; EXTRA_COLUMNS]>,
+    /// (Allocated when a substep first makes more than
+    /// [`CARRIED_SECANTS`] columns: 2 MB on the n = 22 tet cube that
+    /// frames of a few iterations never use.)
+    extra: Columns<EXTRA_COLUMNS>,
+    /// The model's vertices.
+    vertices: usize,
     normal: [[f64; ANDERSON_WINDOW]; ANDERSON_WINDOW],
     has_last: bool,
     /// Anderson: the pairs and the last evaluation carried into the next
@@ -222,8 +223,8 @@ pub struct Secants {
     /// The slot the next substep's first pair goes to (a ring: the pairs
     /// are the last ones made, over substeps of few iterations too).
     next: usize,
-    /// `[ΔG, ΔF]` per vertex and pair (single precision, like the window).
-    pairs: Vec<[[Vec3f; 2]; CARRIED_SECANTS]>,
+    /// `(ΔG, ΔF)` of each pair (single precision, like the window).
+    pairs: Columns<CARRIED_SECANTS>,
     /// `ΔFᵀΔF` of the pairs held, by slot (so a substep starts without a
     /// pass over them).
     normal: [[f64; CARRIED_SECANTS]; CARRIED_SECANTS],
@@ -295,13 +296,7 @@ impl PartialEq for Secants {
         n == other.count
             && self.next == other.next
             && self.last == other.last
-            && (n == 0
-                || (self.pairs.len() == other.pairs.len()
-                    && self
-                        .pairs
-                        .iter()
-                        .zip(&other.pairs)
-                        .all(|(a, b)| a[..n] == b[..n])))
+            && (n == 0 || self.pairs.first_equal(&other.pairs, n))
     }
 }
 
@@ -326,8 +321,7 @@ impl Secants {
         if other.count == 0 {
             return;
         }
-        self.pairs.resize(other.pairs.len(), Default::default());
-        self.pairs.copy_from_slice(&other.pairs);
+        self.pairs.copy_from(&other.pairs);
     }
 
     /// Holds neither pairs nor an evaluation.
@@ -340,8 +334,8 @@ impl Secants {
     /// Makes room for `m` vertices: pairs and an evaluation of another
     /// vertex count (or none yet) are forgotten.
     fn fit(&mut self, m: usize) {
-        if self.pairs.len() != m {
-            self.pairs = vec![Default::default(); m];
+        if self.pairs.vertices() != m {
+            self.pairs = Columns::new(m);
             self.count = 0;
             self.next = 0;
         }
@@ -356,28 +350,13 @@ impl Secants {
     fn clear_pinned(&mut self, free: impl Fn(usize) -> bool) {
         let n = self.count;
         let mut changed = false;
-        for (i, pairs) in self.pairs.iter_mut().enumerate() {
-            if !free(i) && pairs[..n].iter().flatten().any(|v| *v != Vec3f::zeros()) {
-                pairs[..n].fill(Default::default());
-                changed = true;
+        for i in 0..self.pairs.vertices() {
+            if !free(i) {
+                changed |= self.pairs.clear(i, n);
             }
         }
-        if !changed {
-            return;
-        }
-        self.normal = [[0.0; CARRIED_SECANTS]; CARRIED_SECANTS];
-        for pairs in &self.pairs {
-            for (c, [_, f]) in pairs[..n].iter().enumerate() {
-                let f = f.cast::<f64>();
-                for (r, [_, other]) in pairs[..=c].iter().enumerate() {
-                    self.normal[r][c] += other.cast::<f64>().dot(&f);
-                }
-            }
-        }
-        for c in 0..n {
-            for r in 0..c {
-                self.normal[c][r] = self.normal[r][c];
-            }
+        if changed {
+            self.normal = self.pairs.normal(n);
         }
     }
 }
@@ -405,17 +384,17 @@ struct Estimate {
 impl Accelerator {
     /// An accelerator for `m` vertices.
     pub(crate) fn new(method: Acceleration, m: usize) -> Self {
-        let (older, history) = match method {
-            Acceleration::Plain => (0, 0),
-            Acceleration::Chebyshev => (m, 0),
-            Acceleration::Anderson => (0, m),
+        let older = match method {
+            Acceleration::Chebyshev => m,
+            _ => 0,
         };
         Self {
             method,
             count: 0,
             carried: 0,
             extras: 0,
-            extra: vec![Default::default(); history],
+            extra: Columns::default(),
+            vertices: m,
             normal: [[0.0; ANDERSON_WINDOW]; ANDERSON_WINDOW],
             has_last: false,
             older: vec![Vec3::zeros(); older],
@@ -461,7 +440,7 @@ impl Accelerator {
             return;
         }
         std::mem::swap(&mut self.carry, secants);
-        self.carry.fit(self.extra.len());
+        self.carry.fit(self.vertices);
         self.carry.clear_pinned(free);
     }
 
@@ -687,26 +666,29 @@ impl Accelerator {
     /// `f = G(x) − x`, and returns `ΔFᵀf` over the carried pairs in the
     /// window (none: θ is empty and the step is the plain `G(x)`).
     fn first_residual(&mut self, x: &[Vec3], out: &[Vec3]) -> [f64; ANDERSON_WINDOW] {
-        let mut b = [0.0; ANDERSON_WINDOW];
         let carry = &mut self.carry;
-        for (i, pairs) in carry.pairs.iter().enumerate() {
-            let f = out[i] - x[i];
-            carry.last.f[i] = f;
-            for (c, [_, dc]) in pairs[..self.carried].iter().enumerate() {
-                b[c] += dc.cast::<f64>().dot(&f);
-            }
+        for ((f, o), x) in carry.last.f.iter_mut().zip(out).zip(x) {
+            *f = o - x;
         }
         carry.last.g.copy_from_slice(out);
         self.has_last = true;
+        let mut b = [0.0; ANDERSON_WINDOW];
+        let n = self.carried;
+        if n > 0 {
+            let f = &carry.last.f;
+            let [sums] = carry.pairs.f_sums(|i| [f[i]]);
+            b[..n].copy_from_slice(&sums[..n]);
+        }
         b
     }
 
-    /// One pass: the new column `ΔG = G_k − G_{k−1}`, `ΔF = f_k − f_{k−1}`
-    /// (`f = G(x) − x`), written over the oldest carried pair while this
-    /// substep has made fewer than [`CARRIED_SECANTS`] (so the carry holds
-    /// it for the next substep), else to the extra columns' ring; the last
-    /// G and f become `G_k` and `f_k`; the new row of `ΔFᵀΔF` and `ΔFᵀf_k`
-    /// (returned) are summed as the column appears.
+    /// Two passes: the first makes the new column `ΔG = G_k − G_{k−1}`,
+    /// `ΔF = f_k − f_{k−1}` (`f = G(x) − x`), written over the oldest
+    /// carried pair while this substep has made fewer than
+    /// [`CARRIED_SECANTS`] (so the carry holds it for the next substep),
+    /// else to the extra columns' ring, and makes the last G and f `G_k`
+    /// and `f_k`; the second sums the new row of `ΔFᵀΔF` and `ΔFᵀf_k`
+    /// (returned).
     fn add_column(&mut self, x: &[Vec3], out: &[Vec3]) -> [f64; ANDERSON_WINDOW] {
         let made = self.fresh;
         self.fresh += 1;
@@ -717,36 +699,41 @@ impl Accelerator {
         } else {
             let slot = (made - CARRIED_SECANTS) % EXTRA_COLUMNS;
             self.extras = (self.extras + 1).min(EXTRA_COLUMNS);
+            if self.extra.vertices() != self.vertices {
+                self.extra = Columns::new(self.vertices);
+            }
             (Slot::Extra(slot), CARRIED_SECANTS + slot)
         };
         let (carried, extras) = (self.carried, self.extras);
+        let (carry, extra) = (&mut self.carry, &mut self.extra);
+        let last = &mut carry.last;
+        for (i, (o, x)) in out.iter().zip(x).enumerate() {
+            let f = o - x;
+            let pair = [(o - last.g[i]).cast::<f32>(), (f - last.f[i]).cast::<f32>()];
+            match slot {
+                Slot::Carried(s) => carry.pairs.set(i, s, pair),
+                Slot::Extra(s) => extra.set(i, s, pair),
+            }
+            last.f[i] = f;
+            last.g[i] = *o;
+        }
+        // The new ΔF as stored, and f_k.
+        let (pairs, f) = (&carry.pairs, &last.f);
+        let new = |i: usize| match slot {
+            Slot::Carried(s) => pairs.pair(i, s)[1],
+            Slot::Extra(s) => extra.pair(i, s)[1],
+        };
+        let vectors = |i: usize| [new(i).cast::<f64>(), f[i]];
         let mut row = [0.0; ANDERSON_WINDOW];
         let mut b = [0.0; ANDERSON_WINDOW];
-        let carry = &mut self.carry;
-        for (i, (pairs, extra)) in carry.pairs.iter_mut().zip(&mut self.extra).enumerate() {
-            let f = out[i] - x[i];
-            let pair = [
-                (out[i] - carry.last.g[i]).cast::<f32>(),
-                (f - carry.last.f[i]).cast::<f32>(),
-            ];
-            match slot {
-                Slot::Carried(s) => pairs[s] = pair,
-                Slot::Extra(s) => extra[s] = pair,
-            }
-            carry.last.f[i] = f;
-            carry.last.g[i] = out[i];
-            let df = pair[1].cast::<f64>();
-            let mut add = |c: usize, dc: &Vec3f| {
-                let dc = dc.cast::<f64>();
-                row[c] += dc.dot(&df);
-                b[c] += dc.dot(&f);
-            };
-            for (c, [_, dc]) in pairs[..carried].iter().enumerate() {
-                add(c, dc);
-            }
-            for (c, [_, dc]) in extra[..extras].iter().enumerate() {
-                add(CARRIED_SECANTS + c, dc);
-            }
+        let [r, sums] = pairs.f_sums(vectors);
+        row[..carried].copy_from_slice(&r[..carried]);
+        b[..carried].copy_from_slice(&sums[..carried]);
+        if extras > 0 {
+            let [r, sums] = extra.f_sums(vectors);
+            let window = CARRIED_SECANTS..CARRIED_SECANTS + extras;
+            row[window.clone()].copy_from_slice(&r[..extras]);
+            b[window].copy_from_slice(&sums[..extras]);
         }
         for c in self.columns() {
             self.normal[c][j] = row[c];
@@ -762,17 +749,15 @@ impl Accelerator {
 
     /// `x_{k+1} = G_k − ΔG θ` over the window's columns.
     fn mix(&self, x: &mut [Vec3], out: &[Vec3], t: &[f64; ANDERSON_WINDOW]) {
-        let (carried, extras) = (self.carried, self.extras);
-        let rows = self.carry.pairs.iter().zip(&self.extra);
-        for ((xi, g), (pairs, extra)) in x.iter_mut().zip(out).zip(rows) {
-            let mut step = Vec3::zeros();
-            for ([dg, _], tc) in pairs[..carried].iter().zip(t) {
-                step += dg.cast::<f64>() * *tc;
-            }
-            for ([dg, _], tc) in extra[..extras].iter().zip(&t[CARRIED_SECANTS..]) {
-                step += dg.cast::<f64>() * *tc;
-            }
-            *xi = g - step;
+        x.copy_from_slice(out);
+        let mut carried = [0.0; CARRIED_SECANTS];
+        carried[..self.carried].copy_from_slice(&t[..self.carried]);
+        self.carry.pairs.sub_g(&carried, x);
+        if self.extras > 0 {
+            let mut extra = [0.0; EXTRA_COLUMNS];
+            extra[..self.extras]
+                .copy_from_slice(&t[CARRIED_SECANTS..CARRIED_SECANTS + self.extras]);
+            self.extra.sub_g(&extra, x);
         }
     }
 
@@ -902,7 +887,7 @@ mod tests {
         iterate(&mut carried, &mut x, &target(1.0), CARRIED_SECANTS + 1);
         assert_eq!(carried.carry.len(), CARRIED_SECANTS);
         // The first pair is the first secant: G(x₁) − G(x₀) and f₁ − f₀.
-        let first = carried.carry.pairs[m - 1][0];
+        let first = carried.carry.pairs.pair(m - 1, 0);
         assert!(first[0].norm() > 0.0 && first[1].norm() > 0.0);
         let mut afresh = loaded(Acceleration::Anderson, m);
         let mut y = x.clone();
@@ -934,10 +919,10 @@ mod tests {
             assert_eq!(acc.carry.len(), (s + 1).min(CARRIED_SECANTS), "{s}");
         }
         // Every slot holds a pair of its own substep: all differ.
-        let pairs = &acc.carry.pairs[m - 1];
+        let pair = |c| acc.carry.pairs.pair(m - 1, c);
         for a in 0..CARRIED_SECANTS {
             for b in 0..a {
-                assert_ne!(pairs[a], pairs[b], "slots {a} and {b}");
+                assert_ne!(pair(a), pair(b), "slots {a} and {b}");
             }
         }
         substep(&mut acc, &mut x, 1, 0);
@@ -961,11 +946,8 @@ mod tests {
             assert!(n == CARRIED_SECANTS || carry.next == n, "{label}");
             for r in 0..n {
                 for c in 0..n {
-                    let sum: f64 = carry
-                        .pairs
-                        .iter()
-                        .map(|p| p[r][1].cast::<f64>().dot(&p[c][1].cast::<f64>()))
-                        .sum();
+                    let df = |i, c| carry.pairs.pair(i, c)[1].cast::<f64>();
+                    let sum: f64 = (0..m).map(|i| df(i, r).dot(&df(i, c))).sum();
                     let held = carry.normal[r][c];
                     assert!(
                         (held - sum).abs() <= 1e-12 * sum.abs().max(1e-300),
@@ -1021,8 +1003,7 @@ mod tests {
     #[test]
     fn loaded_pairs_have_no_rows_on_pins() {
         let m = 4;
-        let one = Vec3f::new(1.0, 2.0, 3.0);
-        let one = one.cast::<f64>();
+        let one = Vec3::new(1.0, 2.0, 3.0);
         let mut normal = [[0.0; CARRIED_SECANTS]; CARRIED_SECANTS];
         for row in &mut normal[..2] {
             row[..2].fill(m as f64 * one.norm_squared());
@@ -1030,16 +1011,25 @@ mod tests {
         let secants = Secants {
             count: 2,
             next: 2,
-            pairs: vec![[[one.cast(); 2]; CARRIED_SECANTS]; m],
+            pairs: {
+                let mut pairs = Columns::new(m);
+                for i in 0..m {
+                    for c in 0..CARRIED_SECANTS {
+                        pairs.set(i, c, [one.cast(); 2]);
+                    }
+                }
+                pairs
+            },
             normal,
             last: Evaluation::default(),
         };
         let mut acc = Accelerator::new(Acceleration::Anderson, m);
         acc.load_secants(&mut secants.clone(), |i| i != 2);
         assert_eq!(acc.carry.len(), 2);
-        for (i, pairs) in acc.carry.pairs.iter().enumerate() {
-            let expected = if i == 2 { Vec3f::zeros() } else { one.cast() };
-            assert!(pairs[..2].iter().flatten().all(|v| *v == expected), "{i}");
+        for i in 0..m {
+            let expected = if i == 2 { Vec3::zeros() } else { one }.cast();
+            let pair = |c| acc.carry.pairs.pair(i, c);
+            assert!((0..2).all(|c| pair(c) == [expected; 2]), "{i}");
         }
         // Their normal matrix is summed anew, without the pin's rows.
         let without = (m - 1) as f64 * one.norm_squared();

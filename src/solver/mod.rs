@@ -14,6 +14,7 @@ pub mod accelerate;
 pub mod accuracy;
 mod batch;
 pub mod collide;
+mod columns;
 pub mod energy;
 mod guess;
 mod memory;
