@@ -536,11 +536,16 @@ fn settle(
 /// The median over sampled states of the median wall time of a frame with
 /// each of `configs` (the motion of each from rest is stepped anew, all of
 /// them side by side: one every `sampling.every` frames, `sampling.steps`
-/// of them), each frame run on a fresh clone of its solver. At every
-/// sampled state the configurations take turns, one frame of each per
-/// round: each runs at least 5 frames and 0.5 s of them there, at most 25,
-/// and stops once they pass 20 s (short frames are noisy on a shared host:
-/// many runs steady their median).
+/// of them). At every sampled state the configurations take turns, one
+/// turn of each per round: a turn steps a fresh clone of the solver and
+/// the state on from there and times the [`TIMED_FRAMES`] frames after the
+/// first, which warms the caches as the frame before does in use (a frame
+/// timed right after the clone read its factor, model and Anderson's pairs
+/// cold: that costs the same per frame however many iterations it runs, so
+/// it inflated the short frames of the accelerated methods the most; see
+/// the README). Each configuration times at least 8 frames and 0.5 s of
+/// them there, at most 24, and stops once they pass 20 s (short frames are
+/// noisy on a shared host: many runs steady their median).
 fn time_in_turns(
     scene: &Scene,
     configs: &[SimParams],
@@ -561,14 +566,14 @@ fn time_in_turns(
         let mut times = vec![Vec::new(); runs.len()];
         let mut totals = vec![0.0; runs.len()];
         let done = |times: &[f64], total: f64| {
-            times.len() >= 25 || (times.len() >= 5 && total >= 500.0) || total > 2e4
+            times.len() >= 24 || (times.len() >= 8 && total >= 500.0) || total > 2e4
         };
         while (times.iter().zip(&totals)).any(|(t, &total)| !done(t, total)) {
             for (c, (solver, state)) in runs.iter().enumerate() {
                 if !done(&times[c], totals[c]) {
-                    let ms = time_frame(solver, state)?;
-                    times[c].push(ms);
-                    totals[c] += ms;
+                    let ms = time_frames(solver, state)?;
+                    totals[c] += ms.iter().sum::<f64>();
+                    times[c].extend(ms);
                 }
             }
         }
@@ -579,13 +584,22 @@ fn time_in_turns(
     Ok(medians.iter_mut().map(|m| median(m)).collect())
 }
 
-/// Wall time of one frame from `start`, on a fresh clone of `solver`.
-fn time_frame(solver: &Solver, start: &State) -> Result<f64, SolverError> {
+/// Frames a turn of [`time_in_turns`] times, after one it does not.
+const TIMED_FRAMES: usize = 4;
+
+/// Wall times of the [`TIMED_FRAMES`] frames after the first from
+/// `start`, stepped on a fresh clone of `solver`.
+fn time_frames(solver: &Solver, start: &State) -> Result<Vec<f64>, SolverError> {
     let mut run = solver.clone();
     let mut state = start.clone();
-    let t = Instant::now();
     run.step(&mut state)?;
-    Ok(t.elapsed().as_secs_f64() * 1e3)
+    (0..TIMED_FRAMES)
+        .map(|_| {
+            let t = Instant::now();
+            run.step(&mut state)?;
+            Ok(t.elapsed().as_secs_f64() * 1e3)
+        })
+        .collect()
 }
 
 #[cfg(test)]
