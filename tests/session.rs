@@ -343,7 +343,8 @@ fn load_and_save_through_the_session() {
     apply(&mut s, Command::SetWeight(WeightKind::Bending, 7.5));
     apply(&mut s, Command::Unpin(vec![0]));
     assert!(s.is_dirty());
-    let file = scratch_dir("session-save").join("saved.toml");
+    let dir = scratch_dir("session-save");
+    let file = dir.join("saved.toml");
     assert_eq!(
         apply(&mut s, Command::Save(Some(file.clone()))),
         Applied::Saved(file.clone())
@@ -373,6 +374,7 @@ fn load_and_save_through_the_session() {
         untitled.apply(Command::Load(PathBuf::from("/nonexistent/x.toml"))),
         Err(SessionError::Preset(_))
     ));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A grab pulls its vertex towards the target and leaves the preset and

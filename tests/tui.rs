@@ -572,7 +572,8 @@ fn save_and_save_as() {
             text: String::new()
         }
     );
-    let file = scratch_dir("tui-save").join("saved.toml");
+    let dir = scratch_dir("tui-save");
+    let file = dir.join("saved.toml");
     type_text(&mut app, &file.display().to_string());
     assert!(app.on_key(key(KeyCode::Enter)));
     assert!(app.status.starts_with("saved"), "{}", app.status);
@@ -582,6 +583,7 @@ fn save_and_save_as() {
     assert!((saved.material.weights.structural - 1000.0 * LOG_STEP).abs() < 1e-9);
     // Now `s` saves there directly.
     assert_eq!(app.handle_key(ch('s')), Action::Apply(Command::Save(None)));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Save as expands a leading `~` to the home directory, as a shell would
@@ -749,7 +751,8 @@ fn a_blow_up_does_not_hide_later_messages() {
     assert!(!app.session.is_playing());
     assert!(app.status.starts_with("blew up: "), "{}", app.status);
     assert_shows(&screen(&app, 120, 40), &["blew up, paused", " blew up: "]);
-    let file = scratch_dir("tui-blow-up").join("saved.toml");
+    let dir = scratch_dir("tui-blow-up");
+    let file = dir.join("saved.toml");
     app.on_key(ch('S'));
     let ctrl_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
     app.handle_key(ctrl_u);
@@ -761,6 +764,7 @@ fn a_blow_up_does_not_hide_later_messages() {
     // Reset ends the blow-up.
     app.apply(Command::Reset);
     assert!(!screen(&app, 120, 40).contains("blew up"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -964,7 +968,8 @@ fn opening_with_unsaved_changes_asks_first() {
         Action::Apply(Command::Load(cotton.clone()))
     );
     // s saves, then opens.
-    let file = scratch_dir("tui-open-save").join("cloth.toml");
+    let dir = scratch_dir("tui-open-save");
+    let file = dir.join("cloth.toml");
     let mut app = cloth();
     app.apply(Command::Save(Some(file.clone())));
     app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
@@ -980,6 +985,7 @@ fn opening_with_unsaved_changes_asks_first() {
     assert!(app.status.starts_with("error"), "{}", app.status);
     assert!(app.session.is_dirty());
     assert_eq!(app.session.path(), None);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Save-as never replaces a file of another kind (the mesh), adds `.toml`
