@@ -1772,6 +1772,21 @@ mod tests {
             amd.len_val()
         );
         assert!(system.stats().mixed_precision);
+        // The top separator is wider than a panel: the solve below runs on
+        // the panels it was cut into.
+        let faer_supernodes = match system.factor.as_ref().unwrap().analysis().raw() {
+            SymbolicCholeskyRaw::Supernodal(s) => s.n_supernodes(),
+            SymbolicCholeskyRaw::Simplicial(_) => unreachable!("forced supernodal"),
+        };
+        let Kernel::Mixed(mixed) = &system.kernel else {
+            unreachable!()
+        };
+        let (supernodes, widest) = mixed.supernodes();
+        assert!(
+            supernodes > faer_supernodes,
+            "{supernodes} of {faer_supernodes}"
+        );
+        assert!(widest <= super::super::mixed::MAX_PANEL);
 
         let m = model.vertex_count();
         let rhs: Vec<Vec3> = (0..m)
