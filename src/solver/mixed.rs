@@ -1175,28 +1175,33 @@ mod tests {
                     .zip(b.iter().flatten())
                     .all(|(x, y)| (x - y).abs() <= 1e-12 * y.abs().max(1.0))
             };
-            let portable = (
-                Portable::dot4(rows, &work),
-                Portable::dot4(interleaved, &work),
-            );
-            assert_eq!(portable.0, portable.1, "k {k}");
+            let portable = same_rows::<Portable>(rows, interleaved, &work, s);
             assert!(near(&portable.0, &expected), "k {k}");
-            let (mut a, mut b) = (work.clone(), work.clone());
-            Portable::sub4(rows, s, &mut a);
-            Portable::sub4(interleaved, s, &mut b);
-            assert_eq!(a, b, "k {k}");
             #[cfg(target_arch = "x86_64")]
             if super::super::has_avx2_fma() {
-                let avx2 = (Avx2::dot4(rows, &work), Avx2::dot4(interleaved, &work));
-                assert_eq!(avx2.0, avx2.1, "k {k}");
+                let avx2 = same_rows::<Avx2>(rows, interleaved, &work, s);
                 assert!(near(&avx2.0, &expected), "k {k}");
-                let (mut c, mut d) = (work.clone(), work.clone());
-                Avx2::sub4(rows, s, &mut c);
-                Avx2::sub4(interleaved, s, &mut d);
-                assert_eq!(c, d, "k {k}");
-                assert!(near(&c, &a), "k {k}");
+                assert!(near(&avx2.1, &portable.1), "k {k}");
             }
         }
+    }
+
+    /// `dot4` and `sub4` of `L` on the same four rows as [`Rows`] and as
+    /// [`Interleaved`], which must agree bitwise: the products and the
+    /// updated work rows.
+    fn same_rows<L: Lanes>(
+        rows: Rows<'_>,
+        interleaved: Interleaved<'_>,
+        work: &[Row],
+        s: [Row; 4],
+    ) -> ([Row; 4], Vec<Row>) {
+        let dot = L::dot4(rows, work);
+        assert_eq!(dot, L::dot4(interleaved, work), "k {}", rows.len());
+        let (mut a, mut b) = (work.to_vec(), work.to_vec());
+        L::sub4(rows, s, &mut a);
+        L::sub4(interleaved, s, &mut b);
+        assert_eq!(a, b, "k {}", rows.len());
+        (dot, a)
     }
 
     /// Single-column supernodes with the given rows below the diagonal:
