@@ -10,7 +10,10 @@
 //! runs its inner loops as dense, vectorisable dot products and updates,
 //! four rows of a supernode (or four columns of its diagonal block) per
 //! pass over the work rows they share, with the single-precision entries
-//! converted four at a time.
+//! converted four at a time. So that a pass streams, each group of four
+//! rows below a supernode is stored [`Interleaved`], and supernodes wider
+//! than [`MAX_PANEL`] columns are cut into panels whose work rows stay in
+//! the first-level cache.
 //! Arithmetic stays in double precision.
 //!
 //! Rounding `L` to single precision perturbs the matrix by about 1e-7
