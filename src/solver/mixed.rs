@@ -641,11 +641,12 @@ trait Lanes {
 /// Plain Rust.
 struct Portable;
 
-impl Lanes for Portable {
+impl Portable {
+    /// `Σ lᵢ · work[i]` over the entries `lᵢ` of a row.
     #[inline(always)]
-    fn dot(row: &[f32], work: &[Row]) -> Row {
+    fn dot_of(row: impl Iterator<Item = f32>, work: &[Row]) -> Row {
         let mut acc = [0.0; 4];
-        for (&l, w) in row.iter().zip(work) {
+        for (l, w) in row.zip(work) {
             let l = f64::from(l);
             for c in 0..4 {
                 acc[c] += l * w[c];
@@ -654,41 +655,40 @@ impl Lanes for Portable {
         acc
     }
 
+    /// `work[i] −= lᵢ · s` over the entries `lᵢ` of a row.
     #[inline(always)]
-    fn sub(row: &[f32], s: Row, work: &mut [Row]) {
-        for (&l, w) in row.iter().zip(work) {
+    fn sub_of(row: impl Iterator<Item = f32>, s: Row, work: &mut [Row]) {
+        for (l, w) in row.zip(work) {
             let l = f64::from(l);
             for c in 0..4 {
                 w[c] -= l * s[c];
             }
         }
     }
+}
+
+impl Lanes for Portable {
+    #[inline(always)]
+    fn dot(row: &[f32], work: &[Row]) -> Row {
+        Self::dot_of(row.iter().copied(), work)
+    }
+
+    #[inline(always)]
+    fn sub(row: &[f32], s: Row, work: &mut [Row]) {
+        Self::sub_of(row.iter().copied(), s, work);
+    }
 
     #[inline(always)]
     fn dot4<Q: Quad>(rows: Q, work: &[Row]) -> [Row; 4] {
-        let work = &work[..rows.len()];
-        std::array::from_fn(|j| {
-            let mut acc = [0.0; 4];
-            for (i, w) in work.iter().enumerate() {
-                let l = f64::from(rows.at(j, i));
-                for c in 0..4 {
-                    acc[c] += l * w[c];
-                }
-            }
-            acc
-        })
+        let k = rows.len();
+        std::array::from_fn(|j| Self::dot_of((0..k).map(|i| rows.at(j, i)), &work[..k]))
     }
 
     #[inline(always)]
     fn sub4<Q: Quad>(rows: Q, s: [Row; 4], work: &mut [Row]) {
-        let work = &mut work[..rows.len()];
-        for (j, s) in s.iter().enumerate() {
-            for (i, w) in work.iter_mut().enumerate() {
-                let l = f64::from(rows.at(j, i));
-                for c in 0..4 {
-                    w[c] -= l * s[c];
-                }
-            }
+        let k = rows.len();
+        for (j, s) in s.into_iter().enumerate() {
+            Self::sub_of((0..k).map(|i| rows.at(j, i)), s, &mut work[..k]);
         }
     }
 
