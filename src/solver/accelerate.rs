@@ -676,7 +676,7 @@ impl Accelerator {
         let n = self.carried;
         if n > 0 {
             let f = &carry.last.f;
-            let [sums] = carry.pairs.f_sums(|i| [f[i]]);
+            let [sums] = carry.pairs.f_sums(n, |i| [f[i]]);
             b[..n].copy_from_slice(&sums[..n]);
         }
         b
@@ -706,19 +706,19 @@ impl Accelerator {
         };
         let (carried, extras) = (self.carried, self.extras);
         let (carry, extra) = (&mut self.carry, &mut self.extra);
-        let last = &mut carry.last;
-        for (i, (o, x)) in out.iter().zip(x).enumerate() {
-            let f = o - x;
-            let pair = [(o - last.g[i]).cast::<f32>(), (f - last.f[i]).cast::<f32>()];
-            match slot {
-                Slot::Carried(s) => carry.pairs.set(i, s, pair),
-                Slot::Extra(s) => extra.set(i, s, pair),
-            }
-            last.f[i] = f;
-            last.g[i] = *o;
+        let last = [&mut carry.last.g[..], &mut carry.last.f[..]];
+        let pair = |i: usize, [g, f]: [&mut Vec3; 2]| {
+            let (o, new) = (out[i], out[i] - x[i]);
+            let pair = [(o - *g).cast::<f32>(), (new - *f).cast::<f32>()];
+            (*g, *f) = (o, new);
+            pair
+        };
+        match slot {
+            Slot::Carried(s) => carry.pairs.set_column(s, last, pair),
+            Slot::Extra(s) => extra.set_column(s, last, pair),
         }
         // The new ΔF as stored, and f_k.
-        let (pairs, f) = (&carry.pairs, &last.f);
+        let (pairs, f) = (&carry.pairs, &carry.last.f);
         let new = |i: usize| match slot {
             Slot::Carried(s) => pairs.pair(i, s)[1],
             Slot::Extra(s) => extra.pair(i, s)[1],
@@ -726,11 +726,11 @@ impl Accelerator {
         let vectors = |i: usize| [new(i).cast::<f64>(), f[i]];
         let mut row = [0.0; ANDERSON_WINDOW];
         let mut b = [0.0; ANDERSON_WINDOW];
-        let [r, sums] = pairs.f_sums(vectors);
+        let [r, sums] = pairs.f_sums(carried, vectors);
         row[..carried].copy_from_slice(&r[..carried]);
         b[..carried].copy_from_slice(&sums[..carried]);
         if extras > 0 {
-            let [r, sums] = extra.f_sums(vectors);
+            let [r, sums] = extra.f_sums(extras, vectors);
             let window = CARRIED_SECANTS..CARRIED_SECANTS + extras;
             row[window.clone()].copy_from_slice(&r[..extras]);
             b[window].copy_from_slice(&sums[..extras]);
@@ -749,10 +749,9 @@ impl Accelerator {
 
     /// `x_{k+1} = G_k − ΔG θ` over the window's columns.
     fn mix(&self, x: &mut [Vec3], out: &[Vec3], t: &[f64; ANDERSON_WINDOW]) {
-        x.copy_from_slice(out);
         let mut carried = [0.0; CARRIED_SECANTS];
         carried[..self.carried].copy_from_slice(&t[..self.carried]);
-        self.carry.pairs.sub_g(&carried, x);
+        self.carry.pairs.mix(&carried, out, x);
         if self.extras > 0 {
             let mut extra = [0.0; EXTRA_COLUMNS];
             extra[..self.extras]

@@ -36,7 +36,8 @@ use std::sync::Arc;
 
 use faer::sparse::linalg::cholesky::supernodal::{SupernodalLltRef, SymbolicSupernodalCholesky};
 
-use super::system::LowerPattern;
+use super::both;
+use super::system::{LowerPattern, RowMap};
 use crate::mesh::Vec3;
 
 /// The precision of the factor the global step solves with.
@@ -344,27 +345,30 @@ impl MixedFactor {
         &self.l.perm
     }
 
-    /// Solves `A x = rhs` for the vertices `row_vertex[k]` (row `k` of the
-    /// permuted system) as a correction of the guess their rows of `x` hold
-    /// on entry (with a relaxed factor, one step towards it: see
+    /// Solves `A x = rhs` for the vertices of the rows of `rows` (the
+    /// permuted system's) as a correction of the guess their rows of `x`
+    /// hold on entry (with a relaxed factor, one step towards it: see
     /// `super::relax`).
     ///
     /// With `parallel`, the substitutions run two independent groups of
     /// subtrees of the elimination tree on two threads (the result agrees
     /// with the serial one to round-off: the separator's rows receive the
-    /// second group's updates as one sum).
-    pub(crate) fn solve(
-        &mut self,
-        rhs: &[Vec3],
-        x: &mut [Vec3],
-        row_vertex: &[u32],
-        parallel: bool,
-    ) {
-        for ((w, g), &v) in self.work.iter_mut().zip(&mut self.guess).zip(row_vertex) {
-            let (r, x) = (rhs[v as usize], x[v as usize]);
-            *w = [r.x, r.y, r.z, 0.0];
-            *g = [x.x, x.y, x.z, 0.0];
-        }
+    /// second group's updates as one sum), and the gathering of the rows and
+    /// the scattering of the result split in two halves.
+    pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], rows: &RowMap, parallel: bool) {
+        let guess = &*x;
+        let gather = |work: &mut [Row], guesses: &mut [Row], vertices: &[u32]| {
+            for ((w, g), &v) in work.iter_mut().zip(guesses).zip(vertices) {
+                let (r, x) = (rhs[v as usize], guess[v as usize]);
+                *w = [r.x, r.y, r.z, 0.0];
+                *g = [x.x, x.y, x.z, 0.0];
+            }
+        };
+        let half = self.work.len() / 2;
+        let (w0, w1) = self.work.split_at_mut(half);
+        let (g0, g1) = self.guess.split_at_mut(half);
+        let (v0, v1) = rows.vertex.split_at(half);
+        both(parallel, || gather(w0, g0, v0), || gather(w1, g1, v1));
         let (l, avx2, guess) = (&*self.l, self.avx2, &self.guess[..]);
         if parallel {
             let half = self.work.len() / 2;
@@ -385,9 +389,19 @@ impl MixedFactor {
                 substitute::<Backward>(self.avx2, l, nodes, (&mut self.work, 0), (&[], n));
             }
         }
-        for ((w, g), &v) in self.work.iter().zip(&self.guess).zip(row_vertex) {
-            x[v as usize] = Vec3::new(g[0] + w[0], g[1] + w[1], g[2] + w[2]);
-        }
+        // The guess plus the correction, by vertex (pinned ones kept).
+        let (work, guess) = (&self.work, &self.guess);
+        let scatter = |x: &mut [Vec3], rows: &[u32]| {
+            for (x, &r) in x.iter_mut().zip(rows) {
+                if let (Some(w), Some(g)) = (work.get(r as usize), guess.get(r as usize)) {
+                    *x = Vec3::new(g[0] + w[0], g[1] + w[1], g[2] + w[2]);
+                }
+            }
+        };
+        let half = x.len() / 2;
+        let (x0, x1) = x.split_at_mut(half);
+        let (r0, r1) = rows.row.split_at(half);
+        both(parallel, || scatter(x0, r0), || scatter(x1, r1));
     }
 
     /// Forward and backward substitution on `work`, the two groups of

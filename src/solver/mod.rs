@@ -856,12 +856,6 @@ impl Solver {
     /// (else only the energies: the last iterate's, for the safeguard and
     /// the report).
     fn project(&mut self, with_rhs: bool) -> Energies {
-        let rhs = if with_rhs {
-            self.rhs.copy_from_slice(&self.constant);
-            Some(&mut self.rhs[..])
-        } else {
-            None
-        };
         // Storing projections (the trace) takes the serial step.
         let store = if with_rhs {
             self.projections.as_mut()
@@ -869,8 +863,13 @@ impl Solver {
             None
         };
         if self.partials.is_empty() || store.is_some() {
+            let rhs = with_rhs.then(|| {
+                self.rhs.copy_from_slice(&self.constant);
+                &mut self.rhs[..]
+            });
             local_step(&self.model, &self.x, rhs, store)
         } else {
+            let rhs = with_rhs.then_some((&mut self.rhs[..], &self.constant[..]));
             local_step_parallel(&self.model, &self.x, rhs, &mut self.partials)
         }
     }
@@ -1369,13 +1368,28 @@ fn chunk<T>(items: &[T], k: usize, parts: usize) -> &[T] {
     &items[(k * size).min(items.len())..((k + 1) * size).min(items.len())]
 }
 
+/// Runs `a` and `b`, on two threads when `parallel` (else one after the
+/// other).
+pub(crate) fn both<A: Send, B: Send>(
+    parallel: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if parallel {
+        rayon::join(a, b)
+    } else {
+        (a(), b())
+    }
+}
+
 /// [`local_step`] with the springs and tets split over threads, each
-/// accumulating into its own buffer of `partials`; the buffers are then
-/// added to `rhs` (without `rhs`, only the energies are summed).
+/// accumulating into its own buffer of `partials`; `rhs` (the vector and
+/// the constant part it starts from) is then the constant part plus the
+/// buffers (without `rhs`, only the energies are summed).
 fn local_step_parallel(
     model: &Model,
     x: &[Vec3],
-    rhs: Option<&mut [Vec3]>,
+    rhs: Option<(&mut [Vec3], &[Vec3])>,
     partials: &mut [Vec<Vec3>],
 ) -> Energies {
     let parts = partials.len();
@@ -1401,15 +1415,24 @@ fn local_step_parallel(
             e
         })
         .reduce(Energies::default, Energies::add);
-    if let Some(rhs) = rhs {
-        for buf in partials.iter() {
-            for (o, p) in rhs.iter_mut().zip(buf) {
-                *o += *p;
-            }
-        }
+    if let Some((rhs, constant)) = rhs {
+        add_partials(rhs, constant, partials);
     }
     e.attachment = attachment_energy(model, x);
     e
+}
+
+/// `rhs = constant + Σ partials`, each vertex's sum in the buffers' order,
+/// the two halves of the vertices on two threads.
+fn add_partials(rhs: &mut [Vec3], constant: &[Vec3], partials: &[Vec<Vec3>]) {
+    let half = rhs.len() / 2;
+    let (first, second) = rhs.split_at_mut(half);
+    let sum = |rhs: &mut [Vec3], from: usize| {
+        for (i, r) in (from..).zip(rhs) {
+            *r = partials.iter().fold(constant[i], |s, p| s + p[i]);
+        }
+    };
+    rayon::join(|| sum(first, 0), || sum(second, half));
 }
 
 /// `Σ w/2 ‖G x − p‖²` for projections `p` stored by [`local_step`].

@@ -626,6 +626,28 @@ impl FactorStats {
 }
 
 const PINNED: u32 = u32::MAX;
+
+/// The rows of the permuted system and the model's vertices, both ways.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RowMap {
+    /// The vertex of each row.
+    pub(crate) vertex: Vec<u32>,
+    /// The row of each vertex, or `PINNED` (`u32::MAX`).
+    pub(crate) row: Vec<u32>,
+}
+
+impl RowMap {
+    /// The rows of the unknowns `perm[k]` of the vertices `free` (of `m`).
+    fn set(&mut self, perm: &[u32], free: &[u32], m: usize) {
+        self.vertex.clear();
+        self.vertex.extend(perm.iter().map(|&k| free[k as usize]));
+        self.row.clear();
+        self.row.resize(m, PINNED);
+        for (k, &v) in self.vertex.iter().enumerate() {
+            self.row[v as usize] = k as u32;
+        }
+    }
+}
 const SPRING_KINDS: [SpringKind; 3] = [
     SpringKind::Structural,
     SpringKind::Shear,
@@ -693,8 +715,8 @@ pub(crate) struct System {
     /// The precision asked for.
     precision: Precision,
     kernel: Kernel,
-    /// The vertex of each row of the permuted system.
-    row_vertex: Vec<u32>,
+    /// The rows of the permuted system.
+    rows: RowMap,
     stats: FactorStats,
     /// The system of the y coordinate while vertices rest on the ground.
     contact: Option<ContactSystem>,
@@ -846,10 +868,10 @@ enum Kernel {
 }
 
 impl Kernel {
-    fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], row_vertex: &[u32], parallel: bool) {
+    fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], rows: &RowMap, parallel: bool) {
         match self {
-            Self::Double(f) => f.solve(rhs, x, row_vertex),
-            Self::Mixed(f) => f.solve(rhs, x, row_vertex, parallel),
+            Self::Double(f) => f.solve(rhs, x, &rows.vertex),
+            Self::Mixed(f) => f.solve(rhs, x, rows, parallel),
         }
     }
 
@@ -1048,7 +1070,7 @@ impl System {
             coupling,
             precision: Precision::Auto,
             kernel: Kernel::Double(FusedFactor::default()),
-            row_vertex: Vec::new(),
+            rows: RowMap::default(),
             stats: FactorStats::default(),
             contact: None,
             sticking: None,
@@ -1260,10 +1282,8 @@ impl System {
             self.on_relaxed,
             &mut self.kernel,
         );
-        self.row_vertex.clear();
-        let free = &self.free;
-        self.row_vertex
-            .extend(self.kernel.perm().iter().map(|&k| free[k as usize]));
+        self.rows
+            .set(self.kernel.perm(), &self.free, self.index.len());
         self.stats.mixed_precision = mixed;
         self.stats.relaxed = self.on_relaxed;
         self.stats.split_solve = matches!(&self.kernel, Kernel::Mixed(f) if f.splits());
@@ -1406,7 +1426,7 @@ impl System {
     /// `w h` in y), and x and z with the sticking contacts' (their `w x₀` in
     /// x and z).
     pub(crate) fn solve(&mut self, rhs: &[Vec3], x: &mut [Vec3], parallel: bool) {
-        let rows = &self.row_vertex;
+        let rows = &self.rows;
         let contact = self.contact.as_mut().filter(|c| !c.pins.is_empty());
         match contact {
             None => self.kernel.solve(rhs, x, rows, parallel),
