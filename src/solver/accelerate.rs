@@ -230,6 +230,11 @@ pub struct Secants {
     normal: [[f64; CARRIED_SECANTS]; CARRIED_SECANTS],
     /// The last substep's last evaluation of its map.
     last: Evaluation,
+    /// The fingerprint of the system on whose pinned vertices the pairs'
+    /// rows are known to be zero (they were cleared, or made, under it), so
+    /// a step of the same pins need not clear them again: in the blocks of
+    /// columns.rs a vertex's rows lie on 144 cache lines.
+    cleared: Option<u64>,
 }
 
 /// Anderson's last evaluation of a substep's PD map: `G(x)` and
@@ -317,6 +322,7 @@ impl Secants {
         self.count = other.count;
         self.next = other.next;
         self.normal = other.normal;
+        self.cleared = other.cleared;
         self.last.copy_from(&other.last);
         if other.count == 0 {
             return;
@@ -433,15 +439,23 @@ impl Accelerator {
     /// Takes the pairs a state carries for a step (Anderson only; they
     /// are moved, not copied: [`Accelerator::store_secants`] hands them
     /// back), without their rows on vertices that are not `free` (pins set
-    /// since they were made must not move); a state of another vertex
-    /// count carries none.
-    pub(crate) fn load_secants(&mut self, secants: &mut Secants, free: impl Fn(usize) -> bool) {
+    /// since they were made must not move; `system` is the fingerprint of
+    /// the step's system, and the rows are cleared once per system); a
+    /// state of another vertex count carries none.
+    pub(crate) fn load_secants(
+        &mut self,
+        secants: &mut Secants,
+        (free, system): (impl Fn(usize) -> bool, u64),
+    ) {
         if self.method != Acceleration::Anderson {
             return;
         }
         std::mem::swap(&mut self.carry, secants);
         self.carry.fit(self.vertices);
-        self.carry.clear_pinned(free);
+        if self.carry.cleared != Some(system) {
+            self.carry.clear_pinned(free);
+            self.carry.cleared = Some(system);
+        }
     }
 
     /// Hands a step's pairs back to the state they were loaded from, or,
@@ -974,7 +988,7 @@ mod tests {
     /// pairs), as a step does before its substeps.
     fn loaded(method: Acceleration, m: usize) -> Accelerator {
         let mut acc = Accelerator::new(method, m);
-        acc.load_secants(&mut Secants::default(), |_| true);
+        acc.load_secants(&mut Secants::default(), (|_| true, 0));
         acc
     }
 
@@ -1021,9 +1035,10 @@ mod tests {
             },
             normal,
             last: Evaluation::default(),
+            cleared: None,
         };
         let mut acc = Accelerator::new(Acceleration::Anderson, m);
-        acc.load_secants(&mut secants.clone(), |i| i != 2);
+        acc.load_secants(&mut secants.clone(), (|i| i != 2, 1));
         assert_eq!(acc.carry.len(), 2);
         for i in 0..m {
             let expected = if i == 2 { Vec3::zeros() } else { one }.cast();
@@ -1035,17 +1050,24 @@ mod tests {
         for row in &acc.carry.normal[..2] {
             assert_eq!(row[..2], [without; 2]);
         }
-        // Handed back, the state holds them.
+        // Handed back, the state holds them; loaded under another system
+        // (another pin), the new pin's rows go too.
         let mut state = Secants::default();
         acc.store_secants(&mut state, true);
         assert_eq!(state.len(), 2);
+        acc.load_secants(&mut state, (|i| i != 2 && i != 3, 2));
+        for i in 0..m {
+            let expected = if i == 2 || i == 3 { Vec3::zeros() } else { one }.cast();
+            assert_eq!(acc.carry.pairs.pair(i, 1), [expected; 2], "{i}");
+        }
+        acc.store_secants(&mut state, true);
         // Another vertex count, or another method: nothing is loaded.
         let mut other = Accelerator::new(Acceleration::Anderson, m + 1);
-        other.load_secants(&mut secants.clone(), |_| true);
+        other.load_secants(&mut secants.clone(), (|_| true, 0));
         assert!(other.carry.is_empty());
         let mut plain = Accelerator::new(Acceleration::Plain, m);
         let mut kept = secants.clone();
-        plain.load_secants(&mut kept, |_| true);
+        plain.load_secants(&mut kept, (|_| true, 0));
         assert!(plain.carry.is_empty());
         plain.store_secants(&mut kept, true);
         assert!(kept.is_empty());
@@ -1145,9 +1167,10 @@ mod continued {
             let h = solver.params.substep_dt();
             solver.x.copy_from_slice(&state.positions);
             let system = &solver.system;
-            solver
-                .accel
-                .load_secants(&mut state.secants, |i| system.is_free(i));
+            solver.accel.load_secants(
+                &mut state.secants,
+                (|i| system.is_free(i), system.fingerprint()),
+            );
             solver.set_up_substep(&state.velocities, h);
             assert!(solver.accel.continued, "{precision:?}");
             let last = &solver.accel.carry.last;
