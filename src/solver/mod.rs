@@ -720,9 +720,11 @@ impl Solver {
         self.accel
             .store_secants(&mut state.secants, checked.is_ok());
         if checked.is_ok() {
-            state.positions.copy_from_slice(&self.x);
-            state.velocities.copy_from_slice(&velocities);
-            state.extrapolation.copy_from(&self.history);
+            // The step's vectors become the state's, and the state's the
+            // next step's scratch (it copies a state in before it starts).
+            std::mem::swap(&mut state.positions, &mut self.x);
+            std::mem::swap(&mut state.velocities, &mut velocities);
+            std::mem::swap(&mut state.extrapolation, &mut self.history);
             state.contacts.clone_from(&self.contacts);
         }
         self.v = velocities;
