@@ -386,7 +386,7 @@ impl Motion {
 /// tolerance (median), searched up or down by one from the first count.
 /// Last, each method's motion at its settled count is stepped again, all
 /// of them side by side, and their frames are timed from the sampled
-/// states, taking turns ([`time_in_turns`]), so that the host's speed
+/// states, taking turns (`time_in_turns`), so that the host's speed
 /// drifting over the minutes the measurement takes reaches every method
 /// alike.
 ///

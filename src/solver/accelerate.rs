@@ -52,7 +52,7 @@
 //! where the constant part `c` (inertia, pinned neighbours, attachment
 //! targets) changes from substep to substep and the projections `p(x)`
 //! depend on `x` alone, so `G'(x) = G(x) + P⁻¹(c' − c)`. One solve per
-//! substep ([`Accelerator::begin_substep`]) moves the last substep's last
+//! substep (`Accelerator::begin_substep`) moves the last substep's last
 //! evaluation (`G` and `f` at the iterate its last global step started
 //! from) onto the new map exactly, and the new substep's first iteration
 //! adds the secant pair from there to its initial guess: a secant along
