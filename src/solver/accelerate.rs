@@ -628,12 +628,14 @@ impl Accelerator {
     }
 
     /// Turns `x = x_k` into the next iterate, given the PD output
-    /// `out = G(x_k)`.
-    pub(crate) fn combine(&mut self, x: &mut [Vec3], out: &[Vec3]) {
+    /// `out = G(x_k)`. Anderson's passes over its columns run on two
+    /// threads when `parallel` (the solver has more than one) and the model
+    /// is large.
+    pub(crate) fn combine(&mut self, x: &mut [Vec3], out: &[Vec3], parallel: bool) {
         match self.method {
             Acceleration::Plain => x.copy_from_slice(out),
             Acceleration::Chebyshev => self.chebyshev(x, out),
-            Acceleration::Anderson => self.anderson(x, out),
+            Acceleration::Anderson => self.anderson(x, out, parallel),
         }
         self.count += 1;
     }
@@ -664,14 +666,14 @@ impl Accelerator {
         }
     }
 
-    fn anderson(&mut self, x: &mut [Vec3], out: &[Vec3]) {
+    fn anderson(&mut self, x: &mut [Vec3], out: &[Vec3], parallel: bool) {
         let b = if self.has_last {
-            self.add_column(x, out)
+            self.add_column(x, out, parallel)
         } else {
-            self.first_residual(x, out)
+            self.first_residual(x, out, parallel)
         };
         match self.coefficients(&b) {
-            Some(t) => self.mix(x, out, &t),
+            Some(t) => self.mix(x, out, (&t, parallel)),
             None => x.copy_from_slice(out),
         }
     }
@@ -679,7 +681,12 @@ impl Accelerator {
     /// The first iteration of a substep: remembers `G(x)` and
     /// `f = G(x) − x`, and returns `ΔFᵀf` over the carried pairs in the
     /// window (none: θ is empty and the step is the plain `G(x)`).
-    fn first_residual(&mut self, x: &[Vec3], out: &[Vec3]) -> [f64; ANDERSON_WINDOW] {
+    fn first_residual(
+        &mut self,
+        x: &[Vec3],
+        out: &[Vec3],
+        parallel: bool,
+    ) -> [f64; ANDERSON_WINDOW] {
         let carry = &mut self.carry;
         for ((f, o), x) in carry.last.f.iter_mut().zip(out).zip(x) {
             *f = o - x;
@@ -690,7 +697,7 @@ impl Accelerator {
         let n = self.carried;
         if n > 0 {
             let f = &carry.last.f;
-            let [sums] = carry.pairs.f_sums(n, |i| [f[i]]);
+            let [sums] = carry.pairs.f_sums((n, parallel), |i| [f[i]]);
             b[..n].copy_from_slice(&sums[..n]);
         }
         b
@@ -703,7 +710,7 @@ impl Accelerator {
     /// else to the extra columns' ring, and makes the last G and f `G_k`
     /// and `f_k`; the second sums the new row of `ΔFᵀΔF` and `ΔFᵀf_k`
     /// (returned).
-    fn add_column(&mut self, x: &[Vec3], out: &[Vec3]) -> [f64; ANDERSON_WINDOW] {
+    fn add_column(&mut self, x: &[Vec3], out: &[Vec3], parallel: bool) -> [f64; ANDERSON_WINDOW] {
         let made = self.fresh;
         self.fresh += 1;
         let (slot, j) = if made < CARRIED_SECANTS {
@@ -728,8 +735,8 @@ impl Accelerator {
             pair
         };
         match slot {
-            Slot::Carried(s) => carry.pairs.set_column(s, last, pair),
-            Slot::Extra(s) => extra.set_column(s, last, pair),
+            Slot::Carried(s) => carry.pairs.set_column((s, parallel), last, pair),
+            Slot::Extra(s) => extra.set_column((s, parallel), last, pair),
         }
         // The new ΔF as stored, and f_k.
         let (pairs, f) = (&carry.pairs, &carry.last.f);
@@ -740,11 +747,11 @@ impl Accelerator {
         let vectors = |i: usize| [new(i).cast::<f64>(), f[i]];
         let mut row = [0.0; ANDERSON_WINDOW];
         let mut b = [0.0; ANDERSON_WINDOW];
-        let [r, sums] = pairs.f_sums(carried, vectors);
+        let [r, sums] = pairs.f_sums((carried, parallel), vectors);
         row[..carried].copy_from_slice(&r[..carried]);
         b[..carried].copy_from_slice(&sums[..carried]);
         if extras > 0 {
-            let [r, sums] = extra.f_sums(extras, vectors);
+            let [r, sums] = extra.f_sums((extras, parallel), vectors);
             let window = CARRIED_SECANTS..CARRIED_SECANTS + extras;
             row[window.clone()].copy_from_slice(&r[..extras]);
             b[window].copy_from_slice(&sums[..extras]);
@@ -762,15 +769,15 @@ impl Accelerator {
     }
 
     /// `x_{k+1} = G_k − ΔG θ` over the window's columns.
-    fn mix(&self, x: &mut [Vec3], out: &[Vec3], t: &[f64; ANDERSON_WINDOW]) {
+    fn mix(&self, x: &mut [Vec3], out: &[Vec3], (t, parallel): (&[f64; ANDERSON_WINDOW], bool)) {
         let mut carried = [0.0; CARRIED_SECANTS];
         carried[..self.carried].copy_from_slice(&t[..self.carried]);
-        self.carry.pairs.mix(&carried, out, x);
+        self.carry.pairs.sub_g((&carried, parallel), Some(out), x);
         if self.extras > 0 {
             let mut extra = [0.0; EXTRA_COLUMNS];
             extra[..self.extras]
                 .copy_from_slice(&t[CARRIED_SECANTS..CARRIED_SECANTS + self.extras]);
-            self.extra.sub_g(&extra, x);
+            self.extra.sub_g((&extra, parallel), None, x);
         }
     }
 
@@ -858,7 +865,7 @@ mod tests {
             let mut next = x.clone();
             for _ in 0..iterations {
                 g(&x, &mut next);
-                acc.combine(&mut x, &next);
+                acc.combine(&mut x, &next, true);
             }
             x.iter()
                 .zip(&fixed)
@@ -1006,7 +1013,7 @@ mod tests {
             for (i, (o, xi)) in out.iter_mut().zip(x.iter()).enumerate() {
                 *o = map(k, i, xi);
             }
-            acc.combine(x, &out);
+            acc.combine(x, &out, true);
         }
         acc.finish_substep(1.0, false);
     }

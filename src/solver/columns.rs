@@ -20,9 +20,10 @@
 //! either pass.)
 //!
 //! **Two halves.** Each pass and the write split the blocks into two fixed
-//! halves, run on two threads when the model has [`PARALLEL_VERTICES`] or
-//! more, one after the other otherwise; a sum is the first half's plus the
-//! second's either way. Within a half the order of operations is fixed by
+//! halves, run on two threads when the caller allows it (a solver of more
+//! than one thread) and the model has [`PARALLEL_VERTICES`] or more, one
+//! after the other otherwise; a sum is the first half's plus the second's
+//! either way. Within a half the order of operations is fixed by
 //! the code (no fused multiply-adds), so the AVX2 build and the portable
 //! one, and one thread and two, agree bitwise.
 
@@ -98,14 +99,16 @@ impl<const N: usize> Columns<N> {
 
     /// Sets column `c` at every vertex `i` to `pair(i, [&mut a[i], &mut
     /// b[i]])`, which may update the caller's entries of `a` and `b` at
-    /// that vertex (in two halves, see the module docs).
+    /// that vertex (in two halves, on two threads if `parallel` allows: see
+    /// the module docs).
     pub(crate) fn set_column(
         &mut self,
-        c: usize,
+        (c, parallel): (usize, bool),
         [a, b]: [&mut [Vec3]; 2],
         pair: impl Fn(usize, [&mut Vec3; 2]) -> Pair + Sync,
     ) {
         assert!(a.len() == self.vertices && b.len() == self.vertices);
+        let parallel = self.in_parallel(parallel);
         let (block, vertex) = self.middle();
         let (g0, g1) = self.g.split_at_mut(block);
         let (f0, f1) = self.f.split_at_mut(block);
@@ -113,7 +116,7 @@ impl<const N: usize> Columns<N> {
         let (b0, b1) = b.split_at_mut(vertex);
         let pair = &pair;
         both(
-            self.vertices >= PARALLEL_VERTICES,
+            parallel,
             || write_column((g0, f0), c, 0, [a0, b0], pair),
             || write_column((g1, f1), c, vertex, [a1, b1], pair),
         );
@@ -126,7 +129,7 @@ impl<const N: usize> Columns<N> {
     pub(crate) fn copy_from(&mut self, other: &Self) {
         let (g, f) = (&mut self.g, &mut self.f);
         both(
-            other.vertices >= PARALLEL_VERTICES,
+            other.in_parallel(true),
             || g.clone_from(&other.g),
             || f.clone_from(&other.f),
         );
@@ -183,18 +186,15 @@ impl<const N: usize> Columns<N> {
     }
 
     /// `ΔFᵀv` over the first `n` columns (the rest zero) for each of the
-    /// `S` vectors `v` given per vertex by `vectors`.
+    /// `S` vectors `v` given per vertex by `vectors` (on two threads if
+    /// `parallel` allows).
     pub(crate) fn f_sums<const S: usize>(
         &self,
-        n: usize,
+        (n, parallel): (usize, bool),
         vectors: impl Fn(usize) -> [Vec3; S] + Sync,
     ) -> [[f64; N]; S] {
-        self.f_sums_by(
-            super::has_avx2_fma(),
-            self.vertices >= PARALLEL_VERTICES,
-            n,
-            vectors,
-        )
+        let parallel = self.in_parallel(parallel);
+        self.f_sums_by(super::has_avx2_fma(), parallel, n, vectors)
     }
 
     /// [`Self::f_sums`] with the AVX2 kernel or the portable one, on two
@@ -223,27 +223,17 @@ impl<const N: usize> Columns<N> {
         std::array::from_fn(|s| std::array::from_fn(|c| a[s][c] + b[s][c]))
     }
 
-    /// `x = base − ΔG t` at every vertex; columns whose `t` is zero are
-    /// skipped (unused ones may hold anything).
-    pub(crate) fn mix(&self, t: &[f64; N], base: &[Vec3], x: &mut [Vec3]) {
-        self.sub_g_by(
-            super::has_avx2_fma(),
-            self.vertices >= PARALLEL_VERTICES,
-            t,
-            Some(base),
-            x,
-        );
-    }
-
-    /// `x −= ΔG t` at every vertex, skipping as [`Self::mix`] does.
-    pub(crate) fn sub_g(&self, t: &[f64; N], x: &mut [Vec3]) {
-        self.sub_g_by(
-            super::has_avx2_fma(),
-            self.vertices >= PARALLEL_VERTICES,
-            t,
-            None,
-            x,
-        );
+    /// `x = base − ΔG t` at every vertex, or `x −= ΔG t` without `base`
+    /// (on two threads if `parallel` allows); columns whose `t` is zero
+    /// are skipped (unused ones may hold anything).
+    pub(crate) fn sub_g(
+        &self,
+        (t, parallel): (&[f64; N], bool),
+        base: Option<&[Vec3]>,
+        x: &mut [Vec3],
+    ) {
+        let parallel = self.in_parallel(parallel);
+        self.sub_g_by(super::has_avx2_fma(), parallel, t, base, x);
     }
 
     /// `x = base − ΔG t` (`x −= ΔG t` without `base`) with the AVX2 kernel
@@ -277,6 +267,12 @@ impl<const N: usize> Columns<N> {
             sub_product(blocks, t, base, x)
         };
         both(parallel, || half(g0, base0, x0), || half(g1, base1, x1));
+    }
+
+    /// Whether the halves run on two threads: the caller allows it and the
+    /// model is large enough to pay for it.
+    fn in_parallel(&self, allowed: bool) -> bool {
+        allowed && self.vertices >= PARALLEL_VERTICES
     }
 
     /// Where the two halves split: the first block and the first vertex of
@@ -471,7 +467,7 @@ mod tests {
             assert_eq!(x, portable, "from a base: avx2 {avx2}, parallel {parallel}");
         }
         let mut x = vec![Vec3::zeros(); 50];
-        c.mix(&t, &start, &mut x);
+        c.sub_g((&t, true), Some(&start), &mut x);
         assert_eq!(x, portable);
     }
 
@@ -498,14 +494,14 @@ mod tests {
         let mut nan = c.clone();
         let [g, _] = nan.pair(4, 2);
         nan.set(4, 2, [g, nalgebra::Vector3::repeat(f32::NAN)]);
-        let [sums] = nan.f_sums(24, |i| [u(i)]);
+        let [sums] = nan.f_sums((24, true), |i| [u(i)]);
         assert!(sums[2].is_nan());
         assert!(
             sums.iter()
                 .enumerate()
                 .all(|(k, s)| k == 2 || s.is_finite())
         );
-        let [first] = nan.f_sums(2, |i| [u(i)]);
+        let [first] = nan.f_sums((2, true), |i| [u(i)]);
         assert_eq!(first[..2], [su[0], su[1]]);
         assert!(first[2..].iter().all(|&s| s == 0.0));
     }
@@ -524,7 +520,7 @@ mod tests {
         };
         let (mut a, mut b) = (vec![Vec3::zeros(); m], vec![Vec3::zeros(); m]);
         let mut written = Columns::<8>::new(m);
-        written.set_column(3, [&mut a, &mut b], |i, [a, b]| {
+        written.set_column((3, true), [&mut a, &mut b], |i, [a, b]| {
             *a = Vec3::repeat(i as f64);
             *b = -*a;
             pair(i)

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use faer::sparse::linalg::cholesky::supernodal::{SupernodalLltRef, SymbolicSupernodalCholesky};
 
 use super::both;
-use super::system::{LowerPattern, RowMap};
+use super::system::{LowerPattern, PINNED, RowMap};
 use crate::mesh::Vec3;
 
 /// The precision of the factor the global step solves with.
@@ -369,17 +369,15 @@ impl MixedFactor {
         let (g0, g1) = self.guess.split_at_mut(half);
         let (v0, v1) = rows.vertex.split_at(half);
         both(parallel, || gather(w0, g0, v0), || gather(w1, g1, v1));
+        // The residual, row by row (the halves change nothing but the
+        // thread).
         let (l, avx2, guess) = (&*self.l, self.avx2, &self.guess[..]);
-        if parallel {
-            let half = self.work.len() / 2;
-            let (a, b) = self.work.split_at_mut(half);
-            rayon::join(
-                || sub_product(avx2, l, guess, a, 0),
-                || sub_product(avx2, l, guess, b, half),
-            );
-        } else {
-            sub_product(avx2, l, guess, &mut self.work, 0);
-        }
+        let (a, b) = self.work.split_at_mut(half);
+        both(
+            parallel,
+            || sub_product(avx2, l, guess, a, 0),
+            || sub_product(avx2, l, guess, b, half),
+        );
         match self.l.split {
             Some(split) if parallel => self.substitute_split(split),
             _ => {
@@ -393,14 +391,15 @@ impl MixedFactor {
         let (work, guess) = (&self.work, &self.guess);
         let scatter = |x: &mut [Vec3], rows: &[u32]| {
             for (x, &r) in x.iter_mut().zip(rows) {
-                if let (Some(w), Some(g)) = (work.get(r as usize), guess.get(r as usize)) {
+                if r != PINNED {
+                    let (w, g) = (work[r as usize], guess[r as usize]);
                     *x = Vec3::new(g[0] + w[0], g[1] + w[1], g[2] + w[2]);
                 }
             }
         };
-        let half = x.len() / 2;
-        let (x0, x1) = x.split_at_mut(half);
-        let (r0, r1) = rows.row.split_at(half);
+        let middle = x.len() / 2;
+        let (x0, x1) = x.split_at_mut(middle);
+        let (r0, r1) = rows.row.split_at(middle);
         both(parallel, || scatter(x0, r0), || scatter(x1, r1));
     }
 

@@ -846,7 +846,7 @@ impl Solver {
                 // lowers g from its guess: the iterate projected at.
                 self.fallback.copy_from_slice(&self.x);
                 self.system.solve(&self.rhs, &mut self.fallback, parallel);
-                self.accel.combine(&mut self.x, &self.fallback);
+                self.accel.combine(&mut self.x, &self.fallback, parallel);
             } else {
                 self.system.solve(&self.rhs, &mut self.x, parallel);
             }

@@ -625,14 +625,15 @@ impl FactorStats {
     }
 }
 
-const PINNED: u32 = u32::MAX;
+/// The unknown (and row) of a vertex that has none: a hard-pinned one.
+pub(crate) const PINNED: u32 = u32::MAX;
 
 /// The rows of the permuted system and the model's vertices, both ways.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RowMap {
     /// The vertex of each row.
     pub(crate) vertex: Vec<u32>,
-    /// The row of each vertex, or `PINNED` (`u32::MAX`).
+    /// The row of each vertex, or [`PINNED`].
     pub(crate) row: Vec<u32>,
 }
 
@@ -648,6 +649,7 @@ impl RowMap {
         }
     }
 }
+
 const SPRING_KINDS: [SpringKind; 3] = [
     SpringKind::Structural,
     SpringKind::Shear,
