@@ -96,6 +96,13 @@ impl ParamId {
         }
     }
 
+    /// Whether a change refactorises the system matrix: the weights, the
+    /// density (the masses) and the time step (see the table in
+    /// [`crate::session`]).
+    pub fn refactors(self) -> bool {
+        matches!(self, ParamId::Weight(_) | ParamId::Density | ParamId::Dt)
+    }
+
     /// The current value in `preset`.
     pub fn value(self, preset: &Preset) -> f64 {
         match self {

@@ -207,6 +207,8 @@ fn a_gesture_ends_with_the_release_even_without_its_widget() {
 #[test]
 fn a_weight_slider_refactors_without_a_rebuild_and_undo_restores_it() {
     let mut harness = editor("presets/hanging_cloth.toml");
+    // Live at every step of a drag, however long the factorisation took.
+    harness.state_mut().live_refactor_ms = f64::INFINITY;
     harness.state_mut().apply(Command::Step(20));
     let stats = harness.state().session.solver().factor_stats();
     let analysed = stats.analyse_ms;
@@ -357,6 +359,59 @@ fn a_typed_number_is_one_change_once_entered() {
     let app = harness.state();
     assert_eq!(app.session.preset().material.weights.structural, 2500.0);
     assert_eq!(app.session.undo_len(), 1);
+}
+
+/// On a model whose factorisation is slow, a weight slider's drag follows
+/// the pointer without refactorising and applies once, when it ends: one
+/// refactorisation and one undo step (live, each step of the drag would
+/// stall the UI for a refactorisation).
+#[test]
+fn a_slow_refactorisation_applies_a_slider_drag_when_it_ends() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    // Every factorisation counts as slow.
+    harness.state_mut().live_refactor_ms = 0.0;
+    let before = harness.state().session.preset().material.weights.structural;
+    let refactors = harness.state().session.solver().factor_stats().refactors;
+    let slider = |harness: &Harness<'static, EditorApp>| {
+        harness
+            .get_by_role_and_label(Role::Slider, "structural")
+            .rect()
+    };
+    let rect = slider(&harness);
+    let a = rect.left_center() + egui::vec2(6.0, 0.0);
+    harness.hover_at(a);
+    harness.step();
+    harness.drag_at(a);
+    harness.step();
+    let mut shown = Vec::new();
+    for i in 1..=5 {
+        harness.hover_at(a + (rect.right_center() - a) * (i as f32 / 5.0));
+        harness.step();
+        let app = harness.state();
+        assert_eq!(app.session.preset().material.weights.structural, before);
+        assert_eq!(app.session.solver().factor_stats().refactors, refactors);
+        // The slider follows the pointer meanwhile.
+        let value = harness
+            .get_by_role_and_label(Role::Slider, "structural")
+            .accesskit_node()
+            .numeric_value()
+            .expect("a slider's value");
+        shown.push(value);
+    }
+    assert!(shown.windows(2).all(|w| w[1] > w[0]), "{shown:?}");
+    harness.drop_at(rect.right_center());
+    harness.step();
+    harness.step();
+    let app = harness.state();
+    assert!(app.session.preset().material.weights.structural > 1e6);
+    assert_eq!(app.session.solver().factor_stats().refactors, refactors + 1);
+    assert_eq!(app.session.undo_len(), 1);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(
+        harness.state().session.preset().material.weights.structural,
+        before
+    );
 }
 
 /// A slider drag released away from where it last moved (the release frame

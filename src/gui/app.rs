@@ -13,7 +13,7 @@ use egui_file::{DialogType, FileDialog};
 use super::capture::{Script, ScriptRun};
 use super::menu;
 use super::overlay::Overlays;
-use super::panels::{self, PanelState, Request, StatusInfo};
+use super::panels::{self, PanelState, Request, Sliders, StatusInfo};
 use super::plots;
 use super::selection::Selection;
 use super::viewport::{Tool, ViewEvent, ViewInput, Viewport3d};
@@ -31,6 +31,12 @@ pub const RECENT_FILES: usize = 10;
 
 /// The key of the editor's settings in eframe's storage.
 const STORAGE_KEY: &str = "softbody-editor";
+
+/// The slowest numeric factorisation (ms) a slider drag redoes at every
+/// step by default: the UI keeps ~10 frames/s while a weight is dragged.
+/// Slower ones (a 30³ tet cube's ~220 ms, tet100k's ~2.6 s) apply once,
+/// when the drag ends.
+pub const LIVE_REFACTOR_MS: f64 = 100.0;
 
 /// What persists between runs (with the panel layout, which egui keeps).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -67,6 +73,10 @@ pub struct EditorApp {
     pub selection: Selection,
     /// Files opened or saved, newest first.
     pub recent: Vec<PathBuf>,
+    /// A slider drag refactorises at every step while the last numeric
+    /// factorisation took at most this long (ms), else once, when the drag
+    /// ends ([`LIVE_REFACTOR_MS`] by default).
+    pub live_refactor_ms: f64,
     dialog: Option<FileDialog>,
     pending: Option<Pending>,
     /// Closing was confirmed (or nothing was unsaved).
@@ -125,6 +135,7 @@ impl EditorApp {
             ui_fps: 0.0,
             viewport,
             recent: settings.recent,
+            live_refactor_ms: LIVE_REFACTOR_MS,
             dialog: None,
             pending: None,
             may_close: false,
@@ -319,15 +330,20 @@ impl EditorApp {
 
     /// The collapsible sections of the left panel.
     fn side_panels(&mut self, ui: &mut egui::Ui, out: &mut Vec<Request>) {
+        let sliders = if self.session.solver().factor_stats().factor_ms > self.live_refactor_ms {
+            Sliders::OnRelease
+        } else {
+            Sliders::Live
+        };
         egui::CollapsingHeader::new("Model")
             .default_open(true)
             .show(ui, |ui| panels::model(ui, &self.session, out));
         egui::CollapsingHeader::new("Material")
             .default_open(true)
-            .show(ui, |ui| panels::material(ui, &self.session, out));
+            .show(ui, |ui| panels::material(ui, &self.session, sliders, out));
         egui::CollapsingHeader::new("Simulation")
             .default_open(true)
-            .show(ui, |ui| panels::simulation(ui, &self.session, out));
+            .show(ui, |ui| panels::simulation(ui, &self.session, sliders, out));
         egui::CollapsingHeader::new("Selection & pins")
             .default_open(true)
             .show(ui, |ui| {
@@ -335,6 +351,7 @@ impl EditorApp {
                     selection: &mut self.selection,
                     tool: &mut self.viewport.tool,
                     brush_radius: &mut self.viewport.brush_radius,
+                    sliders,
                 };
                 panels::selection(ui, &self.session, &mut state, out);
             });

@@ -52,6 +52,68 @@ pub struct PanelState<'a> {
     pub tool: &'a mut Tool,
     /// The brush radius (points).
     pub brush_radius: &'a mut f64,
+    /// Whether a slider drag refactorises at every step (else once, when
+    /// it ends: see [`Sliders`]).
+    pub sliders: Sliders,
+}
+
+/// How a slider drag applies a change that refactorises the system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sliders {
+    /// At every step of the drag: the sag follows the weight live.
+    Live,
+    /// Once, when the drag ends: the refactorisation is too slow to redo at
+    /// every step (~2.6 s on a 105k-vertex tet body), and each would stall
+    /// the UI. The slider follows the pointer meanwhile.
+    OnRelease,
+}
+
+/// A slider whose drag may apply only when it ends ([`Sliders::OnRelease`]):
+/// the dragged value waits in egui's memory under `id`, shown by the slider.
+struct Deferred<T> {
+    id: egui::Id,
+    pending: Option<T>,
+}
+
+impl<T: Clone + PartialEq + Send + Sync + 'static> Deferred<T> {
+    /// The value waiting under `id`, if its drag goes on or ends this frame:
+    /// one whose slider was gone when the pointer was released is dropped,
+    /// not applied when the slider shows again.
+    fn load(ui: &egui::Ui, id: egui::Id) -> Self {
+        let dragging = ui.input(|i| i.pointer.any_down() || i.pointer.any_released());
+        let mut pending = ui.data(|d| d.get_temp(id));
+        if pending.is_some() && !dragging {
+            ui.data_mut(|d| d.remove::<T>(id));
+            pending = None;
+        }
+        Self { id, pending }
+    }
+
+    /// The value the slider shows: the one waiting, else `current`.
+    fn shown(&self, current: T) -> T {
+        self.pending.clone().unwrap_or(current)
+    }
+
+    /// The value to apply now, if any, once the slider (`response`) left
+    /// `value`: none while a drag that `defer`s goes on (`value` waits),
+    /// the value waiting or the slider's when it ends.
+    fn settle(
+        self,
+        ui: &egui::Ui,
+        response: &egui::Response,
+        defer: bool,
+        value: T,
+        current: &T,
+    ) -> Option<T> {
+        if defer && response.dragged() && !response.drag_stopped() {
+            ui.data_mut(|d| d.insert_temp(self.id, value));
+            return None;
+        }
+        if self.pending.is_some() {
+            ui.data_mut(|d| d.remove::<T>(self.id));
+        }
+        (value != *current && (response.changed() || self.pending.is_some())).then_some(value)
+    }
 }
 
 /// Pushes the gesture requests of a dragged widget's `response`.
@@ -151,11 +213,19 @@ fn help(param: ParamId) -> &'static str {
 }
 
 /// A slider with numeric entry for `param`: live while dragged (one undo
-/// step per drag), once entered when typed.
-fn param_slider(ui: &mut egui::Ui, session: &Session, param: ParamId, out: &mut Vec<Request>) {
+/// step per drag) unless `sliders` defers a refactorisation to the drag's
+/// end, once entered when typed.
+fn param_slider(
+    ui: &mut egui::Ui,
+    session: &Session,
+    (param, sliders): (ParamId, Sliders),
+    out: &mut Vec<Request>,
+) {
     let preset = session.preset();
     let current = param.value(preset);
-    let mut value = current;
+    let defer = sliders == Sliders::OnRelease && param.refactors();
+    let deferred = Deferred::load(ui, egui::Id::unique(("deferred slider", param.label())));
+    let mut value = deferred.shown(current);
     let (range, log) = range(param);
     let mut slider = egui::Slider::new(&mut value, range)
         .logarithmic(log)
@@ -176,11 +246,22 @@ fn param_slider(ui: &mut egui::Ui, session: &Session, param: ParamId, out: &mut 
     if param == ParamId::Iterations {
         slider = slider.integer();
     }
-    let response = ui.add(slider).on_hover_text(help(param));
+    let mut response = ui.add(slider).on_hover_text(help(param));
+    if defer {
+        response = response.on_hover_text(on_release(session));
+    }
     gesture(&response, out);
-    if response.changed() && value != current {
+    if let Some(value) = deferred.settle(ui, &response, defer, value, &current) {
         out.push(Request::Command(param.command(value, preset)));
     }
+}
+
+/// The hover note of a slider that applies when its drag ends.
+fn on_release(session: &Session) -> String {
+    format!(
+        "A drag applies when it ends: each change refactorises the system ({:.0} ms)",
+        session.solver().factor_stats().factor_ms
+    )
 }
 
 /// The Model section: file, build mode and options, counts, factor figures.
@@ -297,7 +378,7 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
 
 /// The Material section: one-click materials, a slider per weight,
 /// density and damping, the tet limits.
-pub fn material(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
+pub fn material(ui: &mut egui::Ui, session: &Session, sliders: Sliders, out: &mut Vec<Request>) {
     let preset = session.preset();
     let kind = preset.build.kind;
     ui.horizontal_wrapped(|ui| {
@@ -327,7 +408,7 @@ pub fn material(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
                 ParamId::Weight(_) | ParamId::Density | ParamId::Damping
             )
         {
-            param_slider(ui, session, param, out);
+            param_slider(ui, session, (param, sliders), out);
         }
     }
     if !session.model().tets.is_empty() {
@@ -355,7 +436,7 @@ fn limits(ui: &mut egui::Ui, limits: TetLimits, out: &mut Vec<Request>) {
 
 /// The Simulation section: the playback buttons, time step, iterations,
 /// substeps, gravity and colliders.
-pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
+pub fn simulation(ui: &mut egui::Ui, session: &Session, sliders: Sliders, out: &mut Vec<Request>) {
     let preset = session.preset();
     ui.horizontal(|ui| {
         let (label, tip) = if session.is_playing() {
@@ -378,7 +459,7 @@ pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) 
         }
     });
     for param in [ParamId::Dt, ParamId::Iterations, ParamId::Tolerance] {
-        param_slider(ui, session, param, out);
+        param_slider(ui, session, (param, sliders), out);
     }
     let now = preset.sim.acceleration;
     ui.horizontal(|ui| {
@@ -420,16 +501,21 @@ pub fn simulation(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) 
             extrapolate,
         ))));
     }
-    let mut substeps = preset.sim.substeps;
-    let response = ui
+    let defer = sliders == Sliders::OnRelease;
+    let deferred = Deferred::load(ui, egui::Id::unique("deferred substeps"));
+    let mut substeps = deferred.shown(preset.sim.substeps);
+    let mut response = ui
         .add(
             egui::Slider::new(&mut substeps, 1..=32)
                 .text("substeps")
                 .update_while_editing(false),
         )
         .on_hover_text("Solver steps per frame, each h / substeps long");
+    if defer {
+        response = response.on_hover_text(on_release(session));
+    }
     gesture(&response, out);
-    if response.changed() && substeps != preset.sim.substeps {
+    if let Some(substeps) = deferred.settle(ui, &response, defer, substeps, &preset.sim.substeps) {
         out.push(Request::Command(Command::SetParam(Param::Substeps(
             substeps,
         ))));
@@ -628,7 +714,12 @@ pub fn selection(
         );
         button(ui, "Unpin", "Free the selection", Command::Unpin);
     });
-    param_slider(ui, session, ParamId::Weight(WeightKind::Attachment), out);
+    param_slider(
+        ui,
+        session,
+        (ParamId::Weight(WeightKind::Attachment), state.sliders),
+        out,
+    );
 }
 
 /// What the status bar shows besides the session.
