@@ -1699,3 +1699,50 @@ fn a_body_rests_on_the_higher_of_two_grounds() {
         "rests {sag} m lower with a second ground under it"
     );
 }
+
+/// A soft pin added to a large tet body (as the editor's grab adds one) is
+/// taken in by a low-rank update of its factor, not a refactorisation (a
+/// 105k-vertex body's takes seconds), and the body then moves as under a
+/// new solver of the pinned model; the pin removed, the update goes too.
+#[test]
+fn a_grab_on_a_large_body_updates_the_factor_and_steps_as_a_new_solver() {
+    use softbody::bench::Scene;
+    use softbody::model::Attachment;
+    let scene = Scene::tet(18);
+    let model = scene.model();
+    let params = scene.params();
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let mut state = State::at_rest(&model);
+    for _ in 0..10 {
+        solver.step(&mut state).unwrap();
+    }
+    // The free end's corner, pulled up 5 cm.
+    let corner = (0..model.vertex_count())
+        .max_by(|&a, &b| {
+            let key = |v: usize| model.rest[v].x + model.rest[v].y + model.rest[v].z;
+            key(a).total_cmp(&key(b))
+        })
+        .unwrap();
+    let mut grabbed = model.clone();
+    grabbed.pins.soft.push(Attachment {
+        vertex: corner as u32,
+        target: state.positions[corner] + Vec3::new(0.0, 0.05, 0.0),
+    });
+    solver.refactor_model(&grabbed, &params).unwrap();
+    let stats = solver.factor_stats();
+    assert_eq!((stats.updated_rows, stats.refactors), (1, 0));
+    let mut fresh = Solver::new(&grabbed, &params).unwrap();
+    let (mut a, mut b) = (state.clone(), state.clone());
+    for _ in 0..10 {
+        solver.step(&mut a).unwrap();
+        fresh.step(&mut b).unwrap();
+    }
+    let pulled = max_distance(&a.positions, &state.positions);
+    let err = max_distance(&a.positions, &b.positions);
+    assert!(pulled > 0.01, "the grab pulls: {pulled:e}");
+    assert!(err < 1e-9 * pulled, "{err:e} of {pulled:e}");
+
+    solver.refactor_model(&model, &params).unwrap();
+    let stats = solver.factor_stats();
+    assert_eq!((stats.updated_rows, stats.refactors), (0, 0));
+}

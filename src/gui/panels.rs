@@ -366,7 +366,13 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
                     "analyse / factor",
                     format!("{:.1} / {:.1} ms", stats.analyse_ms, stats.factor_ms),
                 ),
-                ("refactorisations", stats.refactors.to_string()),
+                (
+                    "refactorisations",
+                    match stats.updated_rows {
+                        0 => stats.refactors.to_string(),
+                        rows => format!("{} (+ {rows} rows by update)", stats.refactors),
+                    },
+                ),
             ];
             for (name, value) in rows {
                 ui.label(name);

@@ -25,6 +25,7 @@ pub mod project;
 pub mod relax;
 mod system;
 mod tets;
+mod update;
 
 use std::time::Instant;
 
