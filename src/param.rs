@@ -26,6 +26,13 @@ pub fn switched_on(kind: WeightKind) -> f64 {
 /// steps per decade.
 pub const LOG_STEP: f64 = 1.778_279_410_038_922_8; // 10^(1/4)
 
+/// The slowest numeric factorisation (ms) redone at every step of a
+/// change by default: a slider's drag in the editor, a held `+` in the
+/// terminal UI. Slower ones (a 30³ tet cube's ~220 ms, the 105k-vertex
+/// body's ~2.6 s) apply once, when the drag ends or the keys stop, instead
+/// of stalling the UI at every step.
+pub const LIVE_REFACTOR_MS: f64 = 100.0;
+
 /// One editable value in the parameter list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ParamId {

@@ -3,6 +3,7 @@
 #![cfg(feature = "tui")]
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -11,7 +12,7 @@ use softbody::command::{Command, Param, WeightKind};
 use softbody::mesh::Vec3;
 use softbody::preset::{Build, BuildKind, MeshSource, PinSpec, Preset, Selector};
 use softbody::session::Session;
-use softbody::tui::app::{Action, App, KEYS, LOG_STEP, Mode, PIN_KEYS, ParamId};
+use softbody::tui::app::{Action, App, KEYS, LOG_STEP, Mode, PIN_KEYS, ParamId, format_value};
 use softbody::tui::ui;
 
 mod common;
@@ -336,6 +337,46 @@ fn weight_steps_undo_and_redo_in_the_session() {
     app.on_key(ch('-'));
     app.on_key(ch('-'));
     assert!((weight(&app) - 1000.0).abs() < 1e-9);
+}
+
+/// On a model whose factorisation is slow (a large body: ~2.6 s on the
+/// 105k-vertex one), `+` and `-` pressed in a row only move the value
+/// shown, and apply as one refactorisation once the keys stop (or another
+/// key comes), instead of one each: a held key queues dozens.
+#[test]
+fn steps_on_a_slow_factorisation_apply_once_when_the_keys_stop() {
+    let mut app = cloth();
+    // Every factorisation counts as slow.
+    app.live_refactor_ms = 0.0;
+    let weight = |app: &App| app.session.preset().material.weights.structural;
+    let refactors = |app: &App| app.session.solver().factor_stats().refactors;
+    let param = ParamId::Weight(WeightKind::Structural);
+    let before = refactors(&app);
+    for _ in 0..3 {
+        assert!(app.on_key(ch('+')));
+    }
+    assert_eq!(weight(&app), 1000.0);
+    assert_eq!(refactors(&app), before);
+    let held = app.value(param);
+    assert!((held - 1000.0 * LOG_STEP.powi(3)).abs() < 1e-9, "{held}");
+    assert_shows(&screen(&app, 80, 24), &[&format_value(held)]);
+    // Not quiet for long enough yet.
+    app.settle(Duration::from_secs(3600));
+    assert_eq!(weight(&app), 1000.0);
+    app.settle(Duration::ZERO);
+    assert_eq!(weight(&app), held);
+    assert_eq!(refactors(&app), before + 1);
+    assert_eq!(app.session.undo_len(), 1);
+
+    // Stepped back, applied by the next key: exactly the value before.
+    for _ in 0..3 {
+        app.on_key(ch('-'));
+    }
+    assert_eq!(weight(&app), held);
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(weight(&app), 1000.0);
+    assert!(!app.session.is_dirty());
+    assert_eq!(refactors(&app), before + 2);
 }
 
 /// `-` then `+` (or any steps undone by as many opposite ones) returns to

@@ -20,6 +20,7 @@ use super::viewport::{Tool, ViewEvent, ViewInput, Viewport3d};
 use super::worker::SimWorker;
 use crate::autosave::{Autosave, Recovery};
 use crate::command::Command;
+use crate::param::LIVE_REFACTOR_MS;
 use crate::param::Pacer;
 use crate::session::{Applied, Session};
 
@@ -31,12 +32,6 @@ pub const RECENT_FILES: usize = 10;
 
 /// The key of the editor's settings in eframe's storage.
 const STORAGE_KEY: &str = "softbody-editor";
-
-/// The slowest numeric factorisation (ms) a slider drag redoes at every
-/// step by default: the UI keeps ~10 frames/s while a weight is dragged.
-/// Slower ones (a 30³ tet cube's ~220 ms, tet100k's ~2.6 s) apply once,
-/// when the drag ends.
-pub const LIVE_REFACTOR_MS: f64 = 100.0;
 
 /// What persists between runs (with the panel layout, which egui keeps).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]

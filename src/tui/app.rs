@@ -8,7 +8,7 @@
 //! therefore testable without a terminal and without stepping anything.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -16,7 +16,7 @@ use crate::autosave::{Autosave, Recovery};
 use crate::command::{Command, Param};
 use crate::mesh::Vec3;
 use crate::model::Model;
-use crate::param::Pacer;
+use crate::param::{LIVE_REFACTOR_MS, Pacer};
 pub use crate::param::{LOG_STEP, ParamId, format_value};
 use crate::preset::{PinSpec, PresetError, Selector};
 use crate::session::{Applied, Session};
@@ -156,6 +156,13 @@ pub struct App {
     /// The command the last `+`/`-` made, until applied: any other change
     /// of the preset (undo, a typed value, another file) forgets the steps.
     stepped: Option<Command>,
+    /// Steps waiting to apply as one: the parameter, its value and when the
+    /// last step came (see [`App::settle`]).
+    pending: Option<(ParamId, f64, Instant)>,
+    /// A `+`/`-` that refactorises applies at once while the last numeric
+    /// factorisation took at most this long (ms), else when the keys stop
+    /// ([`LIVE_REFACTOR_MS`] by default).
+    pub live_refactor_ms: f64,
     /// What to tell the shell once the terminal is restored.
     farewell: Option<&'static str>,
 }
@@ -191,6 +198,8 @@ impl App {
             autosave: None,
             steps: Vec::new(),
             stepped: None,
+            pending: None,
+            live_refactor_ms: LIVE_REFACTOR_MS,
             farewell: None,
         }
     }
@@ -246,6 +255,34 @@ impl App {
     pub fn finish(&mut self) {
         if let Some(autosave) = &mut self.autosave {
             autosave.clear();
+        }
+    }
+
+    /// The value of `param` shown: a step waiting to apply's, else the
+    /// preset's.
+    pub fn value(&self, param: ParamId) -> f64 {
+        match self.pending {
+            Some((p, value, _)) if p == param => value,
+            _ => param.value(self.session.preset()),
+        }
+    }
+
+    /// Applies the steps waiting (see [`App::settle`]), if any.
+    pub fn flush(&mut self) {
+        if let Some((param, value, _)) = self.pending.take() {
+            let command = param.command(value, self.session.preset());
+            self.stepped = Some(command.clone());
+            self.apply(command);
+        }
+    }
+
+    /// Applies the steps waiting once `quiet` has passed since the last:
+    /// `+`/`-` on a parameter whose refactorisation is slow (a large model)
+    /// only moves the value shown, and the keys pressed in a row make one
+    /// refactorisation, not one each (a held key queues dozens).
+    pub fn settle(&mut self, quiet: Duration) {
+        if self.pending.is_some_and(|(_, _, at)| at.elapsed() >= quiet) {
+            self.flush();
         }
     }
 
@@ -384,7 +421,7 @@ impl App {
     fn normal_key(&mut self, code: KeyCode) -> Action {
         let params = self.params();
         let param = self.selected_param();
-        let value = param.value(self.session.preset());
+        let value = self.value(param);
         match code {
             KeyCode::Char(' ') => Action::Apply(Command::TogglePlay),
             KeyCode::Char('n') => Action::Apply(Command::Step(1)),
@@ -563,6 +600,13 @@ impl App {
     /// session, reporting the outcome or error in [`App::status`]. Returns
     /// `false` when the UI should quit.
     pub fn on_key(&mut self, key: KeyEvent) -> bool {
+        let step = matches!(self.mode, Mode::Normal)
+            && !key.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(key.code, KeyCode::Char('+' | '=' | '-'));
+        if !step {
+            // Whatever comes next sees the steps applied.
+            self.flush();
+        }
         let field = matches!(self.mode, Mode::Edit { .. }).then(|| self.mode.clone());
         match self.handle_key(key) {
             Action::Quit => false,
@@ -630,6 +674,10 @@ impl App {
             }
             _ => {
                 let target = param.stepped(value, up);
+                if target == value && self.pending.is_some() {
+                    // At a bound, the steps still waiting.
+                    return Action::None;
+                }
                 if target == value {
                     // At a bound: nothing to step back from.
                     return Action::Apply(param.command(target, self.session.preset()));
@@ -646,6 +694,16 @@ impl App {
                 target
             }
         };
+        let factor_ms = self.session.solver().factor_stats().factor_ms;
+        if param.refactors() && factor_ms > self.live_refactor_ms {
+            self.pending = Some((param, target, Instant::now()));
+            self.status = format!(
+                "{} {}: applies when the keys stop (a refactorisation takes {factor_ms:.0} ms)",
+                param.label(),
+                format_value(target)
+            );
+            return Action::None;
+        }
         let command = param.command(target, self.session.preset());
         self.stepped = Some(command.clone());
         Action::Apply(command)

@@ -161,8 +161,13 @@ fn event_loop(
                 _ => {}
             }
         }
+        app.settle(STEPS_SETTLE);
     }
 }
+
+/// How long after the last `+`/`-` the steps a slow refactorisation held
+/// back apply ([`App::settle`]): longer than a held key's repeat.
+const STEPS_SETTLE: Duration = Duration::from_millis(400);
 
 /// The terminal's input events, read on a thread of their own. (crossterm
 /// 0.29 reads a terminal that has hung up — a closed SSH session — in an

@@ -111,14 +111,13 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
 }
 
 fn render_params(frame: &mut Frame, area: Rect, app: &App) {
-    let preset = app.session.preset();
     let params = app.params();
     let items: Vec<ListItem> = params
         .iter()
         .map(|p| {
             ListItem::new(Line::from(vec![
                 Span::raw(format!("{:<13}", p.label())),
-                Span::styled(format_value(p.value(preset)), Style::new().cyan()),
+                Span::styled(format_value(app.value(*p)), Style::new().cyan()),
             ]))
         })
         .collect();
