@@ -377,6 +377,13 @@ fn steps_on_a_slow_factorisation_apply_once_when_the_keys_stop() {
     assert_eq!(weight(&app), 1000.0);
     assert!(!app.session.is_dirty());
     assert_eq!(refactors(&app), before + 2);
+
+    // Leaving on a signal (the autosave's turn) takes the steps in too.
+    app.on_key(key(KeyCode::Up));
+    app.on_key(ch('+'));
+    assert_eq!(weight(&app), 1000.0);
+    let _ = app.keep_unsaved();
+    assert_eq!(weight(&app), 1000.0 * LOG_STEP);
 }
 
 /// `-` then `+` (or any steps undone by as many opposite ones) returns to

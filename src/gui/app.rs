@@ -20,8 +20,7 @@ use super::viewport::{Tool, ViewEvent, ViewInput, Viewport3d};
 use super::worker::SimWorker;
 use crate::autosave::{Autosave, Recovery};
 use crate::command::Command;
-use crate::param::LIVE_REFACTOR_MS;
-use crate::param::Pacer;
+use crate::param::{LIVE_REFACTOR_MS, Pacer};
 use crate::session::{Applied, Session};
 
 /// Wall time per UI frame the simulation may take.

@@ -241,6 +241,8 @@ impl App {
     /// # Errors
     /// The autosave's write error.
     pub fn keep_unsaved(&mut self) -> Result<bool, PresetError> {
+        // Steps held back are changes too.
+        self.flush();
         if matches!(self.mode, Mode::Recover(_)) || !self.session.is_dirty() {
             return Ok(false);
         }
