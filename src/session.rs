@@ -437,6 +437,31 @@ impl Session {
         })
     }
 
+    /// A copy to apply a slow command on elsewhere (the editor builds and
+    /// factorises large models on a thread of its own, then takes the copy
+    /// in): everything but an accuracy measurement running, which stays
+    /// with this session.
+    pub fn fork(&self) -> Self {
+        Self {
+            preset: self.preset.clone(),
+            path: self.path.clone(),
+            saved: self.saved.clone(),
+            built: self.built.clone(),
+            solver: self.solver.clone(),
+            state: self.state.clone(),
+            history: self.history.clone(),
+            playing: self.playing,
+            warning: self.warning.clone(),
+            runtime: self.runtime.clone(),
+            undo: self.undo.clone(),
+            redo: self.redo.clone(),
+            undo_limit: self.undo_limit,
+            gesture: self.gesture,
+            accuracy: self.accuracy.clone(),
+            measuring: None,
+        }
+    }
+
     /// Loads and builds the preset at `path`.
     ///
     /// # Errors

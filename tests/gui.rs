@@ -738,3 +738,64 @@ fn an_autosave_left_by_a_crash_is_offered_and_recovered() {
     assert!(harness.query_by_label("Recover unsaved changes?").is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Steps the editor until no command applies in the background (at most
+/// 30 s).
+fn until_idle(harness: &mut Harness<'static, EditorApp>) {
+    let start = std::time::Instant::now();
+    while harness.state().is_busy() {
+        assert!(start.elapsed().as_secs() < 30, "still busy");
+        harness.step();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    harness.run();
+}
+
+/// With background work on (the app with its simulation thread has it), a
+/// change that factorises a slow model applies on a copy of the session on
+/// a thread of its own: the session stays as it was meanwhile, a change
+/// asked for in between waits for it, and both land in order, one undo
+/// step each. Opening a file goes there too, whatever the model's size,
+/// and the file is remembered once open.
+#[test]
+fn slow_changes_apply_in_the_background_in_order() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    let app = harness.state_mut();
+    app.background = true;
+    // Every factorisation counts as slow.
+    app.live_refactor_ms = 0.0;
+    let weights = |app: &EditorApp| app.session.preset().material.weights;
+    let before = weights(app);
+    let refactors = app.session.solver().factor_stats().refactors;
+    app.apply(Command::SetWeight(WeightKind::Structural, 250.0));
+    app.apply(Command::SetWeight(WeightKind::Shear, 40.0));
+    assert!(app.is_busy());
+    assert_eq!(weights(app), before);
+    until_idle(&mut harness);
+    let app = harness.state();
+    assert_eq!((weights(app).structural, weights(app).shear), (250.0, 40.0));
+    assert_eq!(app.session.solver().factor_stats().refactors, refactors + 2);
+    assert_eq!(app.session.undo_len(), 2);
+    assert_eq!(app.message, "refactored");
+
+    let app = harness.state_mut();
+    app.live_refactor_ms = f64::INFINITY;
+    app.recent.clear();
+    app.apply(Command::Load("presets/jelly.toml".into()));
+    assert!(app.is_busy());
+    until_idle(&mut harness);
+    let app = harness.state();
+    assert_eq!(app.session.path(), Some(Path::new("presets/jelly.toml")));
+    assert!(!app.session.model().tets.is_empty());
+    assert_eq!(
+        app.selection.vertex_count(),
+        app.session.model().vertex_count()
+    );
+    let jelly = Path::new("presets/jelly.toml").canonicalize().unwrap();
+    assert_eq!(app.recent, vec![jelly]);
+    // A quick change on a quick model applies in place.
+    let app = harness.state_mut();
+    app.apply(Command::SetDensity(900.0));
+    assert!(!app.is_busy());
+    assert_eq!(app.session.preset().material.density, 900.0);
+}

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use eframe::egui;
 use egui_file::{DialogType, FileDialog};
 
+use super::background::{self, Before, Work};
 use super::capture::{Script, ScriptRun};
 use super::menu;
 use super::overlay::Overlays;
@@ -21,7 +22,7 @@ use super::worker::SimWorker;
 use crate::autosave::{Autosave, Recovery};
 use crate::command::Command;
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
-use crate::session::{Applied, Session};
+use crate::session::{Applied, Session, SessionError};
 
 /// Wall time per UI frame the simulation may take.
 pub const SIM_BUDGET: Duration = Duration::from_millis(12);
@@ -85,6 +86,15 @@ pub struct EditorApp {
     worker: Option<SimWorker>,
     /// The session changed since the worker last got it.
     unsynced: bool,
+    /// Whether commands that build or factorise a large model run on a
+    /// thread of their own ([`background`]); the app with its simulation
+    /// thread does, tests apply them in place unless they set it.
+    pub background: bool,
+    /// Such a command applying.
+    work: Option<Work>,
+    /// The requests that change the session made while it applies, carried
+    /// out after it in order.
+    held: Vec<Request>,
     /// The window title last set.
     title: String,
     last_frame: Option<Instant>,
@@ -138,6 +148,9 @@ impl EditorApp {
             recovery: None,
             worker: None,
             unsynced: false,
+            background: false,
+            work: None,
+            held: Vec::new(),
             title: String::new(),
             last_frame: None,
             script: None,
@@ -163,7 +176,13 @@ impl EditorApp {
         let wake = move || ctx.request_repaint_after(std::time::Duration::from_millis(1));
         self.worker = Some(SimWorker::spawn(wake));
         self.unsynced = true;
+        self.background = true;
         self
+    }
+
+    /// Whether a command is applying in the background.
+    pub fn is_busy(&self) -> bool {
+        self.work.is_some()
     }
 
     /// Simulated frames per second.
@@ -193,11 +212,50 @@ impl EditorApp {
 
     /// Applies `command`, reporting the outcome in [`EditorApp::message`].
     pub fn apply(&mut self, command: Command) {
+        if self.work.is_some() {
+            self.held.push(Request::Command(command));
+            return;
+        }
+        let slow = self.session.solver().factor_stats().factor_ms > self.live_refactor_ms;
+        if self.background && background::in_background(&command, slow) {
+            let work = Work::spawn(&self.session, command);
+            self.message = format!("{}…", work.doing);
+            self.work = Some(work);
+            return;
+        }
+        let before = Before::of(&self.session, &command);
+        let outcome = self.session.apply(command);
+        self.applied(outcome, before);
+    }
+
+    /// Takes in the session a background command made once it is done,
+    /// then carries out the requests held meanwhile; until then, looks
+    /// again soon.
+    fn collect_work(&mut self, ctx: &egui::Context) {
+        let Some(work) = self.work.take_if(|w| w.is_finished()) else {
+            if self.work.is_some() {
+                ctx.request_repaint_after(Duration::from_millis(30));
+            }
+            return;
+        };
+        let before = work.before.clone();
+        match work.join() {
+            Some((session, outcome)) => {
+                self.session = session;
+                self.applied(outcome, before);
+            }
+            None => self.message = "error: the change failed; nothing was changed".to_owned(),
+        }
+        let held = std::mem::take(&mut self.held);
+        self.requests(ctx, held);
+    }
+
+    /// Reports the `outcome` of a command applied to the session, which was
+    /// `before` it, and follows it up (the view, the selection, the recent
+    /// files).
+    fn applied(&mut self, outcome: Result<Applied, SessionError>, before: Before) {
         self.unsynced = true;
-        let loading = matches!(command, Command::Load(_));
-        let vertices = self.session.model().vertex_count();
-        let kind = self.session.preset().build.kind;
-        self.message = match self.session.apply(command) {
+        self.message = match outcome {
             Ok(Applied::Saved(path)) => {
                 self.remember(&path);
                 format!("saved {}", path.display())
@@ -206,15 +264,16 @@ impl EditorApp {
                 self.pacer.forget();
                 self.viewport.reset();
                 self.aim();
-                if loading {
+                if let Some(loaded) = before.loading {
                     // Another document: the old selection means nothing
                     // there, even with as many vertices.
                     self.selection = Selection::new(self.session.model().vertex_count());
-                    if let Some(path) = self.session.path().map(Path::to_owned) {
-                        self.remember(&path);
-                    }
+                    // A preset by its file, an OBJ (an untitled preset) by
+                    // the mesh.
+                    let path = self.session.path().map_or(loaded, Path::to_owned);
+                    self.remember(&path);
                     format!("opened {}", self.session.preset().name)
-                } else if self.session.preset().build.kind != kind {
+                } else if self.session.preset().build.kind != before.kind {
                     let preset = self.session.preset();
                     let kind = preset.build.kind;
                     format!(
@@ -235,18 +294,14 @@ impl EditorApp {
             Ok(_) => String::new(),
             Err(e) => format!("error: {e}"),
         };
-        if self.session.model().vertex_count() != vertices {
+        if self.session.model().vertex_count() != before.vertices {
             self.selection = Selection::new(self.session.model().vertex_count());
         }
     }
 
-    /// Opens `path` (a preset or an OBJ), remembering it.
+    /// Opens `path` (a preset or an OBJ), remembering it once open.
     fn open(&mut self, path: PathBuf) {
-        let obj = crate::session::is_obj(&path);
-        self.apply(Command::Load(path.clone()));
-        if obj && !self.message.starts_with("error") {
-            self.remember(&path);
-        }
+        self.apply(Command::Load(path));
     }
 
     fn remember(&mut self, path: &Path) {
@@ -419,6 +474,16 @@ impl EditorApp {
             .into_iter()
             .partition(|r| matches!(r, Request::EndGesture));
         for request in requests.into_iter().chain(ends) {
+            // (Opening and quitting ask about unsaved changes: of the
+            // session the command makes.)
+            let waits = !matches!(
+                request,
+                Request::FrameAll | Request::OpenDialog | Request::SaveAsDialog
+            );
+            if self.work.is_some() && waits {
+                self.held.push(request);
+                continue;
+            }
             match request {
                 Request::Command(command) => self.apply(command),
                 Request::BeginGesture => self.session.begin_gesture(),
@@ -641,10 +706,15 @@ impl eframe::App for EditorApp {
         self.measure_fps();
         // Step (or take in what the thread stepped) first: the layout below
         // only reads the session.
+        self.collect_work(&ctx);
         match &mut self.worker {
+            // The view keeps the last frame while a command applies: the
+            // session it makes starts from there.
+            Some(_) if self.work.is_some() => {}
             Some(worker) => {
                 worker.collect(&mut self.session);
             }
+            None if self.work.is_some() => {}
             None => {
                 if let Err(e) = self.pacer.advance(&mut self.session, SIM_BUDGET) {
                     self.message = format!("error: {e}");
@@ -677,13 +747,18 @@ impl eframe::App for EditorApp {
         {
             self.message = format!("error: autosave: {e}");
         }
-        if ctx.input(|i| i.viewport().close_requested())
-            && self.session.is_dirty()
-            && !self.may_close
-            && self.script.is_none()
+        if ctx.input(|i| i.viewport().close_requested()) && !self.may_close && self.script.is_none()
         {
-            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
-            self.pending = Some(Pending::Quit);
+            if self.work.is_some() {
+                // Closes (or asks) once the change applying is in.
+                ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+                if !self.held.contains(&Request::Quit) {
+                    self.held.push(Request::Quit);
+                }
+            } else if self.session.is_dirty() {
+                ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+                self.pending = Some(Pending::Quit);
+            }
         }
         let dirty = if self.session.is_dirty() { " •" } else { "" };
         let title = format!("Softbody Studio — {}{dirty}", self.session.preset().name);

@@ -1,0 +1,112 @@
+//! Commands that build or factorise a large model, applied on a copy of the
+//! session ([`Session::fork`]) on a thread of their own, so the window stays
+//! responsive meanwhile (tet100k: a new system for a pin takes ~4 s, a
+//! weight ~2.6 s, a build from its mesh longer). The editor takes the copy
+//! in once it is done and holds back the changes asked for in between; the
+//! view shows the last frame until then.
+
+use std::thread::JoinHandle;
+
+use crate::command::Command;
+use crate::preset::BuildKind;
+use crate::session::{Applied, Session, SessionError};
+
+/// What the editor knew before a command, for its outcome's message and
+/// clean-up.
+#[derive(Clone, Debug)]
+pub struct Before {
+    /// The file a [`Command::Load`] opens.
+    pub loading: Option<std::path::PathBuf>,
+    /// The model's vertices.
+    pub vertices: usize,
+    /// The build's kind.
+    pub kind: BuildKind,
+}
+
+impl Before {
+    /// What `session` is before `command`.
+    pub fn of(session: &Session, command: &Command) -> Self {
+        Self {
+            loading: match command {
+                Command::Load(path) => Some(path.clone()),
+                _ => None,
+            },
+            vertices: session.model().vertex_count(),
+            kind: session.preset().build.kind,
+        }
+    }
+}
+
+/// Whether `command` runs in the background: a new document or build
+/// always (its size is not known before), and every other preset change
+/// when the session's model is slow to factorise (`slow`); playback, the
+/// grab and saving never (they are quick, or a low-rank update).
+pub fn in_background(command: &Command, slow: bool) -> bool {
+    match command {
+        Command::Load(_) | Command::SetBuild(_) => true,
+        Command::SetWeight(..)
+        | Command::SetDensity(_)
+        | Command::SetParam(_)
+        | Command::SetLimits(_)
+        | Command::SetMaterial(_)
+        | Command::PinHard(_)
+        | Command::PinSoft(_)
+        | Command::SetPins(_)
+        | Command::Unpin(_)
+        | Command::Restore(_)
+        | Command::Undo
+        | Command::Redo => slow,
+        Command::Play
+        | Command::Pause
+        | Command::TogglePlay
+        | Command::Step(_)
+        | Command::Reset
+        | Command::MoveSoftPinTarget { .. }
+        | Command::Grab { .. }
+        | Command::Drag { .. }
+        | Command::Release
+        | Command::Save(_) => false,
+    }
+}
+
+/// A command applying on a copy of the session.
+pub struct Work {
+    thread: JoinHandle<(Session, Result<Applied, SessionError>)>,
+    /// The session before it.
+    pub before: Before,
+    /// What it does, for the status bar ("loading x.obj").
+    pub doing: String,
+}
+
+impl Work {
+    /// Applies `command` to a copy of `session` on a new thread.
+    pub fn spawn(session: &Session, command: Command) -> Self {
+        let before = Before::of(session, &command);
+        let doing = match &command {
+            Command::Load(path) => format!("opening {}", path.display()),
+            Command::SetBuild(_) => "building the model".to_owned(),
+            _ => "factorising the system".to_owned(),
+        };
+        let mut copy = session.fork();
+        let thread = std::thread::spawn(move || {
+            let outcome = copy.apply(command);
+            (copy, outcome)
+        });
+        Self {
+            thread,
+            before,
+            doing,
+        }
+    }
+
+    /// Whether the command is done.
+    pub fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    /// The session the command made and its outcome (waits for it); `None`
+    /// if it panicked (the session before stands).
+    pub fn join(self) -> Option<(Session, Result<Applied, SessionError>)> {
+        self.thread.join().ok()
+    }
+}
