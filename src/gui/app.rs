@@ -210,7 +210,11 @@ impl EditorApp {
             .frame_all(self.session.model(), &self.session.state().positions);
     }
 
-    /// Applies `command`, reporting the outcome in [`EditorApp::message`].
+    /// Applies `command`, reporting the outcome in [`EditorApp::message`]:
+    /// on a copy of the session on a thread of its own when
+    /// [`EditorApp::background`] is on and [`background::in_background`]
+    /// says so (then it, and every change asked for until it is in, is
+    /// held: see [`EditorApp::is_busy`]).
     pub fn apply(&mut self, command: Command) {
         if self.work.is_some() {
             self.held.push(Request::Command(command));
