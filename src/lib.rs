@@ -42,6 +42,7 @@
 //! ```
 
 pub mod autosave;
+pub mod background;
 pub mod bake;
 pub mod bench;
 pub mod command;

@@ -1089,3 +1089,57 @@ fn save_as_protects_other_files() {
     assert_eq!(Preset::load(&other).unwrap().material.weights.bending, 5.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Steps `app`'s background work until it is in (at most 30 s).
+fn until_idle(app: &mut App) {
+    let start = std::time::Instant::now();
+    while app.is_busy() {
+        assert!(start.elapsed().as_secs() < 30, "still busy");
+        assert!(app.collect_work());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// With background work on (the terminal UI's `run` has it), a change that
+/// factorises a slow model applies on a copy of the session on a thread of
+/// its own: the session stays as it was, keys pressed meanwhile wait and
+/// are handled after it, in order; opening a preset goes there too.
+#[test]
+fn slow_changes_apply_in_the_background_and_keys_wait() {
+    let mut app = cloth();
+    app.background = true;
+    // Every factorisation counts as slow.
+    app.live_refactor_ms = 0.0;
+    let refactors = app.session.solver().factor_stats().refactors;
+    assert!(app.apply(Command::SetWeight(WeightKind::Structural, 250.0)));
+    assert!(app.is_busy());
+    // A frame step and undo wait; nothing changes meanwhile.
+    assert!(app.on_key(ch('n')));
+    assert!(app.on_key(ch('u')));
+    app.advance(Duration::from_millis(50));
+    assert_eq!(app.session.state().frame, 0);
+    assert_eq!(app.session.preset().material.weights.structural, 1000.0);
+    until_idle(&mut app);
+    // The weight came in, then the step, then the undo (itself in the
+    // background, being a preset change on a slow model).
+    assert_eq!(app.session.state().frame, 1);
+    assert_eq!(app.session.preset().material.weights.structural, 1000.0);
+    assert_eq!(app.session.solver().factor_stats().refactors, refactors + 2);
+    assert_eq!(app.status, "undid a change");
+
+    app.live_refactor_ms = f64::INFINITY;
+    assert!(app.apply(Command::Load("presets/jelly.toml".into())));
+    assert!(app.is_busy());
+    // A quit pressed meanwhile quits once it is in.
+    assert!(app.on_key(ch('q')));
+    let start = std::time::Instant::now();
+    let mut quit = false;
+    while app.is_busy() {
+        assert!(start.elapsed().as_secs() < 30, "still busy");
+        quit = !app.collect_work();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(quit, "the held q quits");
+    assert_eq!(app.status, "opened Jelly");
+    assert!(!app.session.model().tets.is_empty());
+}

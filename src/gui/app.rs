@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use eframe::egui;
 use egui_file::{DialogType, FileDialog};
 
-use super::background::{self, Before, Work};
 use super::capture::{Script, ScriptRun};
 use super::menu;
 use super::overlay::Overlays;
@@ -20,6 +19,7 @@ use super::selection::Selection;
 use super::viewport::{Tool, ViewEvent, ViewInput, Viewport3d};
 use super::worker::SimWorker;
 use crate::autosave::{Autosave, Recovery};
+use crate::background::{self, Before, Work};
 use crate::command::Command;
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
 use crate::session::{Applied, Session, SessionError};

@@ -13,7 +13,6 @@
 //! simulation on its own thread. [`run`] opens the window.
 
 pub mod app;
-pub mod background;
 pub mod camera;
 pub mod capture;
 pub mod menu;

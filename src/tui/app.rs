@@ -13,13 +13,14 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::autosave::{Autosave, Recovery};
+use crate::background::{self, Work};
 use crate::command::{Command, Param};
 use crate::mesh::Vec3;
 use crate::model::Model;
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
 pub use crate::param::{LOG_STEP, ParamId, format_value};
 use crate::preset::{PinSpec, PresetError, Selector};
-use crate::session::{Applied, Session};
+use crate::session::{Applied, Session, SessionError};
 use crate::solver::Acceleration;
 
 /// Rotation per key press, in radians (15°).
@@ -163,6 +164,14 @@ pub struct App {
     /// factorisation took at most this long (ms), else when the keys stop
     /// ([`LIVE_REFACTOR_MS`] by default).
     pub live_refactor_ms: f64,
+    /// Whether commands that build or factorise a large model run on a
+    /// thread of their own ([`background`]; the terminal UI's `run` turns
+    /// it on, tests apply them in place unless they set it).
+    pub background: bool,
+    /// Such a command applying, and how to report it.
+    work: Option<(Work, Report)>,
+    /// The keys pressed while it applies, handled after it in order.
+    held: Vec<KeyEvent>,
     /// What to tell the shell once the terminal is restored.
     farewell: Option<&'static str>,
 }
@@ -183,6 +192,16 @@ struct Step {
 /// The most steps [`App`] remembers.
 const STEPS_KEPT: usize = 64;
 
+/// How [`App::apply`] reports a command's outcome: what it was and the
+/// preset before it (none for a `+`/`-` step, which keeps the steps).
+#[derive(Debug)]
+struct Report {
+    loading: bool,
+    pins: bool,
+    done: &'static str,
+    before: Option<crate::preset::Preset>,
+}
+
 impl App {
     /// The UI over `session`, looking for presets to open in `preset_dir`.
     pub fn new(session: Session, preset_dir: PathBuf) -> Self {
@@ -200,6 +219,9 @@ impl App {
             stepped: None,
             pending: None,
             live_refactor_ms: LIVE_REFACTOR_MS,
+            background: false,
+            work: None,
+            held: Vec::new(),
             farewell: None,
         }
     }
@@ -241,8 +263,12 @@ impl App {
     /// # Errors
     /// The autosave's write error.
     pub fn keep_unsaved(&mut self) -> Result<bool, PresetError> {
-        // Steps held back are changes too.
+        // Steps held back are changes too, and so is a command applying
+        // (waited for; the keys held after it are dropped).
         self.flush();
+        if let Some(work) = self.work.take() {
+            self.take_in(work);
+        }
         if matches!(self.mode, Mode::Recover(_)) || !self.session.is_dirty() {
             return Ok(false);
         }
@@ -602,6 +628,10 @@ impl App {
     /// session, reporting the outcome or error in [`App::status`]. Returns
     /// `false` when the UI should quit.
     pub fn on_key(&mut self, key: KeyEvent) -> bool {
+        if self.work.is_some() {
+            self.held.push(key);
+            return true;
+        }
         let step = matches!(self.mode, Mode::Normal)
             && !key.modifiers.contains(KeyModifiers::CONTROL)
             && matches!(key.code, KeyCode::Char('+' | '=' | '-'));
@@ -712,25 +742,83 @@ impl App {
     }
 
     /// Applies `command`, reporting the outcome in [`App::status`]; `false`
-    /// if the session refused it.
+    /// if the session refused it. With [`App::background`], a command that
+    /// builds or factorises a large model ([`background::in_background`])
+    /// applies on a copy of the session on a thread of its own instead
+    /// (reported by [`App::collect_work`]; `true` meanwhile), and the keys
+    /// pressed until it is in wait for it.
     pub fn apply(&mut self, command: Command) -> bool {
-        let loading = matches!(command, Command::Load(_));
-        let pins = matches!(command, Command::SetPins(_));
-        let done = match command {
-            Command::Undo if self.session.undo_len() == 0 => "nothing to undo",
-            Command::Undo => "undid a change",
-            Command::Redo if self.session.redo_len() == 0 => "nothing to redo",
-            Command::Redo => "redid a change",
-            Command::Reset => "back to rest",
-            _ => "",
-        };
         let step = self.stepped.take().is_some_and(|c| c == command);
-        let before = (!step).then(|| self.session.preset().clone());
+        let report = Report {
+            loading: matches!(command, Command::Load(_)),
+            pins: matches!(command, Command::SetPins(_)),
+            done: match command {
+                Command::Undo if self.session.undo_len() == 0 => "nothing to undo",
+                Command::Undo => "undid a change",
+                Command::Redo if self.session.redo_len() == 0 => "nothing to redo",
+                Command::Redo => "redid a change",
+                Command::Reset => "back to rest",
+                _ => "",
+            },
+            before: (!step).then(|| self.session.preset().clone()),
+        };
+        let slow = self.session.solver().factor_stats().factor_ms > self.live_refactor_ms;
+        if self.background && background::in_background(&command, slow) {
+            let work = Work::spawn(&self.session, command);
+            self.status = format!("{}…", work.doing);
+            self.work = Some((work, report));
+            return true;
+        }
         let outcome = self.session.apply(command);
+        self.report(outcome, report)
+    }
+
+    /// Whether a command is applying in the background.
+    pub fn is_busy(&self) -> bool {
+        self.work.is_some()
+    }
+
+    /// Takes in the session a background command made once it is done and
+    /// reports it, then handles the keys held meanwhile; `false` when one
+    /// of them quits.
+    pub fn collect_work(&mut self) -> bool {
+        let Some(work) = self.work.take_if(|(w, _)| w.is_finished()) else {
+            return true;
+        };
+        self.take_in(work);
+        let mut held = std::mem::take(&mut self.held).into_iter();
+        while let Some(key) = held.next() {
+            if !self.on_key(key) {
+                return false;
+            }
+            if self.work.is_some() {
+                // Another one went to the background: the rest wait again.
+                self.held.extend(held);
+                break;
+            }
+        }
+        true
+    }
+
+    /// Takes in the session a background command made (waiting for it)
+    /// and reports it.
+    fn take_in(&mut self, (work, report): (Work, Report)) {
+        match work.join() {
+            Some((session, outcome)) => {
+                self.session = session;
+                self.report(outcome, report);
+            }
+            None => self.status = "error: the change failed; nothing was changed".to_owned(),
+        }
+    }
+
+    /// Reports the `outcome` of a command in [`App::status`]; `false` if
+    /// the session refused it.
+    fn report(&mut self, outcome: Result<Applied, SessionError>, report: Report) -> bool {
         let applied = outcome.is_ok();
         self.status = match outcome {
             Ok(Applied::Saved(path)) => format!("saved {}", path.display()),
-            Ok(Applied::Reloaded) if loading => {
+            Ok(Applied::Reloaded) if report.loading => {
                 self.selected = 0;
                 self.pacer.forget();
                 format!("opened {}", self.session.preset().name)
@@ -738,15 +826,15 @@ impl App {
             Ok(Applied::BlewUp { frames, error }) => {
                 format!("blew up after {frames} frames: {error}")
             }
-            Ok(_) if pins => match self.session.model().pins.hard_vertices().len() {
+            Ok(_) if report.pins => match self.session.model().pins.hard_vertices().len() {
                 0 => "no vertex is pinned".to_owned(),
                 1 => "1 vertex pinned".to_owned(),
                 n => format!("{n} vertices pinned"),
             },
-            Ok(_) => done.to_owned(),
+            Ok(_) => report.done.to_owned(),
             Err(e) => format!("error: {e}"),
         };
-        if before.is_some_and(|p| &p != self.session.preset()) {
+        if report.before.is_some_and(|p| &p != self.session.preset()) {
             // Changed otherwise: the steps no longer lead to this value.
             self.steps.clear();
         }
@@ -756,6 +844,10 @@ impl App {
     /// Steps the session when playing, in real time, for at most `budget`
     /// of wall time (see [`Pacer`]).
     pub fn advance(&mut self, budget: Duration) {
+        if self.work.is_some() {
+            // The session a command applying makes starts from this frame.
+            return;
+        }
         let calm = self.session.warning().is_none();
         if let Err(e) = self.pacer.advance(&mut self.session, budget) {
             self.status = format!("error: {e}");

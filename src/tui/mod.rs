@@ -85,6 +85,7 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
         App::new(session, preset_dir(Path::new(PRESET_DIR), path.as_deref())).with_autosave(
             Autosave::new(Autosave::default_dir(), crate::autosave::INTERVAL),
         );
+    app.background = true;
     signals::install().map_err(std::io::Error::other)?;
     // `try_init` installs a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init()?;
@@ -139,6 +140,10 @@ fn event_loop(
             return Ok(Ending::Signal);
         }
         let start = Instant::now();
+        if !app.collect_work() {
+            app.finish();
+            return Ok(Ending::Quit);
+        }
         app.advance(SIM_BUDGET);
         app.tick_autosave();
         terminal.draw(|frame| ui::render(frame, app))?;

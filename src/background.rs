@@ -1,9 +1,10 @@
 //! Commands that build or factorise a large model, applied on a copy of the
-//! session ([`Session::fork`]) on a thread of their own, so the window stays
-//! responsive meanwhile (tet100k: a new system for a pin takes ~4 s, a
-//! weight ~2.6 s, a build from its mesh longer). The editor takes the copy
-//! in once it is done and holds back the changes asked for in between; the
-//! view shows the last frame until then.
+//! session ([`Session::fork`]) on a thread of their own, so the editor's
+//! window and the terminal UI stay responsive meanwhile (tet100k: a new
+//! system for a pin takes ~4 s, a weight ~2.6 s, a build from its mesh
+//! longer). The front end takes the copy in once it is done and holds back
+//! the changes asked for in between; the view shows the last frame until
+//! then.
 
 use std::thread::JoinHandle;
 
@@ -11,8 +12,8 @@ use crate::command::Command;
 use crate::preset::BuildKind;
 use crate::session::{Applied, Session, SessionError};
 
-/// What the editor knew before a command, for its outcome's message and
-/// clean-up.
+/// What the session was before a command, for the editor's message and
+/// clean-up of its outcome.
 #[derive(Clone, Debug)]
 pub struct Before {
     /// The file a [`Command::Load`] opens.
