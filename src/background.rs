@@ -105,9 +105,11 @@ impl Work {
         self.thread.is_finished()
     }
 
-    /// The session the command made and its outcome (waits for it); `None`
-    /// if it panicked (the session before stands).
-    pub fn join(self) -> Option<(Session, Result<Applied, SessionError>)> {
-        self.thread.join().ok()
+    /// The session the command made and its outcome (waits for it); if it
+    /// panicked, what to tell (the session before stands).
+    pub fn join(self) -> Result<(Session, Result<Applied, SessionError>), &'static str> {
+        self.thread
+            .join()
+            .map_err(|_| "error: the change failed; nothing was changed")
     }
 }

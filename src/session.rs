@@ -535,6 +535,14 @@ impl Session {
         &self.built.model
     }
 
+    /// Whether the last numeric factorisation took longer than `limit_ms`:
+    /// the front ends then apply a change that refactorises once, not at
+    /// every step of a drag or key, and in the background
+    /// ([`crate::param::LIVE_REFACTOR_MS`], [`crate::background`]).
+    pub fn factorises_slowly(&self, limit_ms: f64) -> bool {
+        self.solver.factor_stats().factor_ms > limit_ms
+    }
+
     /// The solver, e.g. for [`Solver::factor_stats`].
     pub fn solver(&self) -> &Solver {
         &self.solver

@@ -49,12 +49,24 @@ fn screen_positions(app: &EditorApp) -> Vec<Pos2> {
         .collect()
 }
 
+/// Hovers `at`, then puts the left button down there.
+fn press_at(harness: &mut Harness<'static, EditorApp>, at: Pos2) {
+    harness.hover_at(at);
+    harness.step();
+    harness.drag_at(at);
+    harness.step();
+}
+
+/// The rectangle of the "structural" weight's slider.
+fn structural_slider(harness: &Harness<'static, EditorApp>) -> egui::Rect {
+    harness
+        .get_by_role_and_label(Role::Slider, "structural")
+        .rect()
+}
+
 /// A real left drag from `a` to `b` over several frames.
 fn drag(harness: &mut Harness<'static, EditorApp>, a: Pos2, b: Pos2) {
-    harness.hover_at(a);
-    harness.step();
-    harness.drag_at(a);
-    harness.step();
+    press_at(harness, a);
     for i in 1..=5 {
         harness.hover_at(a + (b - a) * (i as f32 / 5.0));
         harness.step();
@@ -232,9 +244,7 @@ fn a_weight_slider_refactors_without_a_rebuild_and_undo_restores_it() {
 
     // A mouse drag along the slider changes the weight live, frame by
     // frame, and makes one undo step.
-    let rect = harness
-        .get_by_role_and_label(Role::Slider, "structural")
-        .rect();
+    let rect = structural_slider(&harness);
     let refactors = harness.state().session.solver().factor_stats().refactors;
     drag(
         &mut harness,
@@ -372,17 +382,9 @@ fn a_slow_refactorisation_applies_a_slider_drag_when_it_ends() {
     harness.state_mut().live_refactor_ms = 0.0;
     let before = harness.state().session.preset().material.weights.structural;
     let refactors = harness.state().session.solver().factor_stats().refactors;
-    let slider = |harness: &Harness<'static, EditorApp>| {
-        harness
-            .get_by_role_and_label(Role::Slider, "structural")
-            .rect()
-    };
-    let rect = slider(&harness);
+    let rect = structural_slider(&harness);
     let a = rect.left_center() + egui::vec2(6.0, 0.0);
-    harness.hover_at(a);
-    harness.step();
-    harness.drag_at(a);
-    harness.step();
+    press_at(&mut harness, a);
     let mut shown = Vec::new();
     for i in 1..=5 {
         harness.hover_at(a + (rect.right_center() - a) * (i as f32 / 5.0));
@@ -421,14 +423,8 @@ fn a_slow_refactorisation_applies_a_slider_drag_when_it_ends() {
 fn a_slider_drag_released_elsewhere_is_one_undo_step() {
     let mut harness = editor("presets/hanging_cloth.toml");
     let before = harness.state().session.preset().material.weights.structural;
-    let rect = harness
-        .get_by_role_and_label(Role::Slider, "structural")
-        .rect();
-    let a = rect.left_center() + egui::vec2(6.0, 0.0);
-    harness.hover_at(a);
-    harness.step();
-    harness.drag_at(a);
-    harness.step();
+    let rect = structural_slider(&harness);
+    press_at(&mut harness, rect.left_center() + egui::vec2(6.0, 0.0));
     harness.hover_at(rect.center());
     harness.step();
     harness.drop_at(rect.right_center());

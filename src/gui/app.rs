@@ -220,7 +220,7 @@ impl EditorApp {
             self.held.push(Request::Command(command));
             return;
         }
-        let slow = self.session.solver().factor_stats().factor_ms > self.live_refactor_ms;
+        let slow = self.session.factorises_slowly(self.live_refactor_ms);
         if self.background && background::in_background(&command, slow) {
             let work = Work::spawn(&self.session, command);
             self.message = format!("{}…", work.doing);
@@ -244,11 +244,11 @@ impl EditorApp {
         };
         let before = work.before.clone();
         match work.join() {
-            Some((session, outcome)) => {
+            Ok((session, outcome)) => {
                 self.session = session;
                 self.applied(outcome, before);
             }
-            None => self.message = "error: the change failed; nothing was changed".to_owned(),
+            Err(failed) => self.message = failed.to_owned(),
         }
         let held = std::mem::take(&mut self.held);
         self.requests(ctx, held);
@@ -383,7 +383,7 @@ impl EditorApp {
 
     /// The collapsible sections of the left panel.
     fn side_panels(&mut self, ui: &mut egui::Ui, out: &mut Vec<Request>) {
-        let sliders = if self.session.solver().factor_stats().factor_ms > self.live_refactor_ms {
+        let sliders = if self.session.factorises_slowly(self.live_refactor_ms) {
             Sliders::OnRelease
         } else {
             Sliders::Live

@@ -726,8 +726,8 @@ impl App {
                 target
             }
         };
-        let factor_ms = self.session.solver().factor_stats().factor_ms;
-        if param.refactors() && factor_ms > self.live_refactor_ms {
+        if param.refactors() && self.session.factorises_slowly(self.live_refactor_ms) {
+            let factor_ms = self.session.solver().factor_stats().factor_ms;
             self.pending = Some((param, target, Instant::now()));
             self.status = format!(
                 "{} {}: applies when the keys stop (a refactorisation takes {factor_ms:.0} ms)",
@@ -762,7 +762,7 @@ impl App {
             },
             before: (!step).then(|| self.session.preset().clone()),
         };
-        let slow = self.session.solver().factor_stats().factor_ms > self.live_refactor_ms;
+        let slow = self.session.factorises_slowly(self.live_refactor_ms);
         if self.background && background::in_background(&command, slow) {
             let work = Work::spawn(&self.session, command);
             self.status = format!("{}…", work.doing);
@@ -804,11 +804,11 @@ impl App {
     /// and reports it.
     fn take_in(&mut self, (work, report): (Work, Report)) {
         match work.join() {
-            Some((session, outcome)) => {
+            Ok((session, outcome)) => {
                 self.session = session;
                 self.report(outcome, report);
             }
-            None => self.status = "error: the change failed; nothing was changed".to_owned(),
+            Err(failed) => self.status = failed.to_owned(),
         }
     }
 
