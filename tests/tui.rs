@@ -1127,6 +1127,23 @@ fn slow_changes_apply_in_the_background_and_keys_wait() {
     assert_eq!(app.session.solver().factor_stats().refactors, refactors + 2);
     assert_eq!(app.status, "undid a change");
 
+    // A typed value the session refuses there opens its field again with
+    // it, as it does when refused at once.
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "-1");
+    assert!(app.on_key(key(KeyCode::Enter)));
+    assert!(app.is_busy());
+    until_idle(&mut app);
+    assert!(app.status.starts_with("error:"), "{}", app.status);
+    assert_eq!(
+        app.mode,
+        Mode::Edit {
+            param: ParamId::Weight(WeightKind::Structural),
+            text: "-1".to_owned(),
+        }
+    );
+    app.on_key(key(KeyCode::Esc));
+
     app.live_refactor_ms = f64::INFINITY;
     assert!(app.apply(Command::Load("presets/jelly.toml".into())));
     assert!(app.is_busy());

@@ -192,14 +192,17 @@ struct Step {
 /// The most steps [`App`] remembers.
 const STEPS_KEPT: usize = 64;
 
-/// How [`App::apply`] reports a command's outcome: what it was and the
-/// preset before it (none for a `+`/`-` step, which keeps the steps).
+/// How [`App::apply`] reports a command's outcome: what it was, the
+/// preset before it (none for a `+`/`-` step, which keeps the steps) and
+/// the field a typed value came from, which opens again with it when the
+/// session refuses the value (also after it applied in the background).
 #[derive(Debug)]
 struct Report {
     loading: bool,
     pins: bool,
     done: &'static str,
     before: Option<crate::preset::Preset>,
+    field: Option<Mode>,
 }
 
 impl App {
@@ -673,13 +676,7 @@ impl App {
             }
             Action::None => true,
             Action::Apply(command) => {
-                if !self.apply(command)
-                    && let Some(field @ Mode::Edit { .. }) = field
-                {
-                    // A value the session refused: the field opens again
-                    // with it, to be corrected.
-                    self.mode = field;
-                }
+                self.apply_from(command, field);
                 true
             }
         }
@@ -748,6 +745,13 @@ impl App {
     /// (reported by [`App::collect_work`]; `true` meanwhile), and the keys
     /// pressed until it is in wait for it.
     pub fn apply(&mut self, command: Command) -> bool {
+        self.apply_from(command, None)
+    }
+
+    /// [`App::apply`] of a value typed in `field` (a [`Mode::Edit`]), which
+    /// opens again with it when the session refuses the value, now or once
+    /// it applied in the background.
+    fn apply_from(&mut self, command: Command, field: Option<Mode>) -> bool {
         let step = self.stepped.take().is_some_and(|c| c == command);
         let report = Report {
             loading: matches!(command, Command::Load(_)),
@@ -761,6 +765,7 @@ impl App {
                 _ => "",
             },
             before: (!step).then(|| self.session.preset().clone()),
+            field: field.filter(|f| matches!(f, Mode::Edit { .. })),
         };
         let slow = self.session.factorises_slowly(self.live_refactor_ms);
         if self.background && background::in_background(&command, slow) {
@@ -837,6 +842,11 @@ impl App {
         if report.before.is_some_and(|p| &p != self.session.preset()) {
             // Changed otherwise: the steps no longer lead to this value.
             self.steps.clear();
+        }
+        if let Some(field) = report.field.filter(|_| !applied) {
+            // A value the session refused: the field opens again with it,
+            // to be corrected.
+            self.mode = field;
         }
         applied
     }
