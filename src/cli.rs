@@ -128,8 +128,8 @@ pub enum Command {
         #[arg(long, value_parser = parse_acceleration)]
         acceleration: Option<softbody::solver::Acceleration>,
         /// The precision of the global solve: auto (default: mixed when the
-        /// factor has 500,000 entries or more, relaxed when a cloth's factor
-        /// without its bending springs has), double, mixed, or relaxed
+        /// factor has 100,000 entries or more, relaxed when a cloth's factor
+        /// without its bending springs has 500,000), double, mixed, or relaxed
         /// (single precision, bending springs left out of the factor and
         /// corrected for, when their weight allows).
         #[arg(long, value_parser = parse_precision, default_value = "auto")]

@@ -44,9 +44,9 @@ use crate::mesh::Vec3;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Precision {
     /// Mixed when `L` has at least [`MIXED_FROM_ENTRIES`] entries (it no
-    /// longer fits in cache and the solve is bound by reading it), double
-    /// below; relaxed (see [`Precision::Relaxed`]) when the relaxed
-    /// matrix's `L` is that large.
+    /// longer fits in the first caches and the solve is bound by reading
+    /// it), double below; relaxed (see [`Precision::Relaxed`]) when the
+    /// relaxed matrix's `L` has at least [`RELAXED_FROM_ENTRIES`].
     #[default]
     Auto,
     /// `L` in double precision.
@@ -59,13 +59,25 @@ pub enum Precision {
     /// springs when the model's certified bound allows (see
     /// `solver::relax`; otherwise `A`'s, in single precision).
     /// [`Precision::Auto`] relaxes too when that factor has at least
-    /// [`MIXED_FROM_ENTRIES`] entries.
+    /// [`RELAXED_FROM_ENTRIES`] entries.
     Relaxed,
 }
 
 /// The size of `L` (stored entries) from which [`Precision::Auto`] solves in
-/// mixed precision.
-pub const MIXED_FROM_ENTRIES: usize = 500_000;
+/// mixed precision. Measured on the 2-vCPU AMD EPYC host (2026-11-28,
+/// global step per frame at 10 iterations, double against mixed): tet8
+/// (13,387 entries) 0.38 against 0.45 ms and cloth30 (31,539) 0.71 against
+/// 0.81 ms, but tet12 (96,456) 1.72 against 1.38 ms, cloth60 (188,052)
+/// 3.55 against 3.0 ms and tet16 (358,628) 5.8 against 3.2 ms: reading half
+/// the bytes pays once `L` outgrows the first caches, which the kernel's
+/// residual and conversions cost below that.
+pub const MIXED_FROM_ENTRIES: usize = 100_000;
+
+/// The size of the relaxed matrix's `L` from which [`Precision::Auto`]
+/// factorises it in place of `A` (see `solver::relax`): the correction
+/// leaves up to `ρ` of the guess's error, which costs iterations where the
+/// solve is cheap anyway.
+pub const RELAXED_FROM_ENTRIES: usize = 500_000;
 
 impl Precision {
     /// Every precision, in the order the command line lists them.
@@ -84,6 +96,16 @@ impl Precision {
     /// Whether the relaxed matrix may be factorised in place of `A`.
     pub(crate) fn relaxes(self) -> bool {
         matches!(self, Self::Auto | Self::Relaxed)
+    }
+
+    /// Whether a relaxed matrix whose factor has `entries` stored entries
+    /// is factorised in place of `A` (where its bound allows).
+    pub(crate) fn relaxes_at(self, entries: usize) -> bool {
+        match self {
+            Self::Auto => entries >= RELAXED_FROM_ENTRIES,
+            Self::Relaxed => true,
+            Self::Double | Self::Mixed => false,
+        }
     }
 
     /// `auto`, `double`, `mixed` or `relaxed`.
