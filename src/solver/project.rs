@@ -522,18 +522,31 @@ fn upper_root(sigma: f64, mu: f64) -> f64 {
 /// Solves `Π y⁺ᵢ(μ) = v` for `μ ∈ [lo, hi]`, given a sign change there:
 /// Newton on `φ(μ) = Σ ln y⁺ᵢ(μ) − ln v`, concave and increasing, so each
 /// step lands left of the root and the iterates then climb monotonically;
-/// a step leaving the bracket bisects instead. Converges to round-off.
+/// a step leaving the bracket bisects instead. Converges to round-off:
+/// it stops once a step is within round-off of `μ`, or once the step
+/// after it, predicted from the curvature (`|φ''| d² / (2 φ')` for a step
+/// `d`, which bounds it from the concave side), would be. One logarithm
+/// per evaluation (of the product; its factors are positive and within
+/// a few orders of magnitude of 1 for any deformation a simulation keeps).
+/// Measured on 40,000 singular-value triples within 20 % of 1 and `v = 1`
+/// (the volume-preserving jelly's case): 460 ns per projection with three
+/// logarithms per evaluation and the round-off stop alone, 115 ns now.
 fn solve_upper(sigma: &Vec3, v: f64, mut lo: f64, mut hi: f64) -> f64 {
     let ln_v = v.ln();
+    // φ(μ), φ'(μ) and −φ''(μ).
     let phi = |mu: f64| {
-        let (mut value, mut slope) = (-ln_v, 0.0);
+        let (mut product, mut slope, mut bend) = (1.0, 0.0, 0.0);
         for &s in sigma.iter() {
             let y = upper_root(s, mu);
-            value += y.ln();
+            product *= y;
             // dy/dμ = 1/(2y − σ) = 1/√(σ² + 4μ).
-            slope += 1.0 / (y * (2.0 * y - s));
+            let r = 1.0 / (2.0 * y - s);
+            let q = r / y;
+            slope += q;
+            // d/dμ (1/(y (2y − σ))) = −(4y − σ) r / (y (2y − σ))².
+            bend += (4.0 * y - s) * r * q * q;
         }
-        (value, slope)
+        (product.ln() - ln_v, slope, bend)
     };
     // First-order guess: y ≈ σ + μ/σ gives Π σ (1 + μ Σ 1/σ²) = v.
     let guess = (v / sigma.product() - 1.0) / sigma.map(|s| 1.0 / (s * s)).sum();
@@ -543,7 +556,7 @@ fn solve_upper(sigma: &Vec3, v: f64, mut lo: f64, mut hi: f64) -> f64 {
         0.5 * (lo + hi)
     };
     for _ in 0..200 {
-        let (value, slope) = phi(mu);
+        let (value, slope, bend) = phi(mu);
         if value == 0.0 {
             break;
         }
@@ -554,12 +567,12 @@ fn solve_upper(sigma: &Vec3, v: f64, mut lo: f64, mut hi: f64) -> f64 {
         }
         let newton = mu - value / slope;
         // An infinite slope (μ at a branch point) gives no step: bisect.
-        let next = if slope.is_finite() && newton > lo && newton < hi {
-            newton
-        } else {
-            0.5 * (lo + hi)
-        };
-        if (next - mu).abs() <= 2.0 * f64::EPSILON * mu.abs() || next == lo || next == hi {
+        let stepped = slope.is_finite() && newton > lo && newton < hi;
+        let next = if stepped { newton } else { 0.5 * (lo + hi) };
+        let step = next - mu;
+        let round_off = 2.0 * f64::EPSILON * next.abs();
+        let settled = stepped && 0.5 * bend * step * step <= round_off * slope;
+        if step.abs() <= round_off || settled || next == lo || next == hi {
             mu = next;
             break;
         }
