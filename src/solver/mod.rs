@@ -33,7 +33,7 @@ pub use accelerate::{Acceleration, CARRIED_SECANTS, Secants};
 pub use collide::{CONTACT_STIFFNESS, Collider, Contact, Resolved};
 pub use energy::Energies;
 pub use guess::Extrapolation;
-pub use mixed::{MIXED_FROM_ENTRIES, Precision};
+pub use mixed::{MIXED_FROM_ENTRIES, Precision, RELAXED_FROM_ENTRIES};
 pub use params::SimParams;
 pub use system::FactorStats;
 

@@ -1563,7 +1563,7 @@ impl System {
 mod tests {
     use super::*;
     use crate::bench::Scene;
-    use crate::solver::mixed::RELAXED_FROM_ENTRIES;
+    use crate::solver::RELAXED_FROM_ENTRIES;
 
     /// A right-hand side with every kind of component: growing, periodic and
     /// decaying.
