@@ -765,7 +765,7 @@ impl App {
                 _ => "",
             },
             before: (!step).then(|| self.session.preset().clone()),
-            field: field.filter(|f| matches!(f, Mode::Edit { .. })),
+            field,
         };
         let slow = self.session.factorises_slowly(self.live_refactor_ms);
         if self.background && background::in_background(&command, slow) {
