@@ -33,8 +33,9 @@ pub(crate) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
 
 /// The rotation-only tet terms of `tets` at `x`, four tets at a time on
 /// CPUs with AVX2 and FMA: `Σ |V₀| ‖F − R‖²` (`R` the closest rotation to
-/// `F`, as [`closest_rotation`] computes it up to round-off) is returned,
-/// and with `rhs`, `w |V₀| R g_j` is added to the row of each vertex `j`.
+/// `F`, as [`closest_rotation`] computes it up to round-off; without `rhs`
+/// from Horn's eigenvalue alone where it is sure) is returned, and with
+/// `rhs`, `w |V₀| R g_j` is added to the row of each vertex `j`.
 /// Returns the tets it left to the caller: the last ones (fewer than four),
 /// or all of them on other CPUs.
 pub(crate) fn rotation_terms<'a>(
@@ -679,7 +680,10 @@ mod tests {
     /// at a time (energy sum and every right-hand-side row) on a sheared,
     /// uneven tet box; with one tet squashed onto a line (its lane takes the
     /// SVD; its closest rotation is not unique, so only the energy must
-    /// agree); the energy alone as well, and a NaN position's is NaN.
+    /// agree); the energy alone as well (the squashed tet's four take the
+    /// full path: from its nearly double eigenvalue alone the sum was off
+    /// by 7e-10), at rest it is ~0 and not negative, and a NaN position's
+    /// is NaN.
     #[test]
     fn rotation_terms_agree_with_one_tet_at_a_time() {
         if kernels().is_none() {
@@ -734,6 +738,9 @@ mod tests {
             "{sum} vs {expected}"
         );
         assert!(rhs.iter().all(|v| v.iter().all(|x| x.is_finite())));
+        let at_rest = rotation_terms(tets, &model.rest, w, None).0;
+        let volume: f64 = tets.iter().map(|t| t.rest_volume).sum();
+        assert!((0.0..=1e-13 * volume).contains(&at_rest), "{at_rest}");
         // A non-finite position is not an energy of 0.
         x[a].x = f64::NAN;
         assert!(rotation_terms(tets, &x, w, None).0.is_nan());
