@@ -84,7 +84,8 @@ mod avx2 {
 
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn closest_rotations(f: &[Matrix3<f64>; 4]) -> [Matrix3<f64>; 4] {
-        let (r, by_svd) = rotation_lanes(std::array::from_fn(|i| gather(f, i / 3, i % 3)));
+        let f_lanes = std::array::from_fn(|i| gather(f, i / 3, i % 3));
+        let (r, by_svd) = rotation_at(&largest_eigenvalue(f_lanes));
         let r = r.map(|x| lanes(x));
         std::array::from_fn(|l| {
             if by_svd & (1 << l) != 0 {
@@ -95,13 +96,11 @@ mod avx2 {
         })
     }
 
-    /// The closest rotations to the four matrices whose entries are the
-    /// lanes of `f` (row-major), row-major, and the lanes (bits) where the
-    /// SVD must decide instead.
+    /// `|x|` in each lane.
     #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    fn rotation_lanes(f: [V; 9]) -> ([V; 9], i32) {
-        rotation_at(&largest_eigenvalue(f))
+    #[target_feature(enable = "avx2")]
+    fn abs(x: V) -> V {
+        _mm256_andnot_pd(_mm256_set1_pd(-0.0), x)
     }
 
     /// A lane whose adjugate column (below) or slope (`|p'(λ)|`, at least
@@ -136,9 +135,8 @@ mod avx2 {
         #[inline]
         #[target_feature(enable = "avx2,fma")]
         fn distance(&self) -> Option<V> {
-            let abs = _mm256_andnot_pd(_mm256_set1_pd(-0.0), self.slope);
             let sure = _mm256_cmp_pd::<_CMP_GT_OQ>(
-                abs,
+                abs(self.slope),
                 _mm256_mul_pd(_mm256_set1_pd(4.0 * NEARLY_DOUBLE), self.scale),
             );
             if _mm256_movemask_pd(sure) != 0b1111 {
@@ -237,9 +235,10 @@ mod avx2 {
         }
     }
 
-    /// The closest rotations of [`Eigen`]'s matrices (`K`'s eigenvector of
-    /// `λ`: a column of the adjugate of `K − λ I`), as [`rotation_lanes`]
-    /// returns them.
+    /// The closest rotations to [`Eigen`]'s matrices (from `K`'s
+    /// eigenvector of `λ`: a column of the adjugate of `K − λ I`),
+    /// row-major in lanes, and the lanes (bits) where the SVD must decide
+    /// instead.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn rotation_at(eigen: &Eigen) -> ([V; 9], i32) {
@@ -255,7 +254,6 @@ mod avx2 {
         // `rotation_from_adjugate` in four lanes: the quaternion is the
         // column through the largest diagonal entry (the first of equal
         // ones, as `iamax`), ...
-        let abs = |x: V| _mm256_andnot_pd(splat(-0.0), x);
         let mut largest = abs(adjugate[0][0]);
         let mut q: [V; 4] = std::array::from_fn(|j| adjugate[j][0]);
         for (i, row) in adjugate.iter().enumerate().skip(1) {
