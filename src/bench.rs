@@ -20,6 +20,59 @@ use crate::model::{ClothGrid, Model, Pins, Weights};
 use crate::solver::accuracy;
 use crate::solver::{Acceleration, Precision, SimParams, Solver, SolverError, State};
 
+/// The machine a benchmark runs on, for its report: timings mean little
+/// without it (this project's figures come from more than one host).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    /// The CPU's model name (`/proc/cpuinfo` on Linux), else the
+    /// architecture.
+    pub cpu: String,
+    /// Logical CPUs available to this process.
+    pub logical_cpus: usize,
+    /// Whether the solver's kernels run with AVX2 and FMA (else portable).
+    pub avx2_fma: bool,
+}
+
+impl Machine {
+    /// The machine this process runs on.
+    pub fn this() -> Self {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|text| cpu_model(&text))
+            .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+        Self {
+            cpu,
+            logical_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            avx2_fma: crate::solver::has_avx2_fma(),
+        }
+    }
+}
+
+impl std::fmt::Display for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kernels = if self.avx2_fma {
+            "AVX2 + FMA"
+        } else {
+            "portable"
+        };
+        write!(
+            f,
+            "{}, {} logical CPU{}, {kernels} kernels",
+            self.cpu,
+            self.logical_cpus,
+            if self.logical_cpus == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// The first `model name` of a `/proc/cpuinfo` text.
+fn cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key.trim() == "model name" && !value.trim().is_empty()).then(|| value.trim().to_string())
+    })
+}
+
 /// The cloth sizes of the standard scenes.
 pub const CLOTH_SIZES: [usize; 4] = [30, 60, 100, 150];
 
@@ -623,6 +676,27 @@ mod tests {
             assert_eq!(Scene::by_name(bad), None, "{bad}");
         }
         assert!(Scene::standard().iter().any(|s| s.kind == SceneKind::Tet));
+    }
+
+    #[test]
+    fn the_cpu_model_is_read_from_cpuinfo() {
+        let cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel\t\t: 207\n\
+                       model name\t: Intel(R) Xeon(R) Processor\nflags\t\t: fpu avx2\n\n\
+                       processor\t: 1\nmodel name\t: Other\n";
+        assert_eq!(
+            cpu_model(cpuinfo).as_deref(),
+            Some("Intel(R) Xeon(R) Processor")
+        );
+        assert_eq!(cpu_model("processor\t: 0\nmodel name\t:   \n"), None);
+        assert_eq!(cpu_model(""), None);
+        let machine = Machine {
+            cpu: "CPU".into(),
+            logical_cpus: 1,
+            avx2_fma: false,
+        };
+        assert_eq!(machine.to_string(), "CPU, 1 logical CPU, portable kernels");
+        let here = Machine::this();
+        assert!(!here.cpu.is_empty() && here.logical_cpus >= 1);
     }
 
     #[test]

@@ -528,6 +528,7 @@ fn bench_accuracy(
     let runtime = |e: softbody::solver::SolverError| Failure::Runtime(e.into());
     let scenes = bench_scenes(scene, bench::accuracy_scenes())?;
     if !json {
+        outln!("machine: {}", bench::Machine::this());
         outln!(
             "{:<8} {:<10} {:<12} {:>7} {:>10} {:>9} {:>10} {:>9} {:>12} {:>8} {:>10}",
             "scene",
@@ -619,6 +620,7 @@ fn bench(
         s.precision = precision;
     }
     if !json {
+        outln!("machine: {}", bench::Machine::this());
         outln!(
             "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10} {:>6}",
             "scene",

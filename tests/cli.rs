@@ -187,6 +187,27 @@ fn bench_runs_a_tet_scene() {
     assert!(v["local_ms_median"].as_f64().is_some_and(|x| x > 0.0));
 }
 
+/// The text report names the machine its timings come from, then the
+/// table: its header and one row per thread count.
+#[test]
+fn bench_text_names_the_machine_first() {
+    let out = softbody_ok(&[
+        "bench", "--scene", "cloth10", "--frames", "2", "--warmup", "0",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].starts_with("machine: ") && lines[0].contains("logical CPU"),
+        "{text}"
+    );
+    assert!(lines[1].starts_with("scene"), "{text}");
+    assert!(
+        lines[2..].iter().all(|l| l.starts_with("cloth10 ")),
+        "{text}"
+    );
+}
+
 #[test]
 fn bench_accuracy_reports_every_method_against_newton() {
     let out = softbody_ok(&[
