@@ -22,7 +22,7 @@ use crate::solver::{Acceleration, Precision, SimParams, Solver, SolverError, Sta
 
 /// The machine a benchmark runs on, for its report: timings mean little
 /// without it (this project's figures come from more than one host).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Machine {
     /// The CPU's model name (`/proc/cpuinfo` on Linux), else the
     /// architecture.
@@ -69,7 +69,8 @@ impl std::fmt::Display for Machine {
 fn cpu_model(cpuinfo: &str) -> Option<String> {
     cpuinfo.lines().find_map(|line| {
         let (key, value) = line.split_once(':')?;
-        (key.trim() == "model name" && !value.trim().is_empty()).then(|| value.trim().to_string())
+        let value = value.trim();
+        (key.trim() == "model name" && !value.is_empty()).then(|| value.to_string())
     })
 }
 
