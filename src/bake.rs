@@ -85,6 +85,9 @@ pub struct BakeSummary {
     pub final_energies: Energies,
     /// Their total (as the energy CSV's `total`).
     pub final_total: f64,
+    /// The most memory the process held, in bytes, up to the end of the
+    /// bake (its high-water mark; `None` where it cannot be read).
+    pub peak_resident_bytes: Option<u64>,
 }
 
 /// Progress after each frame, for a progress display.
@@ -307,6 +310,7 @@ pub fn bake(
             frame_ms_median: median(&mut frame_ms),
             final_energies: energies,
             final_total: energies.total(),
+            peak_resident_bytes: None,
         };
         (written, csv_result, summary)
     });
@@ -317,6 +321,7 @@ pub fn bake(
     let summary = BakeSummary {
         objs_written,
         seconds: start.elapsed().as_secs_f64(),
+        peak_resident_bytes: crate::solver::memory::resident().map(|r| r.peak),
         ..summary
     };
     crate::fsutil::write_atomically(&summary_path, |w| {

@@ -17,8 +17,8 @@ use std::time::Instant;
 use crate::mesh::Vec3;
 use crate::mesh::primitives::tet_box;
 use crate::model::{ClothGrid, Model, Pins, Weights};
-use crate::solver::accuracy;
 use crate::solver::{Acceleration, Precision, SimParams, Solver, SolverError, State};
+use crate::solver::{accuracy, memory};
 
 /// The machine a benchmark runs on, for its report: timings mean little
 /// without it (this project's figures come from more than one host).
@@ -222,6 +222,13 @@ pub struct BenchResult {
     pub factor_nnz: usize,
     /// The precision `L` is solved in: `double`, `mixed` or `relaxed`.
     pub precision: String,
+    /// Bytes the process held at the end of the scene's frames, its model
+    /// and solver alive (`None` where it cannot be read).
+    pub resident_bytes: Option<u64>,
+    /// The most bytes the process held while the scene was built and run
+    /// (the kernel's high-water mark, reset before the scene where it can
+    /// be; else the process's since it started).
+    pub peak_resident_bytes: Option<u64>,
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -247,6 +254,7 @@ pub fn run(
     warmup: usize,
     threads: usize,
 ) -> Result<BenchResult, SolverError> {
+    memory::reset_peak();
     let t0 = Instant::now();
     let model = scene.model();
     let params = scene.params();
@@ -270,6 +278,7 @@ pub fn run(
         global.push(report.timings.global_ms);
     }
     let stats = solver.factor_stats();
+    let resident = memory::resident();
     Ok(BenchResult {
         scene: scene.name.clone(),
         n: scene.n,
@@ -288,6 +297,8 @@ pub fn run(
         matrix_nnz: stats.matrix_nnz,
         factor_nnz: stats.factor_nnz,
         precision: stats.precision().name().into(),
+        resident_bytes: resident.map(|r| r.current),
+        peak_resident_bytes: resident.map(|r| r.peak),
     })
 }
 

@@ -441,6 +441,9 @@ fn bake(
         file_name(&options.summary_path()),
         options.out.display()
     );
+    if let Some(peak) = summary.peak_resident_bytes {
+        outln!("peak memory {}", softbody::solver::memory::size(peak));
+    }
     if summary.earlier_objs_removed > 0 {
         outln!(
             "removed {} OBJ frames of an earlier bake of {} from {}",
@@ -622,7 +625,7 @@ fn bench(
     if !json {
         outln!("machine: {}", bench::Machine::this());
         outln!(
-            "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10} {:>6}",
+            "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9} {:>9} {:>10} {:>9} {:>9} {:>10} {:>6} {:>8} {:>8}",
             "scene",
             "nodes",
             "springs",
@@ -636,9 +639,12 @@ fn bench(
             "local ms",
             "global ms",
             "L nnz",
-            "L"
+            "L",
+            "RSS",
+            "peak"
         );
     }
+    let bytes = |b: Option<u64>| b.map_or_else(|| "–".into(), softbody::solver::memory::size);
     let thread_counts = match threads {
         Some(t) => vec![t],
         None => vec![1, 0],
@@ -652,7 +658,7 @@ fn bench(
             print_json(&r)?;
         } else {
             outln!(
-                "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10} {:>6}",
+                "{:<10} {:>7} {:>8} {:>7} {:>10} {:>6} {:>7} {:>9.2} {:>9.2} {:>10.3} {:>9.3} {:>9.3} {:>10} {:>6} {:>8} {:>8}",
                 r.scene,
                 r.nodes,
                 r.springs,
@@ -666,7 +672,9 @@ fn bench(
                 r.local_ms_median,
                 r.global_ms_median,
                 r.factor_nnz,
-                r.precision
+                r.precision,
+                bytes(r.resident_bytes),
+                bytes(r.peak_resident_bytes)
             );
         }
     }

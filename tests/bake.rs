@@ -163,6 +163,12 @@ fn every_shipped_preset_bakes_and_reads_back() {
         let last: f64 = rows[120].split(',').nth(total).unwrap().parse().unwrap();
         assert_eq!(summary["final_total"].as_f64(), Some(last), "{stem}");
         assert!(summary["stopped"].is_null());
+        // The bake's process held at least the model's positions, twice.
+        if cfg!(target_os = "linux") {
+            let peak = summary["peak_resident_bytes"].as_u64().unwrap();
+            let vertices = summary["sim_vertices"].as_u64().unwrap();
+            assert!(peak > 48 * vertices, "{stem}: {peak} bytes");
+        }
         std::fs::remove_dir_all(&out).unwrap();
     }
     // Four grids, cotton's quad cloth, leather's triangle cloth.

@@ -86,6 +86,13 @@ fn bench_json_has_the_documented_fields() {
         ] {
             assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key} in {line}");
         }
+        if cfg!(target_os = "linux") {
+            let [now, peak] = ["resident_bytes", "peak_resident_bytes"]
+                .map(|key| v[key].as_u64().unwrap_or_else(|| panic!("{key} in {line}")));
+            // The factor's values alone are 8 bytes an entry.
+            let factor = 8 * v["factor_nnz"].as_u64().unwrap();
+            assert!(now > factor && peak >= now, "{line}");
+        }
     }
     let bad = softbody(&["bench", "--scene", "teapot"]);
     assert_eq!(bad.status.code(), Some(2));

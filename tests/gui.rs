@@ -93,6 +93,22 @@ fn click_at(harness: &mut Harness<'static, EditorApp>, at: Pos2, modifiers: Modi
     harness.step();
 }
 
+/// The status bar shows the memory the process holds, now and at its
+/// peak (on Linux).
+#[test]
+fn the_status_bar_reports_the_memory_held() {
+    let harness = editor("presets/hanging_cloth.toml");
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let label = harness.get_by_label_contains("memory ");
+    let text = format!("{label:?}");
+    assert!(
+        text.contains("(peak ") && text.matches(['M', 'G']).count() >= 2,
+        "{text}"
+    );
+}
+
 #[test]
 fn box_selecting_the_bottom_edge_and_pinning_it_pins_those_vertices() {
     let mut harness = editor("presets/hanging_cloth.toml");

@@ -137,6 +137,32 @@ fn main_screen_at_120_by_40() {
     assert!(text.chars().any(|c| ('\u{2801}'..='\u{28ff}').contains(&c)));
 }
 
+/// The memory the process holds is on screen once the loop has read it
+/// (on Linux), where the convergence sparkline keeps two rows.
+#[test]
+fn the_memory_held_is_shown_where_there_is_room() {
+    let mut app = cloth();
+    assert_eq!(app.memory, None, "not read before the loop runs");
+    app.advance(Duration::ZERO);
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let m = app.memory.expect("Linux reports the memory a process holds");
+    assert!(m.current > 0 && m.peak >= m.current, "{m:?}");
+    let tall = screen(&app, 120, 40);
+    let line = tall
+        .lines()
+        .find(|l| l.contains("mem "))
+        .unwrap_or_else(|| panic!("no memory line:\n{tall}"));
+    assert!(
+        line.contains(" peak ") && line.matches(['M', 'G']).count() >= 2,
+        "{line}"
+    );
+    // Too short for both: the sparkline keeps its rows.
+    let short = screen(&app, 80, 20);
+    assert!(!short.contains("mem "), "{short}");
+}
+
 #[test]
 fn small_and_resized_terminals_render() {
     let mut app = cloth();

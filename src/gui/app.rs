@@ -23,6 +23,7 @@ use crate::background::{self, Before, Work};
 use crate::command::Command;
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
 use crate::session::{Applied, Session, SessionError};
+use crate::solver::memory::Gauge;
 
 /// Wall time per UI frame the simulation may take.
 pub const SIM_BUDGET: Duration = Duration::from_millis(12);
@@ -62,6 +63,8 @@ pub struct EditorApp {
     pub message: String,
     /// UI frames per second, averaged.
     pub ui_fps: f64,
+    /// Reads the memory the process holds, for the status bar.
+    memory: Gauge,
     /// The 3D view.
     pub viewport: Viewport3d,
     /// The selected vertices.
@@ -137,6 +140,7 @@ impl EditorApp {
             pacer: Pacer::default(),
             message: String::new(),
             ui_fps: 0.0,
+            memory: Gauge::default(),
             viewport,
             recent: settings.recent,
             live_refactor_ms: LIVE_REFACTOR_MS,
@@ -344,6 +348,7 @@ impl EditorApp {
                 &StatusInfo {
                     ui_fps: self.ui_fps,
                     sim_fps: self.sim_fps(),
+                    memory: self.memory.resident(),
                     message: &self.message,
                 },
             );

@@ -89,11 +89,13 @@ impl ScriptRun {
         let result = save_and_check(&image, &path, region, has_scene);
         let [ui_fps, sim_fps] = rates;
         let seconds = self.started.elapsed().as_secs_f64();
+        let memory =
+            crate::solver::memory::resident().map_or_else(String::new, |m| format!("; memory {m}"));
         // A closed standard error must not end the run with a panic.
         let _ = match &result {
             Ok(n) => writeln!(
                 std::io::stderr(),
-                "screenshot {}: {n} pixels drawn in the 3D view (UI {ui_fps:.0} fps, simulation {sim_fps:.1} fps; frame {frame} after {seconds:.1} s)",
+                "screenshot {}: {n} pixels drawn in the 3D view (UI {ui_fps:.0} fps, simulation {sim_fps:.1} fps; frame {frame} after {seconds:.1} s{memory})",
                 path.display()
             ),
             Err(e) => writeln!(std::io::stderr(), "screenshot {}: {e}", path.display()),

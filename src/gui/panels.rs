@@ -17,6 +17,7 @@ use crate::param::{ParamId, format_value};
 use crate::preset::library::{self, LibraryMaterial};
 use crate::preset::{Build, BuildKind, MeshSource, Selector};
 use crate::session::Session;
+use crate::solver::memory::Resident;
 use crate::solver::{Acceleration, Collider};
 
 /// Something the person asked for this frame.
@@ -734,12 +735,14 @@ pub struct StatusInfo<'a> {
     pub ui_fps: f64,
     /// Simulated frames per second.
     pub sim_fps: f64,
+    /// The memory the process holds, if known.
+    pub memory: Option<Resident>,
     /// The last outcome or error.
     pub message: &'a str,
 }
 
 /// The status bar: UI and simulation rates, the solver phases of the last
-/// frame, the warnings and the last outcome.
+/// frame, the memory the process holds, the warnings and the last outcome.
 pub fn status_bar(ui: &mut egui::Ui, session: &Session, info: &StatusInfo<'_>) {
     ui.horizontal(|ui| {
         ui.label(format!("UI {:.0} fps", info.ui_fps));
@@ -761,6 +764,11 @@ pub fn status_bar(ui: &mut egui::Ui, session: &Session, info: &StatusInfo<'_>) {
             session.history().last().map_or(0.0, |f| f.time)
         ));
         ui.separator();
+        if let Some(memory) = info.memory {
+            ui.label(format!("memory {memory}"))
+                .on_hover_text("held in RAM by this process now, and the most it has held");
+            ui.separator();
+        }
         let non_manifold = session.model().springs.non_manifold_edges;
         if let Some(w) = session.warning() {
             ui.colored_label(Color32::from_rgb(255, 190, 60), format!("paused: {w}"));

@@ -17,7 +17,7 @@ pub mod collide;
 mod columns;
 pub mod energy;
 mod guess;
-mod memory;
+pub mod memory;
 mod mixed;
 pub mod newton;
 pub mod params;

@@ -22,6 +22,7 @@ pub use crate::param::{LOG_STEP, ParamId, format_value};
 use crate::preset::{PinSpec, PresetError, Selector};
 use crate::session::{Applied, Session, SessionError};
 use crate::solver::Acceleration;
+use crate::solver::memory::{Gauge, Resident};
 
 /// Rotation per key press, in radians (15°).
 pub const ROTATE_STEP: f64 = std::f64::consts::PI / 12.0;
@@ -174,6 +175,10 @@ pub struct App {
     held: Vec<KeyEvent>,
     /// What to tell the shell once the terminal is restored.
     farewell: Option<&'static str>,
+    /// The memory the process holds, as [`App::advance`] last read it
+    /// (`None` before that, or where it cannot be read).
+    pub memory: Option<Resident>,
+    gauge: Gauge,
 }
 
 /// Told when the UI ends with unsaved changes kept for the next start.
@@ -226,6 +231,8 @@ impl App {
             work: None,
             held: Vec::new(),
             farewell: None,
+            memory: None,
+            gauge: Gauge::default(),
         }
     }
 
@@ -852,8 +859,10 @@ impl App {
     }
 
     /// Steps the session when playing, in real time, for at most `budget`
-    /// of wall time (see [`Pacer`]).
+    /// of wall time (see [`Pacer`]), and reads the memory the process holds
+    /// (see [`App::memory`]).
     pub fn advance(&mut self, budget: Duration) {
+        self.memory = self.gauge.resident();
         if self.work.is_some() {
             // The session a command applying makes starts from this frame.
             return;

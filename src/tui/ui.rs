@@ -17,6 +17,7 @@ use ratatui::widgets::{
 use super::app::{App, KEYS, Mode, PIN_KEYS, format_value};
 use crate::mesh::Vec3;
 use crate::solver::Energies;
+use crate::solver::memory::size;
 
 /// Frames the energy chart shows at most (ten seconds at 60 Hz).
 pub const CHART_WINDOW: usize = 600;
@@ -299,7 +300,7 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(block, area);
     let last = history.last().copied().unwrap_or_default();
     let sim = &app.session.preset().sim;
-    let lines = vec![
+    let mut lines = vec![
         Line::from(format!("sim    {:>7.1} FPS", app.pacer.sim_fps)),
         Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
         Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
@@ -319,6 +320,14 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
             )
         }),
     ];
+    // The memory the process holds, where it leaves the sparkline
+    // [`SPARKLINE_ROWS`] (a short terminal keeps the bars).
+    if let Some(m) = app.memory
+        && usize::from(inner.height) > lines.len() + SPARKLINE_ROWS
+    {
+        let [now, peak] = [m.current, m.peak].map(size);
+        lines.push(Line::from(format!("mem {now:>7} peak {peak:>7}")));
+    }
     let [spark, stats] = inner.layout(&Layout::vertical([
         Constraint::Fill(1),
         Constraint::Length(lines.len() as u16),
@@ -331,6 +340,10 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
     );
     frame.render_widget(Paragraph::new(lines), stats);
 }
+
+/// The rows the convergence sparkline keeps before the memory line takes
+/// one.
+const SPARKLINE_ROWS: usize = 2;
 
 /// The status line: the latest outcome, else a blow-up's warning, else
 /// the main keys.
