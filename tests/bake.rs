@@ -169,7 +169,6 @@ fn every_shipped_preset_bakes_and_reads_back() {
             let vertices = summary["sim_vertices"].as_u64().unwrap();
             assert!(peak > 48 * vertices, "{stem}: {peak} bytes");
         }
-        std::fs::remove_dir_all(&out).unwrap();
     }
     // Four grids, cotton's quad cloth, leather's triangle cloth.
     assert_eq!(textured, 6);
@@ -260,7 +259,6 @@ fn a_tet_body_keeps_the_texture_coordinates_of_its_surface() {
             }
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -355,7 +353,6 @@ fn termination_signals_stop_a_bake_cleanly() {
         .unwrap();
         let stopped = summary["stopped"].as_str().unwrap();
         assert!(stopped.starts_with("interrupted"), "{name}: {stopped}");
-        std::fs::remove_dir_all(&out).unwrap();
     }
 }
 
@@ -399,7 +396,6 @@ fn ctrl_c_stops_cleanly_with_what_was_written_intact() {
         !out.join(format!("hanging_cloth_{:07}.obj", frames + 1))
             .exists()
     );
-    std::fs::remove_dir_all(&out).unwrap();
 }
 
 /// A second Ctrl-C ends a bake at once, mid-frame: what was written stays
@@ -451,7 +447,6 @@ fn a_second_ctrl_c_keeps_what_was_written() {
         }
     }
     assert!(objs >= 2);
-    std::fs::remove_dir_all(&out).unwrap();
 }
 
 /// `--every K` writes every K-th frame and the last, where the simulation
@@ -466,7 +461,6 @@ fn a_sparse_sequence_ends_with_the_last_frame() {
         let wanted = [0, 4, 8, 10].contains(&frame);
         assert_eq!(path.exists(), wanted, "frame {frame}");
     }
-    std::fs::remove_dir_all(&out).unwrap();
 }
 
 /// A bake into a directory holding an earlier bake's frames removes them
@@ -513,7 +507,6 @@ fn rebaking_removes_the_earlier_frames() {
     )
     .unwrap();
     assert_eq!(summary["earlier_objs_removed"], 6);
-    std::fs::remove_dir_all(&out).unwrap();
 }
 
 /// A file named like a frame that no bake wrote — here the preset's own
@@ -550,7 +543,6 @@ fn a_mesh_named_like_a_frame_is_never_removed_or_overwritten() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("scan_0003.obj").exists());
     assert_eq!(std::fs::read(&mesh).unwrap(), original);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Two presets baked into one directory keep their own energies and
@@ -604,7 +596,6 @@ fn presets_sharing_a_directory_keep_their_energies_and_nothing_else_is_replaced(
             .status
             .success()
     );
-    std::fs::remove_dir_all(&out).unwrap();
 }
 
 /// A preset name with a newline stays in its comment line: it cannot add
@@ -630,5 +621,4 @@ fn a_name_with_a_newline_stays_one_line() {
         obj.lines().next().unwrap().contains("cloth v 9 9 9 #"),
         "{obj:.80}"
     );
-    std::fs::remove_dir_all(&out).unwrap();
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{softbody, softbody_ok};
+use common::{scratch_dir, scratch_path, softbody, softbody_ok};
 
 #[test]
 fn inspect_prints_the_report() {
@@ -44,8 +44,7 @@ fn inspect_json_is_one_object() {
 
 #[test]
 fn bad_input_exits_2_with_file_and_line() {
-    let dir = std::env::temp_dir().join(format!("softbody-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("cli-inspect");
     let file = dir.join("broken.obj");
     std::fs::write(&file, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n").unwrap();
     let out = softbody(&["inspect", file.to_str().unwrap()]);
@@ -55,7 +54,6 @@ fn bad_input_exits_2_with_file_and_line() {
     assert!(err.contains("out of range"), "{err}");
     let missing = softbody(&["inspect", "no/such/file.obj"]);
     assert_eq!(missing.status.code(), Some(2));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -100,8 +98,7 @@ fn bench_json_has_the_documented_fields() {
 
 #[test]
 fn tetrahedralize_writes_a_mesh_that_reads_back_and_reports_json() {
-    let dir = std::env::temp_dir().join(format!("softbody-tet-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("cli-tet");
     let out_file = dir.join("sphere.msh");
     let out = softbody_ok(&[
         "tetrahedralize",
@@ -149,7 +146,6 @@ fn tetrahedralize_writes_a_mesh_that_reads_back_and_reports_json() {
         "{text}"
     );
     assert!(dir.join("sphere.ele").is_file());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -288,8 +284,7 @@ fn inspect_reports_a_preset() {
 
 #[test]
 fn a_bad_preset_exits_2_with_file_line_and_field() {
-    let dir = std::env::temp_dir().join(format!("softbody-cli-preset-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("cli-preset");
     let file = dir.join("typo.toml");
     std::fs::write(
         &file,
@@ -305,7 +300,6 @@ fn a_bad_preset_exits_2_with_file_line_and_field() {
         ),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// A reader that stops early (`softbody bench | head -1`) ends the output
@@ -353,7 +347,7 @@ fn a_closed_error_pipe_changes_only_the_messages() {
     let bad = run(&["inspect", "no/such/mesh.obj"]);
     assert_eq!(bad.status.code(), Some(2), "{:?}", bad.status);
 
-    let dir = std::env::temp_dir().join(format!("softbody-cli-stderr-{}", std::process::id()));
+    let dir = scratch_path("cli-stderr");
     let baked = run(&[
         "bake",
         "presets/hanging_cloth.toml",
@@ -374,7 +368,6 @@ fn a_closed_error_pipe_changes_only_the_messages() {
     ] {
         assert!(dir.join(file).is_file(), "{file} missing");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Numbers that would take hours, all memory or a hang are refused with the
@@ -495,8 +488,7 @@ fn absurd_numbers_are_refused_with_the_limit() {
 /// until memory ran out).
 #[test]
 fn mesh_errors_are_said_once_and_devices_refused() {
-    let dir = std::env::temp_dir().join(format!("softbody-cli-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("cli-empty");
     std::fs::write(dir.join("empty.obj"), "").unwrap();
     let preset = dir.join("empty.toml");
     std::fs::write(
@@ -516,7 +508,6 @@ fn mesh_errors_are_said_once_and_devices_refused() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.matches("the file is empty").count(), 1, "{stderr}");
     assert!(stderr.contains("empty.toml:3: mesh.obj: "), "{stderr}");
-    std::fs::remove_dir_all(&dir).unwrap();
     #[cfg(unix)]
     {
         let out = run(std::path::Path::new("/dev/zero"));
@@ -542,8 +533,7 @@ fn bake_names_what_is_wrong_with_its_input_and_output() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("meshes/box.obj: bake takes a preset"), "{err}");
-    let dir = std::env::temp_dir().join(format!("softbody-cli-out-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("cli-out");
     let file = dir.join("afile");
     std::fs::write(&file, "").unwrap();
     let path = file.to_str().unwrap();
@@ -554,7 +544,6 @@ fn bake_names_what_is_wrong_with_its_input_and_output() {
         err.contains("afile: cannot write: not a directory"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `softbody tui` without a terminal says it needs one (raw mode failed
@@ -565,8 +554,7 @@ fn bake_names_what_is_wrong_with_its_input_and_output() {
 #[cfg(feature = "gui")]
 #[test]
 fn screenshot_paths_are_checked_before_anything_runs() {
-    let dir = std::env::temp_dir().join(format!("softbody-cli-shot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("cli-shot");
     let jpg = dir.join("keep.jpg");
     std::fs::write(&jpg, "mine").unwrap();
     let missing = dir.join("no-such-dir").join("shot.png");
@@ -582,7 +570,6 @@ fn screenshot_paths_are_checked_before_anything_runs() {
         assert!(stderr.contains(says), "{stderr}");
     }
     assert_eq!(std::fs::read_to_string(&jpg).unwrap(), "mine");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[cfg(feature = "tui")]

@@ -14,6 +14,9 @@ use softbody::gui::app::EditorApp;
 use softbody::gui::camera::Projection;
 use softbody::session::Session;
 
+mod common;
+use common::scratch_path;
+
 /// The editor on `preset`, looking at the model head-on (down −z, so
 /// screen down is world down and a grid row is a screen row).
 fn editor(preset: &str) -> Harness<'static, EditorApp> {
@@ -706,14 +709,13 @@ fn an_obj_builds_as_tetrahedra_and_takes_a_volume_material() {
 #[test]
 fn an_autosave_left_by_a_crash_is_offered_and_recovered() {
     use softbody::autosave::{Autosave, INTERVAL};
-    let dir = std::env::temp_dir().join(format!("softbody-gui-recover-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch_path("gui-recover");
     // A run that changed the bending weight and then died.
     let mut crashed = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
     crashed
         .apply(Command::SetWeight(WeightKind::Bending, 7.0))
         .unwrap();
-    Autosave::new(dir.clone(), INTERVAL)
+    Autosave::new(dir.to_path_buf(), INTERVAL)
         .write(&crashed)
         .unwrap();
 
@@ -727,7 +729,7 @@ fn an_autosave_left_by_a_crash_is_offered_and_recovered() {
         harness.run();
         harness
     };
-    let mut harness = start(dir.clone());
+    let mut harness = start(dir.to_path_buf());
     harness.get_by_label("Recover unsaved changes?");
     harness.get_by_label("Recover").click();
     harness.run();
@@ -738,7 +740,7 @@ fn an_autosave_left_by_a_crash_is_offered_and_recovered() {
     drop(harness);
 
     // Declining removes it: the next start offers nothing.
-    let mut harness = start(dir.clone());
+    let mut harness = start(dir.to_path_buf());
     harness.get_by_label("Discard").click();
     harness.run();
     assert_eq!(
@@ -746,9 +748,8 @@ fn an_autosave_left_by_a_crash_is_offered_and_recovered() {
         20.0
     );
     drop(harness);
-    let harness = start(dir.clone());
+    let harness = start(dir.to_path_buf());
     assert!(harness.query_by_label("Recover unsaved changes?").is_none());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Steps the editor until no command applies in the background (at most

@@ -374,7 +374,6 @@ fn load_and_save_through_the_session() {
         untitled.apply(Command::Load(PathBuf::from("/nonexistent/x.toml"))),
         Err(SessionError::Preset(_))
     ));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A grab pulls its vertex towards the target and leaves the preset and
@@ -482,7 +481,6 @@ fn save_as_elsewhere_keeps_the_mesh_reachable() {
         let reopened = Session::open(&target).unwrap();
         assert_eq!(reopened.model().vertex_count(), vertices);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Within one project directory, save as into a sibling directory keeps
@@ -514,7 +512,6 @@ fn save_as_within_a_project_keeps_the_mesh_path_relative() {
     std::fs::rename(&project, &moved).unwrap();
     let reopened = Session::open(&moved.join("saved/box.toml")).unwrap();
     assert_eq!(reopened.model().vertex_count(), 386);
-    let _ = std::fs::remove_dir_all(&moved);
 }
 
 /// A preset saved away from its project names its mesh absolutely; saved
@@ -544,8 +541,6 @@ fn save_as_back_into_the_project_makes_the_mesh_path_relative_again() {
     apply(&mut s, Command::Save(Some(back.clone())));
     assert_eq!(mesh_of(&back), PathBuf::from("../meshes/box.obj"));
     assert_eq!(Session::open(&back).unwrap().model().vertex_count(), 386);
-    let _ = std::fs::remove_dir_all(&project);
-    let _ = std::fs::remove_dir_all(&away);
 }
 
 /// An absolute mesh path that stays absolute after a save as is kept as
@@ -567,8 +562,6 @@ fn save_as_keeps_an_absolute_mesh_path_as_written() {
     let far = away.join("two/levels/box.toml");
     apply(&mut s, Command::Save(Some(far.clone())));
     assert_eq!(Preset::load(&far).unwrap().mesh, MeshSource::Obj(written));
-    let _ = std::fs::remove_dir_all(&data);
-    let _ = std::fs::remove_dir_all(&away);
 }
 
 /// An OBJ that fails to import, opened on its own (no preset file), is
@@ -589,7 +582,6 @@ fn a_bad_obj_opened_alone_names_only_itself() {
     let mut s = session();
     let e = s.apply(Command::Load(bad.clone())).unwrap_err().to_string();
     assert!(e.starts_with(&expected) && !e.contains("untitled"), "{e}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Saving keeps the comment lines the preset's file opens with (the shipped
@@ -632,7 +624,6 @@ fn saving_keeps_the_file_s_opening_comments() {
     let fresh = dir.join("fresh.toml");
     apply(&mut untitled, Command::Save(Some(fresh.clone())));
     assert_eq!(opening(&fresh), expected[..1]);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The accuracy figure runs in the background and describes the scene it

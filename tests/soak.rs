@@ -12,6 +12,9 @@ use softbody::mesh::Vec3;
 use softbody::preset::{GridSpec, MeshSource, Preset};
 use softbody::session::{Applied, Session};
 
+mod common;
+use common::scratch_dir;
+
 /// Side of the soak grid (small, so 10,000 commands run in seconds).
 const N: usize = 6;
 const VERTICES: u32 = (N * N) as u32;
@@ -150,8 +153,7 @@ proptest! {
         ops in prop::collection::vec(op(), COMMANDS),
         case in 0u64..u64::MAX,
     ) {
-        let dir = std::env::temp_dir().join(format!("softbody-soak-{}-{case}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch_dir(&format!("soak-{case}"));
         let file = dir.join("soak.toml");
         let mut session = Session::new(small_cloth(), None).unwrap();
         session.set_undo_limit(UNDO_LIMIT);
@@ -194,6 +196,5 @@ proptest! {
         session.apply(Command::Save(Some(end.clone()))).unwrap();
         let loaded = Preset::load(&end).unwrap();
         prop_assert_eq!(&loaded, session.preset());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

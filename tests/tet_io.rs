@@ -93,7 +93,6 @@ fn tetgen_round_trip_is_exact() {
         assert_identical(&read_tet_mesh(&dir.join(given)).unwrap(), &mesh);
     }
     assert_identical(&read_tetgen(&dir.join("block.1")).unwrap(), &mesh);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -105,7 +104,6 @@ fn msh_v2_round_trip_is_exact() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("$MeshFormat\n2.2 0 8\n"));
     assert_identical(&read_tet_mesh(&path).unwrap(), &mesh);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -118,7 +116,6 @@ fn msh_v4_round_trip_is_exact() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("$MeshFormat\n4.1 0 8\n"));
     assert_identical(&read_msh(&path).unwrap(), &mesh);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -137,7 +134,6 @@ fn vtk_lists_points_and_tetra_cells() {
     assert!(lines.contains(&"CELLS 162 810"));
     assert!(lines.contains(&"CELL_TYPES 162"));
     assert_eq!(lines.iter().filter(|l| **l == "10").count(), 162);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -230,7 +226,6 @@ fn unsupported_extensions_are_refused_listing_the_supported_ones() {
     ));
     assert!(write.to_string().contains(".vtk (legacy VTK)"), "{write}");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -256,7 +251,6 @@ fn writes_replace_atomically_and_leave_no_temporary_files() {
     assert_eq!(err.path, missing);
     assert!(matches!(err.kind, TetIoErrorKind::Write(_)), "{err}");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -270,7 +264,6 @@ fn read_errors_name_the_file() {
     std::fs::remove_file(dir.join("half.ele")).unwrap();
     let err = read_tet_mesh(&dir.join("half.node")).unwrap_err();
     assert_eq!(err.path, tetgen_paths(&dir.join("half")).1);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A Python interpreter that can import meshio: Debian's `/usr/bin/python3`
@@ -337,5 +330,4 @@ fn meshio_reads_what_we_write() {
     );
     let reads: Vec<&str> = stdout.lines().filter(|l| l.starts_with("read:")).collect();
     assert_eq!(reads, [expected.as_str(); 3], "meshio printed:\n{stdout}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

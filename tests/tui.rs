@@ -147,7 +147,9 @@ fn the_memory_held_is_shown_where_there_is_room() {
     if !cfg!(target_os = "linux") {
         return;
     }
-    let m = app.memory.expect("Linux reports the memory a process holds");
+    let m = app
+        .memory
+        .expect("Linux reports the memory a process holds");
     assert!(m.current > 0 && m.peak >= m.current, "{m:?}");
     let tall = screen(&app, 120, 40);
     let line = tall
@@ -657,7 +659,6 @@ fn save_and_save_as() {
     assert!((saved.material.weights.structural - 1000.0 * LOG_STEP).abs() < 1e-9);
     // Now `s` saves there directly.
     assert_eq!(app.handle_key(ch('s')), Action::Apply(Command::Save(None)));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Save as expands a leading `~` to the home directory, as a shell would
@@ -838,7 +839,6 @@ fn a_blow_up_does_not_hide_later_messages() {
     // Reset ends the blow-up.
     app.apply(Command::Reset);
     assert!(!screen(&app, 120, 40).contains("blew up"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -900,7 +900,6 @@ fn quitting_with_unsaved_changes_asks_first() {
     app.handle_key(ch('q'));
     assert!(app.on_key(ch('s')), "no file: it stays");
     assert!(app.status.starts_with("error"), "{}", app.status);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -912,13 +911,13 @@ fn an_autosave_left_by_a_crash_is_offered_at_start() {
     crashed.apply(Command::SetWeight(WeightKind::Bending, 7.0));
     let crash = || {
         // Written, and the run's lock released as it ends.
-        Autosave::new(dir.clone(), INTERVAL)
+        Autosave::new(dir.to_path_buf(), INTERVAL)
             .write(&crashed.session)
             .unwrap()
     };
     crash();
 
-    let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    let mut app = cloth().with_autosave(Autosave::new(dir.to_path_buf(), INTERVAL));
     assert!(matches!(app.mode, Mode::Recover(_)));
     assert!(screen(&app, 100, 30).contains("Recover unsaved changes?"));
     // Other keys keep the question up.
@@ -933,13 +932,17 @@ fn an_autosave_left_by_a_crash_is_offered_at_start() {
     // exit removes it.
     app.tick_autosave();
     assert_eq!(autosaves_in(&dir), 1);
-    assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());
+    assert!(
+        Autosave::new(dir.to_path_buf(), INTERVAL)
+            .recovery()
+            .is_none()
+    );
     app.finish();
     assert_eq!(autosaves_in(&dir), 0);
     // Esc, as in every other question, decides nothing: the changes stay
     // for the next start (it used to discard them).
     crash();
-    let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    let mut app = cloth().with_autosave(Autosave::new(dir.to_path_buf(), INTERVAL));
     assert!(screen(&app, 100, 30).contains("decide at the next start"));
     app.handle_key(key(KeyCode::Esc));
     assert_eq!(app.mode, Mode::Normal);
@@ -949,13 +952,16 @@ fn an_autosave_left_by_a_crash_is_offered_at_start() {
     drop(app);
     assert_eq!(autosaves_in(&dir), 1);
     // Declined with x: gone.
-    let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    let mut app = cloth().with_autosave(Autosave::new(dir.to_path_buf(), INTERVAL));
     assert!(matches!(app.mode, Mode::Recover(_)));
     app.handle_key(ch('x'));
     assert_eq!(app.session.preset().material.weights.bending, 20.0);
-    assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_none());
+    assert!(
+        Autosave::new(dir.to_path_buf(), INTERVAL)
+            .recovery()
+            .is_none()
+    );
     assert_eq!(autosaves_in(&dir), 0);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The autosaved presets in `dir`.
@@ -977,7 +983,7 @@ fn ctrl_c_asks_first_and_a_second_keeps_the_changes() {
     assert_eq!(cloth().handle_key(ctrl_c), Action::Quit, "nothing unsaved");
 
     let dir = scratch_dir("tui-ctrl-c");
-    let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    let mut app = cloth().with_autosave(Autosave::new(dir.to_path_buf(), INTERVAL));
     app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
     assert_eq!(app.handle_key(ctrl_c), Action::None);
     assert_eq!(app.mode, Mode::ConfirmQuit);
@@ -986,20 +992,23 @@ fn ctrl_c_asks_first_and_a_second_keeps_the_changes() {
     assert!(!app.on_key(ctrl_c), "the second Ctrl-C quits");
     assert_eq!(app.farewell(), Some(softbody::tui::app::KEPT_IN_AUTOSAVE));
     app.finish();
-    let recovery = Autosave::new(dir.clone(), INTERVAL).recovery();
+    let recovery = Autosave::new(dir.to_path_buf(), INTERVAL).recovery();
     let recovery = recovery.expect("the changes are kept for the next run");
     assert_eq!(recovery.preset.material.weights.bending, 3.0);
     // (An offer holds the ended run's lock, so no other start offers it.)
     drop(recovery);
 
     // Ctrl-C while the recovery is offered leaves it for the next run too.
-    let mut app = cloth().with_autosave(Autosave::new(dir.clone(), INTERVAL));
+    let mut app = cloth().with_autosave(Autosave::new(dir.to_path_buf(), INTERVAL));
     assert!(matches!(app.mode, Mode::Recover(_)));
     assert!(!app.on_key(ctrl_c));
     app.finish();
     drop(app);
-    assert!(Autosave::new(dir.clone(), INTERVAL).recovery().is_some());
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        Autosave::new(dir.to_path_buf(), INTERVAL)
+            .recovery()
+            .is_some()
+    );
 }
 
 /// Opening another preset with unsaved changes asks first: stay, discard
@@ -1059,7 +1068,6 @@ fn opening_with_unsaved_changes_asks_first() {
     assert!(app.status.starts_with("error"), "{}", app.status);
     assert!(app.session.is_dirty());
     assert_eq!(app.session.path(), None);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Save-as never replaces a file of another kind (the mesh), adds `.toml`
@@ -1113,7 +1121,6 @@ fn save_as_protects_other_files() {
     save_as(&mut app, &other);
     assert_eq!(app.mode, Mode::Normal);
     assert_eq!(Preset::load(&other).unwrap().material.weights.bending, 5.0);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Steps `app`'s background work until it is in (at most 30 s).

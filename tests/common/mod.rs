@@ -3,7 +3,7 @@
 //! and uses part of it.)
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs the binary with `args` from the package root.
@@ -27,17 +27,41 @@ pub fn softbody_ok(args: &[&str]) -> Output {
     out
 }
 
-/// The path of a scratch directory for one test, `softbody-{test}-{pid}`
-/// under the system's temporary directory (the process id keeps parallel
-/// runs apart), removed if a previous run left it, and not created.
-pub fn scratch_path(test: &str) -> PathBuf {
+/// A scratch directory for one test, `softbody-{test}-{pid}` under the
+/// system's temporary directory (the process id keeps parallel runs
+/// apart): removed if a previous run left it, and removed when dropped,
+/// also as a failing test unwinds (a failure used to leave it behind).
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The [`Scratch`] directory of `test`, not created.
+pub fn scratch_path(test: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("softbody-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    dir
+    Scratch(dir)
 }
 
 /// [`scratch_path`], created empty.
-pub fn scratch_dir(test: &str) -> PathBuf {
+pub fn scratch_dir(test: &str) -> Scratch {
     let dir = scratch_path(test);
     std::fs::create_dir_all(&dir).unwrap();
     dir
