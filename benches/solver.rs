@@ -1,5 +1,5 @@
-//! Solver benchmarks on the seed cloth scenes and the tet cube (see
-//! `softbody::bench`): one frame (10 local/global iterations, the default
+//! Solver benchmarks on the seed cloth scenes, the tet cube and the jelly
+//! cube (see `softbody::bench`): one frame (10 local/global iterations, the default
 //! acceleration; and cloth60 with each method), a numeric refactorisation, and
 //! the sparse Cholesky choice: faer (AMD ordering, supernodal) against
 //! nalgebra-sparse's `CscCholesky` (no fill-reducing ordering).
@@ -18,10 +18,12 @@ fn frames(c: &mut Criterion) {
         bench_frame(&mut group, &scene);
     }
     group.finish();
-    // A frame of tet22 takes tens of milliseconds: fewer samples.
+    // A frame of tet22 takes tens of milliseconds, of jelly16 (SVDs,
+    // volume projections, contacts) about a hundred: fewer samples.
     let mut group = c.benchmark_group("tet_frame");
     group.sample_size(10);
     bench_frame(&mut group, &Scene::tet(22));
+    bench_frame(&mut group, &Scene::jelly(16));
     group.finish();
     // What one frame of each acceleration method costs at the same
     // iteration count (`softbody bench --accuracy` gives what each buys).

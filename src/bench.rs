@@ -11,13 +11,24 @@
 //! weight (no springs, no strain limit or volume), its `x = −0.5` face
 //! hard-pinned: a soft cantilever sagging under gravity. Same `h`,
 //! iterations and damping as the cloth.
+//!
+//! `jelly{n}`: the same cube, 1050 kg/m³, with the jelly preset's material
+//! (strain 2·10⁴ Pa and the volume constraint at 2·10⁴ Pa, `det F` within
+//! ±5 %), unpinned on a ground (friction 0.6) at its bottom face: it
+//! slumps and wobbles. The volume constraint needs each tet's SVD where
+//! the strain alone needs only its rotation, and the ground's contacts
+//! change the systems the global step solves; the tet cube exercises
+//! neither. Same `h`, iterations and damping.
 
 use std::time::Instant;
 
 use crate::mesh::Vec3;
 use crate::mesh::primitives::tet_box;
 use crate::model::{ClothGrid, Model, Pins, Weights};
-use crate::solver::{Acceleration, Precision, SimParams, Solver, SolverError, State};
+use crate::solver::{Acceleration, Collider, Precision, SimParams, Solver, SolverError, State};
+
+/// The jelly scene's strain and volume weights (Pa), the jelly preset's.
+const JELLY_WEIGHT: f64 = 2.0e4;
 use crate::solver::{accuracy, memory};
 
 /// The machine a benchmark runs on, for its report: timings mean little
@@ -80,6 +91,9 @@ pub const CLOTH_SIZES: [usize; 4] = [30, 60, 100, 150];
 /// The tet cube sizes (nodes per side) of the standard scenes.
 pub const TET_SIZES: [usize; 2] = [12, 22];
 
+/// The jelly cube sizes (nodes per side) of the standard scenes.
+pub const JELLY_SIZES: [usize; 1] = [16];
+
 /// What a scene simulates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SceneKind {
@@ -87,14 +101,16 @@ pub enum SceneKind {
     Cloth,
     /// A tetrahedral cube with the strain constraint.
     Tet,
+    /// A tetrahedral cube of jelly (strain and volume) on a ground.
+    Jelly,
 }
 
 /// A named benchmark scene.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scene {
-    /// `cloth30`, `cloth60`, ..., `tet12`, `tet22`.
+    /// `cloth30`, `cloth60`, ..., `tet12`, `tet22`, `jelly16`.
     pub name: String,
-    /// Cloth or tet cube.
+    /// Cloth, tet cube or jelly cube.
     pub kind: SceneKind,
     /// Grid nodes per side.
     pub n: usize,
@@ -127,16 +143,28 @@ impl Scene {
         }
     }
 
-    /// The standard scenes, cloths then tet cubes, smallest first.
+    /// The jelly cube with `n × n × n` nodes.
+    pub fn jelly(n: usize) -> Self {
+        Self {
+            name: format!("jelly{n}"),
+            kind: SceneKind::Jelly,
+            ..Self::tet(n)
+        }
+    }
+
+    /// The standard scenes, cloths, tet cubes then jelly cubes, smallest
+    /// first.
     pub fn standard() -> Vec<Scene> {
         let cloths = CLOTH_SIZES.iter().map(|&n| Self::cloth(n));
         cloths
             .chain(TET_SIZES.iter().map(|&n| Self::tet(n)))
+            .chain(JELLY_SIZES.iter().map(|&n| Self::jelly(n)))
             .collect()
     }
 
     /// Finds a standard scene, or any `cloth{n}` (`n` in
-    /// [`Scene::CLOTH_RANGE`]) or `tet{n}` (in [`Scene::TET_RANGE`]), by name.
+    /// [`Scene::CLOTH_RANGE`]), `tet{n}` or `jelly{n}` (in
+    /// [`Scene::TET_RANGE`]), by name.
     pub fn by_name(name: &str) -> Option<Scene> {
         let size = |prefix: &str, range: std::ops::RangeInclusive<usize>| {
             let n: usize = name.strip_prefix(prefix)?.parse().ok()?;
@@ -145,6 +173,7 @@ impl Scene {
         size("cloth", Self::CLOTH_RANGE)
             .map(Self::cloth)
             .or_else(|| size("tet", Self::TET_RANGE).map(Self::tet))
+            .or_else(|| size("jelly", Self::TET_RANGE).map(Self::jelly))
     }
 
     /// The sizes of `clothN`: up to a million vertices.
@@ -165,20 +194,40 @@ impl Scene {
                 model
             }
             SceneKind::Tet => {
-                let cells = self.n - 1;
-                let mesh = tet_box(Vec3::repeat(1.0), [cells; 3]);
-                let mut model = Model::from_tet_mesh(&mesh, 1000.0, Weights::default(), false);
+                let mut model =
+                    Model::from_tet_mesh(&self.cube(), 1000.0, Weights::default(), false);
                 // Vertex (0, j, k) of the box grid: the x = −0.5 face.
                 model.pins = Pins::hard((0..self.n * self.n).map(|jk| (jk * self.n) as u32));
                 model
             }
+            SceneKind::Jelly => {
+                let weights = Weights {
+                    strain: JELLY_WEIGHT,
+                    volume: JELLY_WEIGHT,
+                    ..Weights::default()
+                };
+                Model::from_tet_mesh(&self.cube(), 1050.0, weights, false)
+            }
         }
+    }
+
+    /// The 1 m tet cube of `n × n × n` nodes, centred on the origin.
+    fn cube(&self) -> crate::mesh::TetMesh {
+        tet_box(Vec3::repeat(1.0), [self.n - 1; 3])
     }
 
     /// The parameters of this scene.
     pub fn params(&self) -> SimParams {
+        let colliders = match self.kind {
+            SceneKind::Jelly => vec![Collider::Ground {
+                height: -0.5,
+                friction: 0.6,
+            }],
+            SceneKind::Cloth | SceneKind::Tet => Vec::new(),
+        };
         SimParams {
             acceleration: self.acceleration,
+            colliders,
             ..SimParams::default()
         }
     }
@@ -675,6 +724,7 @@ mod tests {
     fn scenes_by_name() {
         assert_eq!(Scene::by_name("cloth60"), Some(Scene::cloth(60)));
         assert_eq!(Scene::by_name("tet22"), Some(Scene::tet(22)));
+        assert_eq!(Scene::by_name("jelly16"), Some(Scene::jelly(16)));
         for bad in [
             "tet1",
             "cloth2",
@@ -684,10 +734,14 @@ mod tests {
             "cloth1001",
             "tet61",
             "tet18446744073709551616",
+            "jelly1",
+            "jelly61",
         ] {
             assert_eq!(Scene::by_name(bad), None, "{bad}");
         }
-        assert!(Scene::standard().iter().any(|s| s.kind == SceneKind::Tet));
+        for kind in [SceneKind::Cloth, SceneKind::Tet, SceneKind::Jelly] {
+            assert!(Scene::standard().iter().any(|s| s.kind == kind));
+        }
     }
 
     #[test]
@@ -709,6 +763,32 @@ mod tests {
         assert_eq!(machine.to_string(), "CPU, 1 logical CPU, portable kernels");
         let here = Machine::this();
         assert!(!here.cpu.is_empty() && here.logical_cpus >= 1);
+    }
+
+    /// The jelly cube: the tet cube's mesh with strain and volume, no pins,
+    /// on a ground at its bottom face that holds it while it slumps.
+    #[test]
+    fn jelly_scene_slumps_on_its_ground() {
+        let scene = Scene::jelly(5);
+        let model = scene.model();
+        assert_eq!(model.vertex_count(), 125);
+        assert_eq!(model.tets.len(), 6 * 64);
+        assert!(model.pins.hard_vertices().is_empty() && model.pins.soft.is_empty());
+        let w = model.weights;
+        assert_eq!([w.strain, w.volume, w.strain_limit], [2.0e4, 2.0e4, 0.0]);
+        let params = scene.params();
+        assert_eq!(params.colliders.len(), 1);
+        let mut solver = Solver::new(&model, &params).unwrap();
+        let mut state = State::at_rest(&model);
+        for _ in 0..30 {
+            solver.step(&mut state).unwrap();
+        }
+        let ys = state.positions.iter().map(|p| p.y);
+        let (low, high) = ys.fold((f64::MAX, f64::MIN), |(l, h), y| (l.min(y), h.max(y)));
+        // On the ground (its contacts let it sink a thousandth of a step's
+        // fall), and lower than it was: 1 m of 20 kPa jelly slumps.
+        assert!(low >= -0.5 - 1e-4, "{low}");
+        assert!(high < 0.5 - 0.01, "{high}");
     }
 
     #[test]

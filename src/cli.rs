@@ -105,7 +105,7 @@ pub enum Command {
     /// Time the standard scenes (release builds only give meaningful numbers).
     Bench {
         /// Run only this scene (cloth30, cloth60, cloth100, cloth150, tet12,
-        /// tet22, or any clothN or tetN).
+        /// tet22, jelly16, or any clothN, tetN or jellyN).
         #[arg(long)]
         scene: Option<String>,
         /// Frames to measure after warm-up (1 to 1,000,000).

@@ -507,7 +507,7 @@ fn bench_scenes(
     match scene {
         Some(name) => Ok(vec![Scene::by_name(name).ok_or_else(|| {
             Failure::BadInput(anyhow::anyhow!(
-                "no scene '{name}' (unknown, or out of range): use cloth30, cloth60, cloth100, cloth150, clothN ({} ≤ N ≤ {}), tet12, tet22 or tetN ({} ≤ N ≤ {})",
+                "no scene '{name}' (unknown, or out of range): use cloth30, cloth60, cloth100, cloth150, clothN ({} ≤ N ≤ {}), tet12, tet22, tetN, jelly16 or jellyN ({} ≤ N ≤ {})",
                 Scene::CLOTH_RANGE.start(),
                 Scene::CLOTH_RANGE.end(),
                 Scene::TET_RANGE.start(),
