@@ -26,10 +26,10 @@ use crate::mesh::Vec3;
 use crate::mesh::primitives::tet_box;
 use crate::model::{ClothGrid, Model, Pins, Weights};
 use crate::solver::{Acceleration, Collider, Precision, SimParams, Solver, SolverError, State};
+use crate::solver::{accuracy, memory};
 
 /// The jelly scene's strain and volume weights (Pa), the jelly preset's.
 const JELLY_WEIGHT: f64 = 2.0e4;
-use crate::solver::{accuracy, memory};
 
 /// The machine a benchmark runs on, for its report: timings mean little
 /// without it (this project's figures come from more than one host).
@@ -179,7 +179,7 @@ impl Scene {
     /// The sizes of `clothN`: up to a million vertices.
     pub const CLOTH_RANGE: std::ops::RangeInclusive<usize> = 3..=1000;
 
-    /// The sizes of `tetN`: up to 216,000 nodes (tet47, 103,823 nodes,
+    /// The sizes of `tetN` and `jellyN`: up to 216,000 nodes (tet47, 103,823 nodes,
     /// factorises into 49 M entries; the factor grows faster than the
     /// nodes).
     pub const TET_RANGE: std::ops::RangeInclusive<usize> = 2..=60;
