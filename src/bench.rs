@@ -22,8 +22,8 @@
 
 use std::time::Instant;
 
-use crate::mesh::Vec3;
 use crate::mesh::primitives::tet_box;
+use crate::mesh::{TetMesh, Vec3};
 use crate::model::{ClothGrid, Model, Pins, Weights};
 use crate::solver::{Acceleration, Collider, Precision, SimParams, Solver, SolverError, State};
 use crate::solver::{accuracy, memory};
@@ -212,7 +212,7 @@ impl Scene {
     }
 
     /// The 1 m tet cube of `n × n × n` nodes, centred on the origin.
-    fn cube(&self) -> crate::mesh::TetMesh {
+    fn cube(&self) -> TetMesh {
         tet_box(Vec3::repeat(1.0), [self.n - 1; 3])
     }
 

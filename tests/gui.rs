@@ -104,10 +104,19 @@ fn the_status_bar_reports_the_memory_held() {
     if !cfg!(target_os = "linux") {
         return;
     }
-    let label = harness.get_by_label_contains("memory ");
-    let text = format!("{label:?}");
+    let text = harness
+        .get_by_label_contains("memory ")
+        .accesskit_node()
+        .value()
+        .unwrap();
+    // `memory 161 MB (peak 161 MB)`: two sizes, each a number and a unit.
+    let words: Vec<&str> = text
+        .split([' ', '(', ')'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    let size = |k: usize| words[k].parse::<f64>().is_ok() && ["MB", "GB"].contains(&words[k + 1]);
     assert!(
-        text.contains("(peak ") && text.matches(['M', 'G']).count() >= 2,
+        words.len() == 6 && words[0] == "memory" && size(1) && words[3] == "peak" && size(4),
         "{text}"
     );
 }

@@ -74,7 +74,7 @@ pub fn reset_peak() -> bool {
 /// every [`Gauge::EVERY`] (a read of `/proc/self/status` takes some tens
 /// of microseconds; the figure moves with a refactorisation or a new model,
 /// not from frame to frame).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Gauge {
     read: Option<(std::time::Instant, Option<Resident>)>,
 }
@@ -95,6 +95,12 @@ impl Gauge {
                 read
             }
         }
+    }
+
+    /// The last read (`None` before the first, or where it cannot be
+    /// read).
+    pub fn last(&self) -> Option<Resident> {
+        self.read.and_then(|(_, read)| read)
     }
 }
 

@@ -175,10 +175,8 @@ pub struct App {
     held: Vec<KeyEvent>,
     /// What to tell the shell once the terminal is restored.
     farewell: Option<&'static str>,
-    /// The memory the process holds, as [`App::advance`] last read it
-    /// (`None` before that, or where it cannot be read).
-    pub memory: Option<Resident>,
-    gauge: Gauge,
+    /// Reads the memory the process holds (see [`App::memory`]).
+    memory: Gauge,
 }
 
 /// Told when the UI ends with unsaved changes kept for the next start.
@@ -231,8 +229,7 @@ impl App {
             work: None,
             held: Vec::new(),
             farewell: None,
-            memory: None,
-            gauge: Gauge::default(),
+            memory: Gauge::default(),
         }
     }
 
@@ -858,11 +855,17 @@ impl App {
         applied
     }
 
+    /// The memory the process holds, as [`App::advance`] last read it
+    /// (`None` before that, or where it cannot be read).
+    pub fn memory(&self) -> Option<Resident> {
+        self.memory.last()
+    }
+
     /// Steps the session when playing, in real time, for at most `budget`
     /// of wall time (see [`Pacer`]), and reads the memory the process holds
     /// (see [`App::memory`]).
     pub fn advance(&mut self, budget: Duration) {
-        self.memory = self.gauge.resident();
+        self.memory.resident();
         if self.work.is_some() {
             // The session a command applying makes starts from this frame.
             return;

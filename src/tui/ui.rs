@@ -322,7 +322,7 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
     ];
     // The memory the process holds, where it leaves the sparkline
     // [`SPARKLINE_ROWS`] (a short terminal keeps the bars).
-    if let Some(m) = app.memory
+    if let Some(m) = app.memory()
         && usize::from(inner.height) > lines.len() + SPARKLINE_ROWS
     {
         let [now, peak] = [m.current, m.peak].map(size);
