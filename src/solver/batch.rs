@@ -16,7 +16,7 @@
 
 use nalgebra::Matrix3;
 
-use super::project::{SignedSvd, closest_rotation};
+use super::project::{self, SignedSvd, closest_rotation};
 use crate::mesh::Vec3;
 use crate::model::Tet;
 
@@ -55,15 +55,28 @@ pub(crate) fn rotation_terms<'a>(
     (0.0, tets)
 }
 
-/// The signed SVDs of `f`, each as [`SignedSvd::new`] computes it (up to
-/// round-off).
-pub(crate) fn signed_svds(f: &[Matrix3<f64>; 4]) -> [SignedSvd; 4] {
+/// The signed SVDs of `f`, each as [`SignedSvd::starting_from`] computes
+/// it from the rotation in `v0` (up to round-off).
+pub(crate) fn signed_svds(f: &[Matrix3<f64>; 4], v0: &[Matrix3<f64>; 4]) -> [SignedSvd; 4] {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2_fma() {
         // SAFETY: the CPU has the features the kernel is compiled for.
-        return unsafe { avx2::signed_svds(f) };
+        return unsafe { avx2::signed_svds(f, v0) };
     }
-    f.map(|f| SignedSvd::new(&f))
+    std::array::from_fn(|l| SignedSvd::starting_from(&f[l], &v0[l]))
+}
+
+/// [`project::volume_values`] of four SVDs' values (`min ≤ max` the
+/// volume range), the Newton iterations of the common cases in the lanes
+/// (see `avx2::volume_values`).
+pub(crate) fn volume_values(svds: &[SignedSvd; 4], min: f64, max: f64) -> [Vec3; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2_fma() {
+        // SAFETY: the CPU has the features the kernel is compiled for.
+        return unsafe { avx2::volume_values(svds, min, max) };
+    }
+    svds.each_ref()
+        .map(|s| project::volume_values(&s.sigma, min, max))
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -75,8 +88,8 @@ mod avx2 {
     use crate::mesh::Vec3;
     use crate::model::Tet;
     use crate::solver::project::{
-        Cofactor, JACOBI_SWEEPS, MINOR_COLUMNS, NEWTON_PREDICTED, NEWTON_STEPS, NEWTON_TOLERANCE,
-        SignedSvd, ZETA_OVERFLOW, arap,
+        self, Cofactor, JACOBI_SETTLED, JACOBI_SWEEPS, MINOR_COLUMNS, NEWTON_PREDICTED,
+        NEWTON_STEPS, NEWTON_TOLERANCE, SignedSvd, ZETA_OVERFLOW, arap, upper_root,
     };
 
     /// Four lanes of `f64`.
@@ -398,23 +411,25 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn signed_svds(f: &[Matrix3<f64>; 4]) -> [SignedSvd; 4] {
-        // Columns of A = F V and of V, each entry four lanes.
-        let mut a: [[V; 3]; 3] = std::array::from_fn(|c| std::array::from_fn(|r| gather(f, r, c)));
-        let (zero, one) = (_mm256_setzero_pd(), _mm256_set1_pd(1.0));
-        let mut v: [[V; 3]; 3] =
-            std::array::from_fn(|c| std::array::from_fn(|r| if r == c { one } else { zero }));
-        let dot = |x: &[V; 3], y: &[V; 3]| {
-            _mm256_fmadd_pd(
-                x[0],
-                y[0],
-                _mm256_fmadd_pd(x[1], y[1], _mm256_mul_pd(x[2], y[2])),
-            )
-        };
+    pub(super) fn signed_svds(f: &[Matrix3<f64>; 4], v0: &[Matrix3<f64>; 4]) -> [SignedSvd; 4] {
+        // Columns of V and of A = F V, each entry four lanes.
+        let mut v: [[V; 3]; 3] = std::array::from_fn(|c| std::array::from_fn(|r| gather(v0, r, c)));
+        let f: [[V; 3]; 3] = std::array::from_fn(|r| std::array::from_fn(|k| gather(f, r, k)));
+        let mut a: [[V; 3]; 3] = std::array::from_fn(|c| {
+            std::array::from_fn(|r| {
+                _mm256_fmadd_pd(
+                    f[r][0],
+                    v[c][0],
+                    _mm256_fmadd_pd(f[r][1], v[c][1], _mm256_mul_pd(f[r][2], v[c][2])),
+                )
+            })
+        });
+        let one = _mm256_set1_pd(1.0);
         let epsilon = _mm256_set1_pd(f64::EPSILON);
+        let settled = _mm256_set1_pd(JACOBI_SETTLED);
         let sign_bit = _mm256_set1_pd(-0.0);
         for _ in 0..JACOBI_SWEEPS {
-            let mut rotated = zero;
+            let mut large = _mm256_setzero_pd();
             for (p, q) in [(0, 1), (0, 2), (1, 2)] {
                 let alpha = dot(&a[p], &a[p]);
                 let beta = dot(&a[q], &a[q]);
@@ -426,7 +441,6 @@ mod avx2 {
                     _mm256_andnot_pd(sign_bit, gamma),
                     _mm256_mul_pd(epsilon, _mm256_sqrt_pd(_mm256_mul_pd(alpha, beta))),
                 );
-                rotated = _mm256_or_pd(rotated, rotate);
                 let zeta = _mm256_div_pd(_mm256_sub_pd(beta, alpha), _mm256_add_pd(gamma, gamma));
                 let magnitude = _mm256_andnot_pd(sign_bit, zeta);
                 let signum = _mm256_or_pd(_mm256_and_pd(sign_bit, zeta), one);
@@ -442,6 +456,14 @@ mod avx2 {
                 );
                 let c = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_fmadd_pd(t, t, one)));
                 let s = _mm256_mul_pd(c, t);
+                // (A NaN is large.)
+                large = _mm256_or_pd(
+                    large,
+                    _mm256_and_pd(
+                        rotate,
+                        _mm256_cmp_pd::<_CMP_NLE_UQ>(_mm256_andnot_pd(sign_bit, s), settled),
+                    ),
+                );
                 for m in [&mut a, &mut v] {
                     let (mp, mq) = (m[p], m[q]);
                     for r in 0..3 {
@@ -452,15 +474,301 @@ mod avx2 {
                     }
                 }
             }
-            if _mm256_movemask_pd(rotated) == 0 {
+            if _mm256_movemask_pd(large) == 0 {
                 break;
             }
         }
-        let a = a.map(|column| column.map(|x| lanes(x)));
-        let v = v.map(|column| column.map(|x| lanes(x)));
+        from_orthogonal_columns(a, v)
+    }
+
+    /// [`project::volume_values`] of four SVDs' values. Each lane's case is
+    /// the scalar [`project::closest_with_product`]'s: growing towards the
+    /// bound (`μ > 0`), or shrinking onto the all-upper candidate (`μ ∈
+    /// [−σ₃²/4, 0]`) when it exists, and then kept only if it moves by at
+    /// most `σ₃/2`. Their Newton iterations on `Σ ln y⁺ᵢ(μ) = ln v` run in
+    /// the lanes ([`solve_upper`]); the rest (in range, not finite, the
+    /// lower-root search of an extreme squeeze) is the scalar code's.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn volume_values(svds: &[SignedSvd; 4], min: f64, max: f64) -> [Vec3; 4] {
+        let mut out = svds.map(|s| s.sigma);
+        let (mut v, mut lo, mut hi) = ([1.0; 4], [0.0; 4], [0.0; 4]);
+        let (mut active, mut shrinking) = (0, 0);
+        for (l, s) in out.iter_mut().enumerate() {
+            let det = s.product();
+            let target = det.clamp(min, max);
+            if target == det || !det.is_finite() {
+                continue;
+            }
+            v[l] = target;
+            if det < target {
+                // As the scalar code, with c = max(1, v) ≥ ∛v.
+                let c = target.max(1.0);
+                hi[l] = c * (c - s[2]);
+            } else {
+                let lowest = -0.25 * s[2] * s[2];
+                if s.map(|s| upper_root(s, lowest)).product() > target {
+                    *s = project::closest_with_product(s, target);
+                    continue;
+                }
+                lo[l] = lowest;
+                shrinking |= 1 << l;
+            }
+            active |= 1 << l;
+        }
+        if active == 0 {
+            return out;
+        }
+        let load = |x: [f64; 4]| _mm256_setr_pd(x[0], x[1], x[2], x[3]);
+        let sigma = std::array::from_fn(|i| load(std::array::from_fn(|l| svds[l].sigma[i])));
+        let mu = lanes(solve_upper(sigma, load(v), load(lo), load(hi), active));
+        for (l, y) in out.iter_mut().enumerate() {
+            if active & (1 << l) == 0 {
+                continue;
+            }
+            let s = &svds[l].sigma;
+            let candidate = s.map(|s| upper_root(s, mu[l]));
+            let s3 = s[2];
+            *y = if shrinking & (1 << l) != 0 && (candidate - s).norm_squared() > 0.25 * s3 * s3 {
+                project::closest_with_product(s, v[l])
+            } else {
+                candidate
+            };
+        }
+        out
+    }
+
+    /// The scalar `solve_upper` over the lanes of `active` (a bit per
+    /// lane): `μ ∈ [lo, hi]` with `Π y⁺ᵢ(μ) = v`, by Newton on the concave
+    /// `φ(μ) = Σ ln y⁺ᵢ(μ) − ln v` safeguarded by bisection, each lane
+    /// stopping where the scalar code would. The logarithm is [`ln_lanes`].
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn solve_upper(sigma: [V; 3], v: V, mut lo: V, mut hi: V, active: i32) -> V {
+        let (zero, one, half) = (
+            _mm256_setzero_pd(),
+            _mm256_set1_pd(1.0),
+            _mm256_set1_pd(0.5),
+        );
+        let two = _mm256_set1_pd(2.0);
+        // φ(μ), φ'(μ) and −φ''(μ).
+        let phi = |mu: V| {
+            let (mut product, mut slope, mut bend) = (one, zero, zero);
+            let four_mu = _mm256_mul_pd(_mm256_set1_pd(4.0), mu);
+            for &s in &sigma {
+                // upper_root(s, μ).
+                let r = _mm256_sqrt_pd(_mm256_max_pd(_mm256_fmadd_pd(s, s, four_mu), zero));
+                let r_minus = _mm256_sub_pd(r, s);
+                let y = _mm256_blendv_pd(
+                    _mm256_blendv_pd(
+                        zero,
+                        _mm256_div_pd(_mm256_mul_pd(two, mu), r_minus),
+                        _mm256_cmp_pd::<_CMP_GT_OQ>(r_minus, zero),
+                    ),
+                    _mm256_mul_pd(half, _mm256_add_pd(s, r)),
+                    _mm256_cmp_pd::<_CMP_GT_OQ>(s, zero),
+                );
+                product = _mm256_mul_pd(product, y);
+                let rr = _mm256_div_pd(one, _mm256_fmsub_pd(two, y, s));
+                let q = _mm256_div_pd(rr, y);
+                slope = _mm256_add_pd(slope, q);
+                let four_y = _mm256_fmsub_pd(_mm256_set1_pd(4.0), y, s);
+                bend = _mm256_fmadd_pd(_mm256_mul_pd(four_y, rr), _mm256_mul_pd(q, q), bend);
+            }
+            (ln_lanes(_mm256_div_pd(product, v)), slope, bend)
+        };
+        // First-order guess: y ≈ σ + μ/σ gives Π σ (1 + μ Σ 1/σ²) = v.
+        let product = _mm256_mul_pd(_mm256_mul_pd(sigma[0], sigma[1]), sigma[2]);
+        let inverse_squares = sigma.iter().fold(zero, |acc, &s| {
+            _mm256_add_pd(acc, _mm256_div_pd(one, _mm256_mul_pd(s, s)))
+        });
+        let guess = _mm256_div_pd(
+            _mm256_sub_pd(_mm256_div_pd(v, product), one),
+            inverse_squares,
+        );
+        // Lanes where lo < x < hi.
+        let inside = |x: V, lo: V, hi: V| {
+            _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_GT_OQ>(x, lo),
+                _mm256_cmp_pd::<_CMP_LT_OQ>(x, hi),
+            )
+        };
+        let mut mu = _mm256_blendv_pd(
+            _mm256_mul_pd(half, _mm256_add_pd(lo, hi)),
+            guess,
+            inside(guess, lo, hi),
+        );
+        let mut live = _mm256_castsi256_pd(_mm256_set_epi64x(
+            -i64::from(active & 8 != 0),
+            -i64::from(active & 4 != 0),
+            -i64::from(active & 2 != 0),
+            -i64::from(active & 1 != 0),
+        ));
+        let round_off_factor = _mm256_set1_pd(2.0 * f64::EPSILON);
+        for _ in 0..200 {
+            let (value, slope, bend) = phi(mu);
+            // A lane at the root keeps its μ.
+            let moving = _mm256_andnot_pd(_mm256_cmp_pd::<_CMP_EQ_OQ>(value, zero), live);
+            let below = _mm256_cmp_pd::<_CMP_LT_OQ>(value, zero);
+            lo = _mm256_blendv_pd(lo, mu, _mm256_and_pd(moving, below));
+            hi = _mm256_blendv_pd(hi, mu, _mm256_andnot_pd(below, moving));
+            let newton = _mm256_sub_pd(mu, _mm256_div_pd(value, slope));
+            // An infinite slope (μ at a branch point) gives no step: bisect.
+            let finite = _mm256_cmp_pd::<_CMP_LT_OQ>(abs(slope), _mm256_set1_pd(f64::INFINITY));
+            let stepped = _mm256_and_pd(finite, inside(newton, lo, hi));
+            let next =
+                _mm256_blendv_pd(_mm256_mul_pd(half, _mm256_add_pd(lo, hi)), newton, stepped);
+            let step = _mm256_sub_pd(next, mu);
+            let round_off = _mm256_mul_pd(round_off_factor, abs(next));
+            let settled = _mm256_and_pd(
+                stepped,
+                _mm256_cmp_pd::<_CMP_LE_OQ>(
+                    _mm256_mul_pd(_mm256_mul_pd(half, bend), _mm256_mul_pd(step, step)),
+                    _mm256_mul_pd(round_off, slope),
+                ),
+            );
+            let stop = _mm256_or_pd(
+                _mm256_or_pd(_mm256_cmp_pd::<_CMP_LE_OQ>(abs(step), round_off), settled),
+                _mm256_or_pd(
+                    _mm256_cmp_pd::<_CMP_EQ_OQ>(next, lo),
+                    _mm256_cmp_pd::<_CMP_EQ_OQ>(next, hi),
+                ),
+            );
+            mu = _mm256_blendv_pd(mu, next, moving);
+            live = _mm256_andnot_pd(stop, moving);
+            if _mm256_movemask_pd(live) == 0 {
+                break;
+            }
+        }
+        mu
+    }
+
+    /// `ln r` in each lane: for `r` within 1/128 of 1, by its Taylor series
+    /// in `r − 1` (nine terms: the remainder is below 1e-19, a thousandth of
+    /// an ulp of the result), which Newton's evaluations in
+    /// [`solve_upper`] are near its root; else `f64::ln` lane by lane.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn ln_lanes(r: V) -> V {
+        let e = _mm256_sub_pd(r, _mm256_set1_pd(1.0));
+        let near = _mm256_cmp_pd::<_CMP_LT_OQ>(abs(e), _mm256_set1_pd(1.0 / 128.0));
+        const TERMS: [f64; 9] = [
+            1.0,
+            -1.0 / 2.0,
+            1.0 / 3.0,
+            -1.0 / 4.0,
+            1.0 / 5.0,
+            -1.0 / 6.0,
+            1.0 / 7.0,
+            -1.0 / 8.0,
+            1.0 / 9.0,
+        ];
+        let series = _mm256_mul_pd(
+            e,
+            TERMS.iter().rev().fold(_mm256_setzero_pd(), |acc, &t| {
+                _mm256_fmadd_pd(acc, e, _mm256_set1_pd(t))
+            }),
+        );
+        if _mm256_movemask_pd(near) == 0b1111 {
+            return series;
+        }
+        let by_ln = lanes(r).map(f64::ln);
+        let by_ln = _mm256_setr_pd(by_ln[0], by_ln[1], by_ln[2], by_ln[3]);
+        _mm256_blendv_pd(by_ln, series, near)
+    }
+
+    /// `x · y` in each lane.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn dot(x: &[V; 3], y: &[V; 3]) -> V {
+        _mm256_fmadd_pd(
+            x[0],
+            y[0],
+            _mm256_fmadd_pd(x[1], y[1], _mm256_mul_pd(x[2], y[2])),
+        )
+    }
+
+    /// `x × y` in each lane.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn cross(x: &[V; 3], y: &[V; 3]) -> [V; 3] {
+        std::array::from_fn(|i| {
+            let (j, k) = ((i + 1) % 3, (i + 2) % 3);
+            _mm256_fmsub_pd(x[j], y[k], _mm256_mul_pd(x[k], y[j]))
+        })
+    }
+
+    /// [`SignedSvd::from_orthogonal_columns`] in the lanes (columns `a` of
+    /// `A = F V` and `v` of `V`): sorting by length, the sign of `det V`,
+    /// `U` by Gram–Schmidt and a cross product. A lane whose `A` has rank
+    /// below 2 (or is not finite) takes the scalar code, which completes
+    /// the frame there.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn from_orthogonal_columns(mut a: [[V; 3]; 3], mut v: [[V; 3]; 3]) -> [SignedSvd; 4] {
+        let mut norms = a.map(|c| _mm256_sqrt_pd(dot(&c, &c)));
+        // Entries i and j of `x` exchanged in the lanes of `mask`.
+        let swap = |x: &mut [V; 3], i: usize, j: usize, mask: V| {
+            (x[i], x[j]) = (
+                _mm256_blendv_pd(x[i], x[j], mask),
+                _mm256_blendv_pd(x[j], x[i], mask),
+            );
+        };
+        for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+            let mask = _mm256_cmp_pd::<_CMP_LT_OQ>(norms[i], norms[j]);
+            swap(&mut norms, i, j, mask);
+            for r in 0..3 {
+                for m in [&mut a, &mut v] {
+                    let mut row = [m[0][r], m[1][r], m[2][r]];
+                    swap(&mut row, i, j, mask);
+                    (m[0][r], m[1][r], m[2][r]) = (row[0], row[1], row[2]);
+                }
+            }
+        }
+        // F V = A still holds with the last columns of both negated.
+        let det = dot(&v[0], &cross(&v[1], &v[2]));
+        let flip = _mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_LT_OQ>(det, _mm256_setzero_pd()),
+            _mm256_set1_pd(-0.0),
+        );
+        for r in 0..3 {
+            v[2][r] = _mm256_xor_pd(v[2][r], flip);
+            a[2][r] = _mm256_xor_pd(a[2][r], flip);
+        }
+        let u1 = a[0].map(|x| _mm256_div_pd(x, norms[0]));
+        let along = dot(&u1, &a[1]);
+        let a2: [V; 3] = std::array::from_fn(|r| _mm256_fnmadd_pd(u1[r], along, a[1][r]));
+        let n2 = _mm256_sqrt_pd(dot(&a2, &a2));
+        let u2 = a2.map(|x| _mm256_div_pd(x, n2));
+        let u3 = cross(&u1, &u2);
+        let s3 = _mm256_min_pd(
+            _mm256_max_pd(
+                dot(&a[2], &u3),
+                _mm256_xor_pd(norms[1], _mm256_set1_pd(-0.0)),
+            ),
+            norms[1],
+        );
+        let zero = _mm256_setzero_pd();
+        let regular = _mm256_movemask_pd(_mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_GT_OQ>(norms[0], zero),
+            _mm256_cmp_pd::<_CMP_GT_OQ>(n2, zero),
+        ));
+        let matrix = |columns: [[V; 3]; 3]| {
+            let columns = columns.map(|column| column.map(|x| lanes(x)));
+            move |l: usize| Matrix3::from_fn(|r, c| columns[c][r][l])
+        };
+        let (u, a, v) = (matrix([u1, u2, u3]), matrix(a), matrix(v));
+        let sigma = [norms[0], norms[1], s3].map(|x| lanes(x));
         std::array::from_fn(|l| {
-            let matrix = |m: &[[[f64; 4]; 3]; 3]| Matrix3::from_fn(|r, c| m[c][r][l]);
-            SignedSvd::from_orthogonal_columns(matrix(&a), matrix(&v))
+            if regular & (1 << l) != 0 {
+                SignedSvd {
+                    u: u(l),
+                    sigma: Vec3::new(sigma[0][l], sigma[1][l], sigma[2][l]),
+                    v: v(l),
+                }
+            } else {
+                // (Sorted and proper already: it completes the frame.)
+                SignedSvd::from_orthogonal_columns(a(l), v(l))
+            }
         })
     }
 
@@ -597,7 +905,7 @@ mod tests {
             // SAFETY (of the calls): the CPU has the features.
             return Some((
                 |f| unsafe { avx2::closest_rotations(f) },
-                |f| unsafe { avx2::signed_svds(f) },
+                |f| unsafe { avx2::signed_svds(f, &[Matrix3::identity(); 4]) },
             ));
         }
         eprintln!("no AVX2 and FMA here: the four-lane kernels are not tested");
@@ -672,6 +980,96 @@ mod tests {
             assert_rotation(&svd.u);
             assert_rotation(&svd.v);
         });
+    }
+
+    /// Started from the last `V`s (a little off the answer's, as a tet's
+    /// are from one iteration to the next) or from arbitrary rotations,
+    /// the four-lane SVDs are still those of one at a time.
+    #[test]
+    fn four_lane_svds_from_given_starts_agree_with_one() {
+        if kernels().is_none() {
+            return;
+        }
+        let turn = |k: usize, angle: f64| {
+            let axis = Vec3::new(1.0, k as f64, 2.0 - k as f64).normalize();
+            *nalgebra::Rotation3::from_axis_angle(&nalgebra::Unit::new_normalize(axis), angle)
+                .matrix()
+        };
+        let f = matrices();
+        for angle in [1e-6, 1e-2, 3.0] {
+            for (c, chunk) in f.chunks_exact(4).enumerate() {
+                let f: [Matrix3<f64>; 4] = std::array::from_fn(|l| chunk[l]);
+                let v0 = std::array::from_fn(|l| SignedSvd::new(&f[l]).v * turn(4 * c + l, angle));
+                for (l, svd) in signed_svds(&f, &v0).iter().enumerate() {
+                    let one = SignedSvd::starting_from(&f[l], &v0[l]);
+                    if non_finite(&f[l]) {
+                        assert!(svd.sigma.iter().any(|x| !x.is_finite()), "{svd:?}");
+                        continue;
+                    }
+                    let scale = f[l].norm().max(1.0);
+                    assert!((svd.sigma - one.sigma).norm() < 1e-13 * scale, "{}", f[l]);
+                    assert!((svd.compose(&svd.sigma) - f[l]).norm() < 1e-13 * scale);
+                    assert_rotation(&svd.u);
+                    assert_rotation(&svd.v);
+                }
+            }
+        }
+    }
+
+    /// The four-lane volume projection's values are the scalar code's, in
+    /// every case: in range, growing (also inverted or flat), shrinking
+    /// onto the all-upper candidate, the lower-root search of an extreme
+    /// squeeze, and a NaN; lanes of different cases side by side.
+    #[test]
+    fn four_lane_volume_values_agree_with_one() {
+        let mut state = 3u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut sigmas = vec![
+            Vec3::new(1.0, 1.0, 1.0),
+            Vec3::new(1.2, 1.1, -0.3),
+            Vec3::new(0.5, 0.0, 0.0),
+            Vec3::new(3.0, 2.5, 2.0),
+            Vec3::new(9.0, 1.0, 0.05),
+            Vec3::new(1.5, 1.5, 1.5),
+            Vec3::new(f64::NAN, 1.0, 1.0),
+            Vec3::new(1e-3, 1e-3, 1e-3),
+        ];
+        for k in 0..400 {
+            let spread = [0.05, 0.3, 2.0][k % 3];
+            // Sorted signed values: σ₁ ≥ σ₂ ≥ |σ₃|, inverted every 7th.
+            let mut s = Vec3::from_fn(|_, _| (1.0 + spread * (2.0 * next() - 1.0)).max(1e-3));
+            s.as_mut_slice().sort_by(|a, b| b.total_cmp(a));
+            if k % 7 == 0 {
+                s[2] = -s[2];
+            }
+            sigmas.push(s);
+        }
+        for (min, max) in [(0.95, 1.05), (0.5, 2.0), (1.0, 1.0)] {
+            for chunk in sigmas.chunks_exact(4) {
+                let svds: [SignedSvd; 4] = std::array::from_fn(|l| SignedSvd {
+                    u: Matrix3::identity(),
+                    sigma: chunk[l],
+                    v: Matrix3::identity(),
+                });
+                for (y, s) in volume_values(&svds, min, max).iter().zip(chunk) {
+                    let one = project::volume_values(s, min, max);
+                    if s.iter().any(|x| x.is_nan()) {
+                        assert!(y.iter().any(|x| x.is_nan()), "{y} for {s}");
+                        continue;
+                    }
+                    let scale = s.norm().max(1.0);
+                    assert!(
+                        (y - one).norm() <= 1e-13 * scale,
+                        "{y} vs {one} for {s} in [{min}, {max}]"
+                    );
+                }
+            }
+        }
     }
 
     /// The rotation-only tet terms of four tets at a time are those of one

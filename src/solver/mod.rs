@@ -38,6 +38,7 @@ pub use params::SimParams;
 pub use system::FactorStats;
 
 use crate::mesh::Vec3;
+use nalgebra::Matrix3;
 use rayon::prelude::*;
 
 use crate::model::{Model, Spring, SpringKind, TetLimits};
@@ -238,6 +239,10 @@ pub struct Solver {
     /// One right-hand-side buffer per thread of the parallel local step
     /// (empty: serial).
     partials: Vec<Vec<Vec3>>,
+    /// Where each tet's SVD starts (its last `V`; see [`tets::Starts`]),
+    /// when the projections take SVDs: one per tet, padded to as many as
+    /// the parallel local step's chunks hold ([`fit_starts`]).
+    starts: Vec<Matrix3<f64>>,
     /// Threads of the solver's parallel work.
     threads: usize,
 }
@@ -381,6 +386,7 @@ impl Solver {
             accel: Accelerator::new(params.acceleration, m),
             projections: None,
             partials: Vec::new(),
+            starts: Vec::new(),
             threads: 1,
             diagonal: (hi - lo).norm().max(f64::MIN_POSITIVE),
         };
@@ -887,15 +893,22 @@ impl Solver {
         } else {
             None
         };
+        fit_starts(&mut self.starts, &self.model, self.partials.len().max(1));
         if self.partials.is_empty() || store.is_some() {
             let rhs = with_rhs.then(|| {
                 self.rhs.copy_from_slice(&self.constant);
                 &mut self.rhs[..]
             });
-            local_step(&self.model, &self.x, rhs, store)
+            local_step(&self.model, &self.x, rhs, store, &mut self.starts)
         } else {
             let rhs = with_rhs.then_some((&mut self.rhs[..], &self.constant[..]));
-            local_step_parallel(&self.model, &self.x, rhs, &mut self.partials)
+            local_step_parallel(
+                &self.model,
+                &self.x,
+                rhs,
+                &mut self.partials,
+                &mut self.starts,
+            )
         }
     }
 
@@ -1149,7 +1162,7 @@ impl Solver {
     /// The energies of any state of this model (e.g. the first frame, before
     /// any step).
     pub fn energies(&self, state: &State) -> Energies {
-        let elastic = local_step(&self.model, &state.positions, None, None);
+        let elastic = local_step(&self.model, &state.positions, None, None, &mut []);
         self.energies_at(&state.positions, &state.velocities, &elastic)
     }
 
@@ -1338,12 +1351,14 @@ fn attachment_energy(model: &Model, x: &[Vec3]) -> f64 {
 /// `Σ w Gᵀ p` of the springs and tets into it (rows of hard-pinned vertices
 /// receive values that are never read; the soft pins' `w t` is in the
 /// substep's constant part). With `store`, the projections are also kept,
-/// in constraint order.
+/// in constraint order. The tets' SVDs start from `starts` (one per tet, or
+/// none: from the identity; see [`fit_starts`]).
 fn local_step(
     model: &Model,
     x: &[Vec3],
     mut rhs: Option<&mut [Vec3]>,
     mut store: Option<&mut Stored>,
+    starts: &mut [Matrix3<f64>],
 ) -> Energies {
     if let Some(store) = store.as_deref_mut() {
         store.points.clear();
@@ -1366,7 +1381,19 @@ fn local_step(
         e.set(kind, 0.5 * w * sum);
     }
     let projector = TetProjector::new(model);
-    let sums = tets::tet_block(&projector, &model.tets, x, rhs, store.map(|s| &mut s.tets));
+    let starts = if starts.is_empty() {
+        tets::Starts::Cold
+    } else {
+        tets::Starts::Warm(&mut starts[..model.tets.len()])
+    };
+    let sums = tets::tet_block(
+        &projector,
+        &model.tets,
+        x,
+        rhs,
+        store.map(|s| &mut s.tets),
+        starts,
+    );
     e.set_tets(projector.weights(), sums);
     e.attachment = attachment_energy(model, x);
     e
@@ -1389,8 +1416,29 @@ pub(crate) fn has_avx2_fma() -> bool {
 /// tet takes the same code path whatever the thread count, and the
 /// parallel step matches the serial one to the order of the sums.
 fn chunk<T>(items: &[T], k: usize, parts: usize) -> &[T] {
-    let size = items.len().div_ceil(parts).next_multiple_of(4);
+    let size = chunk_len(items.len(), parts);
     &items[(k * size).min(items.len())..((k + 1) * size).min(items.len())]
+}
+
+/// The length of each of [`chunk`]'s `parts` chunks of `n` items (the last
+/// one's at most).
+fn chunk_len(n: usize, parts: usize) -> usize {
+    n.div_ceil(parts).next_multiple_of(4)
+}
+
+/// Sizes `starts` for a local step of `model` over `parts` chunks: empty
+/// when its tet projections take no SVD, else one per tet (the identity
+/// for a tet new to it) padded to `parts` whole chunks, so that the
+/// parallel step cuts it as it cuts the tets ([`chunk`]) and start `i` is
+/// tet `i`'s in either step.
+fn fit_starts(starts: &mut Vec<Matrix3<f64>>, model: &Model, parts: usize) {
+    let n = model.tets.len();
+    let len = if TetProjector::new(model).needs_svd() {
+        parts * chunk_len(n, parts)
+    } else {
+        0
+    };
+    starts.resize(len, Matrix3::identity());
 }
 
 /// Runs `a` and `b`, on two threads when `parallel` (else one after the
@@ -1416,30 +1464,42 @@ fn local_step_parallel(
     x: &[Vec3],
     rhs: Option<(&mut [Vec3], &[Vec3])>,
     partials: &mut [Vec<Vec3>],
+    starts: &mut [Matrix3<f64>],
 ) -> Energies {
     let parts = partials.len();
     let projector = TetProjector::new(model);
     let scatter = rhs.is_some();
-    let mut e = partials
-        .par_iter_mut()
-        .enumerate()
-        .map(|(k, buf)| {
-            let mut buf = scatter.then(|| {
-                buf.fill(Vec3::zeros());
-                &mut buf[..]
-            });
-            let mut e = Energies::default();
-            for kind in SPRING_KINDS {
-                let part = chunk(model.springs.of_kind(kind), k, parts);
-                let w = model.weights.spring(kind);
-                e.set(kind, 0.5 * w * spring_block(part, w, x, buf.as_deref_mut()));
-            }
-            let part = chunk(&model.tets, k, parts);
-            let sums = tets::tet_block(&projector, part, x, buf, None);
-            e.set_tets(projector.weights(), sums);
-            e
-        })
-        .reduce(Energies::default, Energies::add);
+    let part = |k: usize, buf: &mut Vec<Vec3>, starts: tets::Starts<'_>| {
+        let mut buf = scatter.then(|| {
+            buf.fill(Vec3::zeros());
+            &mut buf[..]
+        });
+        let mut e = Energies::default();
+        for kind in SPRING_KINDS {
+            let part = chunk(model.springs.of_kind(kind), k, parts);
+            let w = model.weights.spring(kind);
+            e.set(kind, 0.5 * w * spring_block(part, w, x, buf.as_deref_mut()));
+        }
+        let tets = chunk(&model.tets, k, parts);
+        let starts = match starts {
+            tets::Starts::Warm(s) => tets::Starts::Warm(&mut s[..tets.len()]),
+            cold => cold,
+        };
+        let sums = tets::tet_block(&projector, tets, x, buf, None, starts);
+        e.set_tets(projector.weights(), sums);
+        e
+    };
+    let mut e = if starts.is_empty() {
+        (partials.par_iter_mut().enumerate())
+            .map(|(k, buf)| part(k, buf, tets::Starts::Cold))
+            .reduce(Energies::default, Energies::add)
+    } else {
+        let size = chunk_len(model.tets.len(), parts);
+        (partials.par_iter_mut().zip(starts.par_chunks_mut(size)))
+            .enumerate()
+            .map(|(k, (buf, s))| part(k, buf, tets::Starts::Warm(s)))
+            .reduce(Energies::default, Energies::add)
+    };
     if let Some((rhs, constant)) = rhs {
         add_partials(rhs, constant, partials);
     }

@@ -105,7 +105,7 @@ impl Problem<'_> {
             .model
             .tets
             .par_chunks(TET_CHUNK)
-            .map(|chunk| tets::tet_block(&self.projector, chunk, x, None, None))
+            .map(|chunk| tets::tet_block(&self.projector, chunk, x, None, None, tets::Starts::Cold))
             .reduce(|| [0.0; 3], |a, b| std::array::from_fn(|k| a[k] + b[k]));
         let w = self.projector.weights();
         g + 0.5 * (w[0] * sums[0] + w[1] * sums[1] + w[2] * sums[2])

@@ -58,6 +58,15 @@ pub struct SignedSvd {
 /// orthogonality (3 × 3 converges quadratically, in 3–6 sweeps).
 pub(crate) const JACOBI_SWEEPS: usize = 16;
 
+/// A sweep whose rotations all turned by less than this (their sines) ends
+/// the Jacobi iterations: each rotation changes the other pairs' inner
+/// products by its sine times theirs, which are themselves at most this
+/// times the columns' lengths, so a further sweep would rotate by less
+/// than this squared, below round-off (`2⁻⁵⁴`). It spares the sweep that
+/// only confirmed convergence (one in three when the sweeps start from the
+/// last iteration's vectors).
+pub(crate) const JACOBI_SETTLED: f64 = 1.0 / (1u64 << 26) as f64;
+
 /// Where a Jacobi rotation's `ζ²` would overflow.
 pub(crate) const ZETA_OVERFLOW: f64 = 1e150;
 
@@ -82,8 +91,16 @@ impl SignedSvd {
     /// ones (nalgebra's 3 × 3 SVD goes through `FᵀF`, which squares the
     /// condition number, and returns unsigned, unordered values).
     pub fn new(f: &Matrix3<f64>) -> Self {
-        let mut a = *f;
-        let mut v = Matrix3::identity();
+        Self::starting_from(f, &Matrix3::identity())
+    }
+
+    /// [`SignedSvd::new`], the sweeps starting from the rotation `v0`
+    /// instead of the identity: `A = F V₀`. From a nearby decomposition's
+    /// `V` (the same tet's at the last iteration) its columns are nearly
+    /// orthogonal already, and the sweeps converge in fewer rounds.
+    pub fn starting_from(f: &Matrix3<f64>, v0: &Matrix3<f64>) -> Self {
+        let mut a = f * v0;
+        let mut v = *v0;
         Self::sweep(&mut a, &mut v);
         Self::from_orthogonal_columns(a, v)
     }
@@ -92,7 +109,7 @@ impl SignedSvd {
     /// right until the columns of `a` are orthogonal.
     fn sweep(a: &mut Matrix3<f64>, v: &mut Matrix3<f64>) {
         for _ in 0..JACOBI_SWEEPS {
-            let mut rotated = false;
+            let mut large = false;
             for (p, q) in [(0, 1), (0, 2), (1, 2)] {
                 let (ap, aq) = (a.column(p).into_owned(), a.column(q).into_owned());
                 let alpha = ap.norm_squared();
@@ -101,7 +118,6 @@ impl SignedSvd {
                 if gamma.abs() <= f64::EPSILON * (alpha * beta).sqrt() {
                     continue;
                 }
-                rotated = true;
                 // The rotation that makes columns p and q orthogonal: the
                 // smaller root of t² + 2ζt − 1 = 0 (Golub & Van Loan §8.5).
                 let zeta = (beta - alpha) / (2.0 * gamma);
@@ -113,13 +129,15 @@ impl SignedSvd {
                 };
                 let c = 1.0 / (1.0 + t * t).sqrt();
                 let s = c * t;
+                // (A NaN is large.)
+                large |= s.abs() > JACOBI_SETTLED || s.is_nan();
                 a.set_column(p, &(ap * c - aq * s));
                 a.set_column(q, &(ap * s + aq * c));
                 let (vp, vq) = (v.column(p).into_owned(), v.column(q).into_owned());
                 v.set_column(p, &(vp * c - vq * s));
                 v.set_column(q, &(vp * s + vq * c));
             }
-            if !rotated {
+            if !large {
                 break;
             }
         }
@@ -411,13 +429,20 @@ pub fn strain_limit(svd: &SignedSvd, min: f64, max: f64) -> Matrix3<f64> {
 /// `y` is the point of the surface `y₁y₂y₃ = v` (`v` the violated bound)
 /// closest to the signed `σ`, solved to round-off by [`closest_with_product`].
 pub fn volume(svd: &SignedSvd, min: f64, max: f64) -> Matrix3<f64> {
-    let det = svd.sigma.product();
+    svd.compose(&volume_values(&svd.sigma, min, max))
+}
+
+/// The signed singular values of [`volume`]'s projection of a matrix with
+/// signed singular values `sigma`: `sigma` itself when their product is in
+/// `[min, max]` or not finite (a blow-up, reported after the step), else
+/// [`closest_with_product`] with the violated bound.
+pub fn volume_values(sigma: &Vec3, min: f64, max: f64) -> Vec3 {
+    let det = sigma.product();
     let target = det.clamp(min, max);
-    // A non-finite F (a blow-up, reported after the step) stays as it is.
     if target == det || !det.is_finite() {
-        return svd.compose(&svd.sigma);
+        return *sigma;
     }
-    svd.compose(&closest_with_product(&svd.sigma, target))
+    closest_with_product(sigma, target)
 }
 
 /// The point `y` with `y₁y₂y₃ = v` closest to `sigma` (signed singular
@@ -508,7 +533,7 @@ fn lower_grid(k: usize) -> f64 {
 /// The positive root of `y² − σ y = μ` (the upper one), stable for either
 /// sign of `σ`; needs `μ ≥ −σ²/4` if `σ > 0` and `μ ≥ 0` otherwise.
 #[inline]
-fn upper_root(sigma: f64, mu: f64) -> f64 {
+pub(crate) fn upper_root(sigma: f64, mu: f64) -> f64 {
     let r = (sigma * sigma + 4.0 * mu).max(0.0).sqrt();
     if sigma > 0.0 {
         0.5 * (sigma + r)
@@ -690,14 +715,24 @@ mod tests {
 
     #[test]
     fn signed_svd_reconstructs_with_rotations_and_sorted_signed_values() {
+        let mut rng = Rng(4);
         for f in test_matrices() {
-            let svd = SignedSvd::new(&f);
-            assert!(is_rotation(&svd.u) && is_rotation(&svd.v), "{f}");
-            let s = svd.sigma;
-            assert!(s[0] >= s[1] && s[1] >= s[2].abs(), "{s} for {f}");
-            let scale = f.norm().max(f64::MIN_POSITIVE);
-            assert!((svd.compose(&s) - f).norm() <= 1e-14 * scale, "{f}");
-            assert!((s.product() - f.determinant()).abs() <= 1e-13 * scale.powi(3));
+            // From the identity, from far off, and from near the answer
+            // (the last iteration's `V` of a tet that turned a little).
+            let near = SignedSvd::new(&f).v * rng.rotation(1e-3);
+            for start in [Matrix3::identity(), rng.rotation(3.0), near] {
+                let svd = SignedSvd::starting_from(&f, &start);
+                assert!(is_rotation(&svd.u) && is_rotation(&svd.v), "{f}");
+                let s = svd.sigma;
+                assert!(s[0] >= s[1] && s[1] >= s[2].abs(), "{s} for {f}");
+                let scale = f.norm().max(f64::MIN_POSITIVE);
+                assert!((svd.compose(&s) - f).norm() <= 1e-14 * scale, "{f}");
+                assert!((s.product() - f.determinant()).abs() <= 1e-13 * scale.powi(3));
+                assert!(
+                    (s - SignedSvd::new(&f).sigma).norm() <= 1e-14 * scale,
+                    "{f}"
+                );
+            }
         }
     }
 
