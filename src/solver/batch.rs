@@ -550,8 +550,8 @@ mod avx2 {
             _mm256_set1_pd(0.5),
         );
         let two = _mm256_set1_pd(2.0);
-        // φ(μ), φ'(μ) and −φ''(μ).
-        let phi = |mu: V| {
+        // φ(μ), φ'(μ) and −φ''(μ) (in the lanes of `live`).
+        let phi = |mu: V, live: V| {
             let (mut product, mut slope, mut bend) = (one, zero, zero);
             let four_mu = _mm256_mul_pd(_mm256_set1_pd(4.0), mu);
             for &s in &sigma {
@@ -574,7 +574,7 @@ mod avx2 {
                 let four_y = _mm256_fmsub_pd(_mm256_set1_pd(4.0), y, s);
                 bend = _mm256_fmadd_pd(_mm256_mul_pd(four_y, rr), _mm256_mul_pd(q, q), bend);
             }
-            (ln_lanes(_mm256_div_pd(product, v)), slope, bend)
+            (ln_lanes(_mm256_div_pd(product, v), live), slope, bend)
         };
         // First-order guess: y ≈ σ + μ/σ gives Π σ (1 + μ Σ 1/σ²) = v.
         let product = _mm256_mul_pd(_mm256_mul_pd(sigma[0], sigma[1]), sigma[2]);
@@ -605,7 +605,7 @@ mod avx2 {
         ));
         let round_off_factor = _mm256_set1_pd(2.0 * f64::EPSILON);
         for _ in 0..200 {
-            let (value, slope, bend) = phi(mu);
+            let (value, slope, bend) = phi(mu, live);
             // A lane at the root keeps its μ.
             let moving = _mm256_andnot_pd(_mm256_cmp_pd::<_CMP_EQ_OQ>(value, zero), live);
             let below = _mm256_cmp_pd::<_CMP_LT_OQ>(value, zero);
@@ -642,15 +642,20 @@ mod avx2 {
         mu
     }
 
-    /// `ln r` in each lane: for `r` within 1/128 of 1, by its Taylor series
-    /// in `r − 1` (nine terms: the remainder is below 1e-19, a thousandth of
-    /// an ulp of the result), which Newton's evaluations in
-    /// [`solve_upper`] are near its root; else `f64::ln` lane by lane.
+    /// `ln r` in the lanes of `live` (the others' are of no use): for `r`
+    /// within 1/128 of 1, by its Taylor series in `r − 1` (nine terms: the
+    /// remainder is below 1e-19, a thousandth of an ulp of the result),
+    /// which Newton's evaluations in [`solve_upper`] are near its root;
+    /// else `f64::ln` lane by lane.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    fn ln_lanes(r: V) -> V {
+    fn ln_lanes(r: V, live: V) -> V {
         let e = _mm256_sub_pd(r, _mm256_set1_pd(1.0));
         let near = _mm256_cmp_pd::<_CMP_LT_OQ>(abs(e), _mm256_set1_pd(1.0 / 128.0));
+        let near = _mm256_or_pd(
+            near,
+            _mm256_andnot_pd(live, _mm256_castsi256_pd(_mm256_set1_epi64x(-1))),
+        );
         const TERMS: [f64; 9] = [
             1.0,
             -1.0 / 2.0,
@@ -706,22 +711,15 @@ mod avx2 {
     #[target_feature(enable = "avx2,fma")]
     fn from_orthogonal_columns(mut a: [[V; 3]; 3], mut v: [[V; 3]; 3]) -> [SignedSvd; 4] {
         let mut norms = a.map(|c| _mm256_sqrt_pd(dot(&c, &c)));
-        // Entries i and j of `x` exchanged in the lanes of `mask`.
-        let swap = |x: &mut [V; 3], i: usize, j: usize, mask: V| {
-            (x[i], x[j]) = (
-                _mm256_blendv_pd(x[i], x[j], mask),
-                _mm256_blendv_pd(x[j], x[i], mask),
-            );
-        };
+        // `(x, y)`, exchanged in the lanes of `mask`.
+        let swap =
+            |x: V, y: V, mask: V| (_mm256_blendv_pd(x, y, mask), _mm256_blendv_pd(y, x, mask));
         for (i, j) in [(0, 1), (0, 2), (1, 2)] {
             let mask = _mm256_cmp_pd::<_CMP_LT_OQ>(norms[i], norms[j]);
-            swap(&mut norms, i, j, mask);
-            for r in 0..3 {
-                for m in [&mut a, &mut v] {
-                    let mut row = [m[0][r], m[1][r], m[2][r]];
-                    swap(&mut row, i, j, mask);
-                    (m[0][r], m[1][r], m[2][r]) = (row[0], row[1], row[2]);
-                }
+            (norms[i], norms[j]) = swap(norms[i], norms[j], mask);
+            for m in [&mut a, &mut v] {
+                let columns: [(V, V); 3] = std::array::from_fn(|r| swap(m[i][r], m[j][r], mask));
+                (m[i], m[j]) = (columns.map(|c| c.0), columns.map(|c| c.1));
             }
         }
         // F V = A still holds with the last columns of both negated.

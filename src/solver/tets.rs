@@ -115,7 +115,8 @@ impl TetProjector {
     }
 
     /// [`TetProjector::project_with`], the volume projection's signed
-    /// singular values given by `volume` (called only if that type is on).
+    /// singular values given by `volume_values` (called only if that type
+    /// is on).
     #[inline(always)]
     fn project_given(
         &self,
