@@ -87,11 +87,12 @@ pub(crate) const NEWTON_PREDICTED: f64 = f64::EPSILON;
 impl SignedSvd {
     /// Decomposes `f` by one-sided Jacobi (Hestenes 1958; Demmel & Veselić
     /// 1992): rotate pairs of columns of `A = F V` until all are orthogonal
-    /// to machine precision (see [`JACOBI_SETTLED`]), then `σᵢ = ‖aᵢ‖`,
-    /// `uᵢ = aᵢ/σᵢ`. Accurate to
-    /// round-off for any `f`, including singular, repeated and inverted
-    /// ones (nalgebra's 3 × 3 SVD goes through `FᵀF`, which squares the
-    /// condition number, and returns unsigned, unordered values).
+    /// to machine precision (a sweep turning no pair by 2⁻²⁶ or more is the
+    /// last: the next would turn them by round-off), then `σᵢ = ‖aᵢ‖`,
+    /// `uᵢ = aᵢ/σᵢ`. Accurate to round-off for any `f`, including singular,
+    /// repeated and inverted ones (nalgebra's 3 × 3 SVD goes through `FᵀF`,
+    /// which squares the condition number, and returns unsigned, unordered
+    /// values).
     pub fn new(f: &Matrix3<f64>) -> Self {
         Self::starting_from(f, &Matrix3::identity())
     }
