@@ -89,7 +89,7 @@ mod avx2 {
     use crate::model::Tet;
     use crate::solver::project::{
         self, Cofactor, JACOBI_SETTLED, JACOBI_SWEEPS, MINOR_COLUMNS, NEWTON_PREDICTED,
-        NEWTON_STEPS, NEWTON_TOLERANCE, SignedSvd, ZETA_OVERFLOW, arap, upper_root,
+        NEWTON_STEPS, NEWTON_TOLERANCE, SignedSvd, UpperBracket, ZETA_OVERFLOW, arap, upper_roots,
     };
 
     /// Four lanes of `f64`.
@@ -482,17 +482,16 @@ mod avx2 {
     }
 
     /// [`project::volume_values`] of four SVDs' values. Each lane's case is
-    /// the scalar [`project::closest_with_product`]'s: growing towards the
-    /// bound (`μ > 0`), or shrinking onto the all-upper candidate (`μ ∈
-    /// [−σ₃²/4, 0]`) when it exists, and then kept only if it moves by at
-    /// most `σ₃/2`. Their Newton iterations on `Σ ln y⁺ᵢ(μ) = ln v` run in
-    /// the lanes ([`solve_upper`]); the rest (in range, not finite, the
-    /// lower-root search of an extreme squeeze) is the scalar code's.
+    /// the scalar [`project::closest_with_product`]'s ([`UpperBracket`]):
+    /// the Newton iterations for its all-upper candidate run in the lanes
+    /// ([`solve_upper`]); the rest (in range, not finite, the lower-root
+    /// search of an extreme squeeze or of a candidate that moved too far)
+    /// is the scalar code's.
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn volume_values(svds: &[SignedSvd; 4], min: f64, max: f64) -> [Vec3; 4] {
         let mut out = svds.map(|s| s.sigma);
-        let (mut v, mut lo, mut hi) = ([1.0; 4], [0.0; 4], [0.0; 4]);
-        let (mut active, mut shrinking) = (0, 0);
+        let mut v = [1.0; 4];
+        let mut brackets: [Option<UpperBracket>; 4] = [const { None }; 4];
         for (l, s) in out.iter_mut().enumerate() {
             let det = s.product();
             let target = det.clamp(min, max);
@@ -500,39 +499,32 @@ mod avx2 {
                 continue;
             }
             v[l] = target;
-            if det < target {
-                // As the scalar code, with c = max(1, v) ≥ ∛v.
-                let c = target.max(1.0);
-                hi[l] = c * (c - s[2]);
-            } else {
-                let lowest = -0.25 * s[2] * s[2];
-                if s.map(|s| upper_root(s, lowest)).product() > target {
-                    *s = project::closest_with_product(s, target);
-                    continue;
-                }
-                lo[l] = lowest;
-                shrinking |= 1 << l;
+            brackets[l] = UpperBracket::of(s, target);
+            if brackets[l].is_none() {
+                *s = project::closest_with_product(s, target);
             }
-            active |= 1 << l;
         }
+        let active = (0..4).fold(0, |bits, l| bits | (i32::from(brackets[l].is_some()) << l));
         if active == 0 {
             return out;
         }
         let load = |x: [f64; 4]| _mm256_setr_pd(x[0], x[1], x[2], x[3]);
+        let bound = |f: fn(&UpperBracket) -> f64| {
+            load(brackets.each_ref().map(|b| b.as_ref().map_or(0.0, f)))
+        };
         let sigma = std::array::from_fn(|i| load(std::array::from_fn(|l| svds[l].sigma[i])));
-        let mu = lanes(solve_upper(sigma, load(v), load(lo), load(hi), active));
-        for (l, y) in out.iter_mut().enumerate() {
-            if active & (1 << l) == 0 {
-                continue;
+        let (lo, hi) = (bound(|b| b.lo), bound(|b| b.hi));
+        let mu = lanes(solve_upper(sigma, load(v), lo, hi, active));
+        for (l, (y, bracket)) in out.iter_mut().zip(&brackets).enumerate() {
+            if let Some(bracket) = bracket {
+                let s = &svds[l].sigma;
+                let candidate = upper_roots(s, mu[l]);
+                *y = if bracket.is_closest(s, &candidate) {
+                    candidate
+                } else {
+                    project::closest_with_product(s, v[l])
+                };
             }
-            let s = &svds[l].sigma;
-            let candidate = s.map(|s| upper_root(s, mu[l]));
-            let s3 = s[2];
-            *y = if shrinking & (1 << l) != 0 && (candidate - s).norm_squared() > 0.25 * s3 * s3 {
-                project::closest_with_product(s, v[l])
-            } else {
-                candidate
-            };
         }
         out
     }
