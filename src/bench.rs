@@ -271,6 +271,12 @@ pub struct BenchResult {
     pub factor_nnz: usize,
     /// The precision `L` is solved in: `double`, `mixed` or `relaxed`.
     pub precision: String,
+    /// Numeric refactorisations of the ground contacts' systems over the
+    /// warm-up and measured frames.
+    pub contact_refactors: u64,
+    /// Changes of the contacts' pins their systems' factors took in by
+    /// rank-one updates instead, over the same frames.
+    pub contact_updated_rows: u64,
     /// Bytes the process held at the end of the scene's frames, its model
     /// and solver alive (`None` where it cannot be read).
     pub resident_bytes: Option<u64>,
@@ -346,6 +352,8 @@ pub fn run(
         matrix_nnz: stats.matrix_nnz,
         factor_nnz: stats.factor_nnz,
         precision: stats.precision().name().into(),
+        contact_refactors: stats.contact_refactors,
+        contact_updated_rows: stats.contact_updated_rows,
         resident_bytes: resident.map(|r| r.current),
         peak_resident_bytes: resident.map(|r| r.peak),
     })

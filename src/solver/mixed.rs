@@ -161,12 +161,27 @@ impl Supernode {
     fn column(&self, c: usize) -> usize {
         self.values + c * (2 * self.size - c - 1) / 2
     }
+
+    /// Where its values end in [`MixedL::values`].
+    fn end(&self) -> usize {
+        self.column(self.size) + self.below * self.size
+    }
+}
+
+/// The panels (first column, columns) a supernode of `size` columns is cut
+/// into: at most [`MAX_PANEL`] columns each, as even as that allows; a
+/// panel's rows below it are the supernode's rows after it.
+fn panels(size: usize) -> impl Iterator<Item = (usize, usize)> {
+    let width = size.div_ceil(size.div_ceil(MAX_PANEL).max(1)).max(1);
+    (0..size)
+        .step_by(width)
+        .map(move |p| (p, width.min(size - p)))
 }
 
 /// `L` of `P A Pᵀ = L Lᵀ` (or of the relaxed matrix in `A`'s place) in
 /// single-precision supernodes (the reciprocal diagonal in double
 /// precision), and `P A Pᵀ` in double precision for the residual.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct MixedL {
     /// `perm[k]`: the unknown that is row `k` of the permuted system.
     perm: Vec<u32>,
@@ -218,6 +233,56 @@ impl MixedL {
             next[r as usize] += 1;
             self.a_col_idx[k] = c;
             self.a_values[k] = values[slot];
+        }
+    }
+
+    /// Copies `L` (`l_values` of `symbolic`, whose layout this holds) into
+    /// its single-precision supernodes and reciprocal diagonal: all of it,
+    /// or the panels of the supernodes `touched` (faer's, by index).
+    fn fill(
+        &mut self,
+        symbolic: &SymbolicSupernodalCholesky<usize>,
+        l_values: &[f64],
+        touched: Option<&[bool]>,
+    ) {
+        let l = SupernodalLltRef::new(symbolic, l_values);
+        let mut panel = 0;
+        for s in 0..symbolic.n_supernodes() {
+            let size = symbolic.supernode_end()[s] - symbolic.supernode_begin()[s];
+            if touched.is_some_and(|t| !t[s]) {
+                panel += panels(size).count();
+                continue;
+            }
+            let block = l.supernode(s).val();
+            for (p, t) in panels(size) {
+                let node = &self.supernodes[panel];
+                panel += 1;
+                // Block row `p + t + q` is the panel's row below `q`.
+                let entry = |q: usize, c: usize| block[(p + t + q, p + c)] as f32;
+                for c in 0..t {
+                    self.inv_diag[node.start + c] = 1.0 / block[(p + c, p + c)];
+                    let column = &mut self.values[node.column(c)..node.column(c + 1)];
+                    for (r, v) in (c + 1..t).zip(column) {
+                        *v = block[(p + r, p + c)] as f32;
+                    }
+                }
+                // Groups of four rows interleaved, the rows left over by rows.
+                let below = &mut self.values[node.column(t)..node.end()];
+                let groups = node.below / 4 * 4;
+                let (grouped, left) = below.split_at_mut(groups * t);
+                for (g, group) in grouped.chunks_exact_mut(4 * t).enumerate() {
+                    for j in 0..4 {
+                        for c in 0..t {
+                            group[Interleaved::index(t, j, c)] = entry(4 * g + j, c);
+                        }
+                    }
+                }
+                for (q, row) in left.chunks_exact_mut(t).enumerate() {
+                    for (c, v) in row.iter_mut().enumerate() {
+                        *v = entry(groups + q, c);
+                    }
+                }
+            }
         }
     }
 
@@ -286,56 +351,65 @@ impl MixedFactor {
             None => out.perm.extend(0..n as u32),
         }
         out.permute_matrix(pattern, a_values);
-        out.inv_diag.clear();
         out.supernodes.clear();
         out.rows.clear();
-        out.values.clear();
-        let l = SupernodalLltRef::new(symbolic, l_values);
         for s in 0..symbolic.n_supernodes() {
-            let node = l.supernode(s);
-            let (start, pattern, block) = (node.start(), node.pattern(), node.val());
-            let size = block.ncols();
-            // Panels of at most `MAX_PANEL` columns, as even as that allows;
-            // a panel's rows below it are the supernode's rows after it.
-            let panels = size.div_ceil(MAX_PANEL).max(1);
-            let width = size.div_ceil(panels);
-            for p in (0..size).step_by(width.max(1)) {
-                let t = width.min(size - p);
+            let node = symbolic.supernode(s);
+            let (start, pattern) = (node.start(), node.pattern());
+            let size = symbolic.supernode_end()[s] - start;
+            let mut values = out.supernodes.last().map_or(0, Supernode::end);
+            for (p, t) in panels(size) {
                 let below = size - p - t + pattern.len();
                 out.supernodes.push(Supernode {
                     start: start + p,
                     size: t,
                     rows: out.rows.len(),
                     below,
-                    values: out.values.len(),
+                    values,
                 });
+                values = out.supernodes.last().map_or(0, Supernode::end);
                 out.rows
                     .extend((start + p + t..start + size).map(|r| r as u32));
                 out.rows.extend(pattern.iter().map(|&r| r as u32));
-                // Block row `p + t + q` is the panel's row below `q`.
-                let entry = |q: usize, c: usize| block[(p + t + q, p + c)] as f32;
-                for c in 0..t {
-                    out.inv_diag.push(1.0 / block[(p + c, p + c)]);
-                    out.values
-                        .extend((c + 1..t).map(|r| block[(p + r, p + c)] as f32));
-                }
-                // Groups of four rows interleaved, the rows left over by rows.
-                let groups = below / 4 * 4;
-                for g in (0..groups).step_by(4) {
-                    let at = out.values.len();
-                    out.values.resize(at + 4 * t, 0.0);
-                    for j in 0..4 {
-                        for c in 0..t {
-                            out.values[at + Interleaved::index(t, j, c)] = entry(g + j, c);
-                        }
-                    }
-                }
-                for q in groups..below {
-                    out.values.extend((0..t).map(|c| entry(q, c)));
-                }
             }
         }
+        out.values.clear();
+        out.values
+            .resize(out.supernodes.last().map_or(0, Supernode::end), 0.0);
+        out.inv_diag.clear();
+        out.inv_diag.resize(n, 0.0);
+        out.fill(symbolic, l_values, None);
         out.split = Split::of(&out.supernodes, &out.rows, n);
+    }
+
+    /// Copies again, after an update of `L` in place (updown.rs), the
+    /// supernodes `touched` (faer's, by index) of the factor `l_values` of
+    /// the analysis it was extracted from, and the diagonal entries at the
+    /// permuted rows `rows` of the residual's matrix (the lower triangle
+    /// `a_values` on `pattern`).
+    pub(crate) fn refresh(
+        &mut self,
+        (symbolic, l_values): (&SymbolicSupernodalCholesky<usize>, &[f64]),
+        touched: &[bool],
+        (pattern, a_values): (&LowerPattern, &[f64]),
+        rows: impl Iterator<Item = usize>,
+    ) {
+        if Arc::get_mut(&mut self.l).is_none() {
+            // A clone still solves with the old L: a copy of its own.
+            self.l = Arc::new((*self.l).clone());
+        }
+        let out = Arc::get_mut(&mut self.l).expect("not shared");
+        out.fill(symbolic, l_values, Some(touched));
+        for k in rows {
+            let u = out.perm[k] as usize;
+            let range = out.a_row_ptr[k] as usize..out.a_row_ptr[k + 1] as usize;
+            let at = range.start
+                + out.a_col_idx[range]
+                    .iter()
+                    .position(|&c| c as usize == k)
+                    .expect("P A Pᵀ stores its diagonal");
+            out.a_values[at] = a_values[pattern.slot(u, u)];
+        }
     }
 
     /// Solves with the portable kernels from now on (to test them on a CPU

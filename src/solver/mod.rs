@@ -26,6 +26,7 @@ pub mod relax;
 mod system;
 mod tets;
 mod update;
+mod updown;
 
 use std::time::Instant;
 

@@ -34,6 +34,7 @@ use super::SolverError;
 use super::mixed::{MixedFactor, Precision};
 use super::relax::{self, RELAXED_BOUND};
 use super::update::{DiagonalUpdate, LOW_RANK, LOW_RANK_FROM_ENTRIES};
+use super::updown::Updown;
 use crate::mesh::Vec3;
 use crate::model::{Model, SpringKind, Tet};
 
@@ -365,6 +366,37 @@ impl SparseCholesky {
         self.l_values.len() == self.symbolic.len_val()
     }
 
+    /// Adds `changes` (unknown, change of its diagonal entry) to the
+    /// factorised matrix by rank-one updates of `L` in place (updown.rs,
+    /// with `updown` made for this analysis on first use). `false` when
+    /// that would cost more than refactorising, or `L` is not held, not
+    /// supernodal or shared, or a downdate failed: then refactorise (`L`
+    /// may be partly changed). Once updating, the changes' unknowns become
+    /// their rows of the permuted matrix, in order.
+    fn update_diagonal(
+        &mut self,
+        changes: &mut [(usize, f64)],
+        updown: &mut Option<Updown>,
+    ) -> bool {
+        let SymbolicCholeskyRaw::Supernodal(symbolic) = self.symbolic.raw() else {
+            return false;
+        };
+        let held = self.l_values.len() == self.symbolic.len_val();
+        let (Some(l), true) = (Arc::get_mut(&mut self.l_values), held) else {
+            return false;
+        };
+        let updown = updown.get_or_insert_with(|| Updown::new(symbolic));
+        let inverse = self.symbolic.perm().map(|p| p.arrays().1);
+        let row = |k: usize| inverse.map_or(k, |inverse| inverse[k]);
+        for (k, _) in changes.iter_mut() {
+            *k = row(*k);
+        }
+        // Neighbouring rows' paths, one after the other, share more of the
+        // tree in cache.
+        changes.sort_unstable_by_key(|r| r.0);
+        updown.pays(changes.iter().map(|&(k, _)| k)) && updown.apply(symbolic, l, changes).is_ok()
+    }
+
     /// Solves `A X = B` in place; `b` holds `ncols ≤ 3` columns of length
     /// `n`, one after the other.
     pub(crate) fn solve_in_place(&mut self, b: &mut [f64], ncols: usize) {
@@ -394,6 +426,24 @@ impl SparseCholesky {
         };
         let perm = self.symbolic.perm().map(|p| p.arrays().0);
         out.extract(symbolic, &self.l_values, perm, residual);
+    }
+
+    /// Copies into `out`, extracted from this factor before it was updated
+    /// in place, the supernodes `touched` of `L` and the residual's (lower
+    /// triangle `values` on `pattern`) diagonal entries of the permuted
+    /// rows of `changes` (row, change).
+    fn refresh_mixed(
+        &self,
+        out: &mut MixedFactor,
+        touched: &[bool],
+        residual: (&LowerPattern, &[f64]),
+        changes: &[(usize, f64)],
+    ) {
+        let SymbolicCholeskyRaw::Supernodal(symbolic) = self.symbolic.raw() else {
+            unreachable!("only a supernodal factorisation is updated")
+        };
+        let rows = changes.iter().map(|&(k, _)| k);
+        out.refresh((symbolic, &self.l_values), touched, residual, rows);
     }
 
     /// Whether faer made the factorisation supernodal. Forced supernodal,
@@ -643,6 +693,13 @@ pub struct FactorStats {
     /// pins added or removed, as a grab does) that the solves take in
     /// through a low-rank update instead (from 500,000 entries of `L`).
     pub updated_rows: usize,
+    /// Numeric refactorisations of the ground contacts' systems (the y
+    /// coordinate's, and x and z's while some contacts stick): one whenever
+    /// the contacts change more than an update of the factor takes in.
+    pub contact_refactors: u64,
+    /// Changes of the contacts' pins (a vertex landing or lifting off)
+    /// taken into their systems' factors by rank-one updates instead.
+    pub contact_updated_rows: u64,
 }
 
 impl FactorStats {
@@ -824,9 +881,17 @@ struct ContactSystem {
     /// `A`'s values plus the pins, for the residual, when `values` are the
     /// relaxed matrix's (empty otherwise).
     residual: Vec<f64>,
-    /// The system's factor (sharing its analysis), factorised with `values`.
+    /// The system's factor (sharing its analysis), factorised with `values`
+    /// (or updated to them).
     factor: SparseCholesky,
     kernel: Kernel,
+    /// The changed diagonal entries of an update: (unknown, change), then
+    /// (permuted row, change) once taken in.
+    changes: Vec<(usize, f64)>,
+    /// What updates of `factor` need, made with the first.
+    updown: Option<Updown>,
+    /// Rank-one updates since `factor` was last refactorised.
+    updates: usize,
 }
 
 /// What a [`ContactSystem`] is made from: the factorised matrix (its
@@ -846,14 +911,16 @@ impl PinBase<'_> {
     /// Makes `system` the factorised matrix plus `pins` on its diagonal,
     /// factorised (only if they changed; its buffers are kept from earlier
     /// pins), correcting against `A` plus the pins when that matrix is the
-    /// relaxed one.
+    /// relaxed one. A change of a few pins from the last ones is taken into
+    /// its factor by rank-one updates (updown.rs) when they cost less than a
+    /// refactorisation, up to [`UPDATES_BETWEEN_REFACTORS`].
     fn pin(
         &self,
         system: &mut Option<ContactSystem>,
         pins: &[(u32, f64)],
-    ) -> Result<(), SolverError> {
+    ) -> Result<Pinned, SolverError> {
         if system.as_ref().is_some_and(|c| c.pins == pins) {
-            return Ok(());
+            return Ok(Pinned::Unchanged);
         }
         if system.is_none() {
             // Its own L, as A's.
@@ -866,8 +933,10 @@ impl PinBase<'_> {
             residual: Vec::new(),
             factor: self.factor.clone(),
             kernel: Kernel::Double(FusedFactor::default()),
+            changes: Vec::new(),
+            updown: None,
+            updates: 0,
         });
-        c.pins.clear();
         let pinned = |pattern: &LowerPattern, values: &[f64], out: &mut Vec<f64>| {
             out.clear();
             out.extend_from_slice(values);
@@ -877,7 +946,13 @@ impl PinBase<'_> {
             }
         };
         pinned(self.pattern, self.values, &mut c.values);
-        c.factor.refactor(&c.values)?;
+        let updated = c.update(pins, self.index);
+        // Not in use until factorised with `pins` (a failed one stays so).
+        c.pins.clear();
+        if !updated {
+            c.factor.refactor(&c.values)?;
+            c.updates = 0;
+        }
         let residual = match self.exact {
             Some((pattern, values)) => {
                 pinned(pattern, values, &mut c.residual);
@@ -885,15 +960,104 @@ impl PinBase<'_> {
             }
             None => (self.pattern, &c.values[..]),
         };
-        fill_kernel(
-            &mut c.factor,
-            residual,
-            self.precision,
-            self.exact.is_some(),
-            &mut c.kernel,
-        );
+        match (&mut c.kernel, &mut c.updown) {
+            // Updated in place: the supernodes it changed copied again.
+            (Kernel::Mixed(kernel), Some(updown)) if updated => {
+                c.factor
+                    .refresh_mixed(kernel, updown.touched(), residual, &c.changes);
+            }
+            _ => {
+                fill_kernel(
+                    &mut c.factor,
+                    residual,
+                    (self.precision, self.exact.is_some(), true),
+                    &mut c.kernel,
+                );
+            }
+        }
+        if let Some(updown) = &mut c.updown {
+            updown.clear_touched();
+        }
         c.pins.extend_from_slice(pins);
-        Ok(())
+        Ok(if updated {
+            Pinned::Updated(c.changes.len())
+        } else {
+            Pinned::Refactored
+        })
+    }
+}
+
+/// What [`PinBase::pin`] did to a contact system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pinned {
+    /// Its pins were the same.
+    Unchanged,
+    /// It was refactorised.
+    Refactored,
+    /// Its factor took in changes of this many pins by rank-one updates.
+    Updated(usize),
+}
+
+impl FactorStats {
+    /// Counts what [`PinBase::pin`] did.
+    fn count(&mut self, pinned: Pinned) {
+        match pinned {
+            Pinned::Unchanged => {}
+            Pinned::Refactored => self.contact_refactors += 1,
+            Pinned::Updated(rows) => self.contact_updated_rows += rows as u64,
+        }
+    }
+}
+
+/// Rank-one updates a contact system's factor takes before it is
+/// refactorised again, which bounds the round-off its updates gather (a
+/// downdate can lose up to three digits of its row: the pins weigh
+/// [`CONTACT_STIFFNESS`](super::CONTACT_STIFFNESS) times the mass term).
+const UPDATES_BETWEEN_REFACTORS: usize = 1024;
+
+impl ContactSystem {
+    /// Takes the change from its pins to `pins` into its factor by rank-one
+    /// updates; `false` (refactorise) if it has no factor of its pins (none
+    /// yet, or dropped), the change costs more than a refactorisation, its
+    /// updates reached [`UPDATES_BETWEEN_REFACTORS`] or a downdate failed.
+    fn update(&mut self, pins: &[(u32, f64)], index: &[u32]) -> bool {
+        if self.pins.is_empty() {
+            return false;
+        }
+        // Both by vertex: merged, the change of each vertex's weight.
+        self.changes.clear();
+        let (old, (mut i, mut j)) = (&self.pins, (0, 0));
+        while i < old.len() || j < pins.len() {
+            let (v, d) = match (old.get(i), pins.get(j)) {
+                (Some(&(a, wa)), Some(&(b, wb))) if a == b => {
+                    (i, j) = (i + 1, j + 1);
+                    (a, wb - wa)
+                }
+                (Some(&(a, wa)), Some(&(b, _))) if a < b => {
+                    i += 1;
+                    (a, -wa)
+                }
+                (Some(&(a, wa)), None) => {
+                    i += 1;
+                    (a, -wa)
+                }
+                (_, Some(&(b, wb))) => {
+                    j += 1;
+                    (b, wb)
+                }
+                (None, None) => unreachable!("the loop's condition"),
+            };
+            if d != 0.0 {
+                self.changes.push((index[v as usize] as usize, d));
+            }
+        }
+        if self.updates + self.changes.len() > UPDATES_BETWEEN_REFACTORS
+            || !(self.factor).update_diagonal(&mut self.changes, &mut self.updown)
+        {
+            return false;
+        }
+        self.updates += self.changes.len();
+        true
     }
 }
 
@@ -932,14 +1096,14 @@ impl Kernel {
 
 /// Copies `factor` into `kernel`, in single precision when `precision` asks
 /// for it or `factor` is of the relaxed matrix (then `factor` releases its
-/// own copy); `residual` is the matrix the single-precision solve corrects
+/// own copy, unless `keep`: a contact system's, which later contacts update
+/// in place); `residual` is the matrix the single-precision solve corrects
 /// against (`A`, on its pattern). Returns whether it copied in single
 /// precision.
 fn fill_kernel(
     factor: &mut SparseCholesky,
     residual: (&LowerPattern, &[f64]),
-    precision: Precision,
-    relaxed: bool,
+    (precision, relaxed, keep): (Precision, bool, bool),
     kernel: &mut Kernel,
 ) -> bool {
     let mixed = relaxed || precision.is_mixed(factor.len_val()) && factor.is_supernodal();
@@ -957,7 +1121,7 @@ fn fill_kernel(
             *kernel = Kernel::Mixed(f);
         }
     }
-    if mixed {
+    if mixed && !keep {
         factor.release();
     }
     mixed
@@ -1379,8 +1543,7 @@ impl System {
         let mixed = fill_kernel(
             factor,
             (&self.pattern, &self.values),
-            self.precision,
-            self.on_relaxed,
+            (self.precision, self.on_relaxed, false),
             &mut self.kernel,
         );
         self.rows
@@ -1437,12 +1600,12 @@ impl System {
             "sticking pins are pins"
         );
         self.stick = Stick::None;
-        base.pin(&mut self.contact, pins)?;
+        self.stats.count(base.pin(&mut self.contact, pins)?);
         self.solved.resize(self.index.len(), Vec3::zeros());
         if sticking.len() == pins.len() {
             self.stick = Stick::All;
         } else if !sticking.is_empty() {
-            base.pin(&mut self.sticking, sticking)?;
+            self.stats.count(base.pin(&mut self.sticking, sticking)?);
             self.stick = Stick::Some;
         }
         Ok(())
@@ -1895,6 +2058,116 @@ mod tests {
             stats.factor_nnz < exact * 2 / 3,
             "{stats:?} against {exact}"
         );
+    }
+
+    /// Contacts that change a little from one step to the next (vertices
+    /// landing, lifting off, a weight changing) are taken into the contact
+    /// system's factor by rank-one updates, which then solves as a new
+    /// system of the new pins does: in double precision (no refinement) to
+    /// round-off, in single precision one solve from zero to its rounding.
+    /// Pins after none refactorise, as does a factor shared with a clone.
+    #[test]
+    fn changed_contacts_update_the_factor_in_place() {
+        let h = 1.0 / 60.0;
+        for (n, precision, tolerance) in
+            [(10, Precision::Double, 1e-11), (16, Precision::Mixed, 1e-5)]
+        {
+            let model = Scene::tet(n).model();
+            let m = model.vertex_count();
+            // Of one scale in every coordinate (the pins act on y).
+            let rhs: Vec<Vec3> = (0..m)
+                .map(|i| Vec3::new(1.0, 1.0 + (i % 3) as f64, 0.5))
+                .collect();
+            let new_system = |pins: &[(u32, f64)]| {
+                let mut system = System::new(&model, h).unwrap();
+                system.set_precision(precision).unwrap();
+                system.set_contacts(pins, &[]).unwrap();
+                system
+            };
+            let once = |system: &mut System| {
+                let mut x = vec![Vec3::zeros(); m];
+                system.solve(&rhs, &mut x, false);
+                x
+            };
+            let lowest = model.rest.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+            let weight =
+                |v: u32| crate::solver::CONTACT_STIFFNESS * model.masses[v as usize] / (h * h);
+            let mut system = new_system(&[]);
+            let bottom: Vec<u32> = (system.free.iter().copied())
+                .filter(|&v| model.rest[v as usize].y <= lowest + 1e-9)
+                .collect();
+            let first: Vec<(u32, f64)> =
+                bottom.iter().step_by(2).map(|&v| (v, weight(v))).collect();
+            // Two lift off, three land, one weighs twice as much.
+            let mut second = first.clone();
+            second.remove(4);
+            second.remove(1);
+            second[2].1 *= 2.0;
+            second.extend(
+                bottom
+                    .iter()
+                    .skip(1)
+                    .step_by(2)
+                    .take(3)
+                    .map(|&v| (v, weight(v))),
+            );
+            second.sort_by_key(|p| p.0);
+            system.set_contacts(&first, &[]).unwrap();
+            let before = once(&mut system);
+            system.set_contacts(&second, &[]).unwrap();
+            let stats = system.stats();
+            assert_eq!(stats.precision(), precision);
+            assert_eq!(
+                (stats.contact_refactors, stats.contact_updated_rows),
+                (1, 6)
+            );
+            let expected = once(&mut new_system(&second));
+            let apart = relative_apart(&once(&mut system), &expected);
+            assert!(apart <= tolerance, "{precision:?}: {apart:e}");
+            // At the vertices that landed, the pins hold y near 0.
+            let landed = second.iter().filter(|p| !first.iter().any(|q| q.0 == p.0));
+            let scale = expected.iter().map(|x| x.amax()).fold(0.0, f64::max);
+            let change = landed
+                .map(|p| (before[p.0 as usize].y - expected[p.0 as usize].y).abs() / scale)
+                .fold(0.0, f64::max);
+            assert!(change > 1e3 * tolerance, "the change matters: {change:e}");
+
+            // Back to the first pins, by update again.
+            system.set_contacts(&first, &[]).unwrap();
+            assert_eq!(system.stats().contact_updated_rows, 12);
+            let apart = relative_apart(&once(&mut system), &before);
+            assert!(apart <= tolerance, "{precision:?}, back: {apart:e}");
+
+            // Pins after none: refactorised.
+            system.set_contacts(&[], &[]).unwrap();
+            system.set_contacts(&second, &[]).unwrap();
+            assert_eq!(system.stats().contact_refactors, 2);
+            // A clone solves with the factor it was cloned with.
+            let mut clone = system.clone();
+            system.set_contacts(&first, &[]).unwrap();
+            assert_eq!(system.stats().contact_refactors, 3);
+            let apart = relative_apart(&once(&mut clone), &expected);
+            assert!(apart <= tolerance, "{precision:?}, clone: {apart:e}");
+            let apart = relative_apart(&once(&mut system), &before);
+            assert!(
+                apart <= tolerance,
+                "{precision:?}, after the clone: {apart:e}"
+            );
+
+            // A downdate that would leave the matrix indefinite fails;
+            // refactorised (as `pin` then does), the next update is exact.
+            drop(clone);
+            let c = system.contact.as_mut().unwrap();
+            assert!(!c.factor.update_diagonal(&mut [(0, -1e30)], &mut c.updown));
+            c.factor.refactor(&c.values).unwrap();
+            system.set_contacts(&second, &[]).unwrap();
+            assert_eq!(system.stats().contact_refactors, 3);
+            let apart = relative_apart(&once(&mut system), &expected);
+            assert!(
+                apart <= tolerance,
+                "{precision:?}, after a failure: {apart:e}"
+            );
+        }
     }
 
     /// With ground contacts every coordinate solves with `A` plus its own
