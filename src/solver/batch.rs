@@ -542,13 +542,20 @@ mod avx2 {
             _mm256_set1_pd(0.5),
         );
         let two = _mm256_set1_pd(2.0);
+        let inv_v = _mm256_div_pd(one, v);
+        // Only σ₃ can be negative (σ₁ ≥ σ₂ ≥ |σ₃|): its lanes then take
+        // the stable form of the upper root, a division.
+        let negative = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_LE_OQ>(sigma[2], zero)) != 0;
         // φ(μ), φ'(μ) and −φ''(μ) (in the lanes of `live`).
         let phi = |mu: V, live: V| {
-            let (mut product, mut slope, mut bend) = (one, zero, zero);
             let four_mu = _mm256_mul_pd(_mm256_set1_pd(4.0), mu);
-            for &s in &sigma {
-                // upper_root(s, μ).
+            // upper_root(s, μ) = y, and r = √(s² + 4μ) = 2y − s.
+            let ry = |s: V, stable: bool| {
                 let r = _mm256_sqrt_pd(_mm256_max_pd(_mm256_fmadd_pd(s, s, four_mu), zero));
+                let sum = _mm256_mul_pd(half, _mm256_add_pd(s, r));
+                if !stable {
+                    return (r, sum);
+                }
                 let r_minus = _mm256_sub_pd(r, s);
                 let y = _mm256_blendv_pd(
                     _mm256_blendv_pd(
@@ -556,17 +563,46 @@ mod avx2 {
                         _mm256_div_pd(_mm256_mul_pd(two, mu), r_minus),
                         _mm256_cmp_pd::<_CMP_GT_OQ>(r_minus, zero),
                     ),
-                    _mm256_mul_pd(half, _mm256_add_pd(s, r)),
+                    sum,
                     _mm256_cmp_pd::<_CMP_GT_OQ>(s, zero),
                 );
-                product = _mm256_mul_pd(product, y);
-                let rr = _mm256_div_pd(one, _mm256_fmsub_pd(two, y, s));
-                let q = _mm256_div_pd(rr, y);
-                slope = _mm256_add_pd(slope, q);
+                (r, y)
+            };
+            let [(r0, y0), (r1, y1), (r2, y2)] = [
+                ry(sigma[0], false),
+                ry(sigma[1], false),
+                ry(sigma[2], negative),
+            ];
+            // dyᵢ/dμ / yᵢ = 1/(rᵢ yᵢ) = qᵢ: the three from one division
+            // (a zero r y, at a branch point, gives no finite slope).
+            let (p0, p1, p2) = (
+                _mm256_mul_pd(r0, y0),
+                _mm256_mul_pd(r1, y1),
+                _mm256_mul_pd(r2, y2),
+            );
+            let p01 = _mm256_mul_pd(p0, p1);
+            let inv_all = _mm256_div_pd(one, _mm256_mul_pd(p01, p2));
+            let q01 = _mm256_mul_pd(p2, inv_all);
+            let q = [
+                _mm256_mul_pd(q01, p1),
+                _mm256_mul_pd(q01, p0),
+                _mm256_mul_pd(p01, inv_all),
+            ];
+            let slope = _mm256_add_pd(_mm256_add_pd(q[0], q[1]), q[2]);
+            // d/dμ (1/(y r)) = −(4y − σ) y q³.
+            let bend = [
+                (sigma[0], y0, q[0]),
+                (sigma[1], y1, q[1]),
+                (sigma[2], y2, q[2]),
+            ]
+            .iter()
+            .fold(zero, |bend, &(s, y, q)| {
                 let four_y = _mm256_fmsub_pd(_mm256_set1_pd(4.0), y, s);
-                bend = _mm256_fmadd_pd(_mm256_mul_pd(four_y, rr), _mm256_mul_pd(q, q), bend);
-            }
-            (ln_lanes(_mm256_div_pd(product, v), live), slope, bend)
+                let q3 = _mm256_mul_pd(_mm256_mul_pd(q, q), q);
+                _mm256_fmadd_pd(_mm256_mul_pd(four_y, y), q3, bend)
+            });
+            let product = _mm256_mul_pd(_mm256_mul_pd(y0, y1), y2);
+            (ln_lanes(_mm256_mul_pd(product, inv_v), live), slope, bend)
         };
         // First-order guess: y ≈ σ + μ/σ gives Π σ (1 + μ Σ 1/σ²) = v.
         let product = _mm256_mul_pd(_mm256_mul_pd(sigma[0], sigma[1]), sigma[2]);
