@@ -543,8 +543,8 @@ mod avx2 {
         );
         let two = _mm256_set1_pd(2.0);
         let inv_v = _mm256_div_pd(one, v);
-        // Only σ₃ can be negative (σ₁ ≥ σ₂ ≥ |σ₃|): its lanes then take
-        // the stable form of the upper root, a division.
+        // Only σ₃ can be negative (σ₁ ≥ σ₂ ≥ |σ₃|): where a lane's is not
+        // positive, its upper root takes the stable form, a division.
         let negative = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_LE_OQ>(sigma[2], zero)) != 0;
         // φ(μ), φ'(μ) and −φ''(μ) (in the lanes of `live`).
         let phi = |mu: V, live: V| {
