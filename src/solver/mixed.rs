@@ -357,7 +357,6 @@ impl MixedFactor {
             let node = symbolic.supernode(s);
             let (start, pattern) = (node.start(), node.pattern());
             let size = symbolic.supernode_end()[s] - start;
-            let mut values = out.supernodes.last().map_or(0, Supernode::end);
             for (p, t) in panels(size) {
                 let below = size - p - t + pattern.len();
                 out.supernodes.push(Supernode {
@@ -365,9 +364,9 @@ impl MixedFactor {
                     size: t,
                     rows: out.rows.len(),
                     below,
-                    values,
+                    // After the panel before.
+                    values: out.supernodes.last().map_or(0, Supernode::end),
                 });
-                values = out.supernodes.last().map_or(0, Supernode::end);
                 out.rows
                     .extend((start + p + t..start + size).map(|r| r as u32));
                 out.rows.extend(pattern.iter().map(|&r| r as u32));

@@ -378,11 +378,13 @@ impl SparseCholesky {
         changes: &mut [(usize, f64)],
         updown: &mut Option<Updown>,
     ) -> bool {
+        if !self.holds_values() {
+            return false;
+        }
         let SymbolicCholeskyRaw::Supernodal(symbolic) = self.symbolic.raw() else {
             return false;
         };
-        let held = self.l_values.len() == self.symbolic.len_val();
-        let (Some(l), true) = (Arc::get_mut(&mut self.l_values), held) else {
+        let Some(l) = Arc::get_mut(&mut self.l_values) else {
             return false;
         };
         let updown = updown.get_or_insert_with(|| Updown::new(symbolic));
@@ -714,6 +716,15 @@ impl FactorStats {
             Precision::Double
         }
     }
+
+    /// Counts what [`PinBase::pin`] did.
+    fn count(&mut self, pinned: Pinned) {
+        match pinned {
+            Pinned::Unchanged => {}
+            Pinned::Refactored => self.contact_refactors += 1,
+            Pinned::Updated(rows) => self.contact_updated_rows += rows as u64,
+        }
+    }
 }
 
 /// The unknown (and row) of a vertex that has none: a hard-pinned one.
@@ -998,17 +1009,6 @@ enum Pinned {
     Updated(usize),
 }
 
-impl FactorStats {
-    /// Counts what [`PinBase::pin`] did.
-    fn count(&mut self, pinned: Pinned) {
-        match pinned {
-            Pinned::Unchanged => {}
-            Pinned::Refactored => self.contact_refactors += 1,
-            Pinned::Updated(rows) => self.contact_updated_rows += rows as u64,
-        }
-    }
-}
-
 /// Rank-one updates a contact system's factor takes before it is
 /// refactorised again, which bounds the round-off its updates gather (a
 /// downdate can lose up to three digits of its row: the pins weigh
@@ -1027,25 +1027,28 @@ impl ContactSystem {
         // Both by vertex: merged, the change of each vertex's weight.
         self.changes.clear();
         let (old, (mut i, mut j)) = (&self.pins, (0, 0));
-        while i < old.len() || j < pins.len() {
+        loop {
             let (v, d) = match (old.get(i), pins.get(j)) {
+                (None, None) => break,
+                // In both: its weight's change.
                 (Some(&(a, wa)), Some(&(b, wb))) if a == b => {
                     (i, j) = (i + 1, j + 1);
                     (a, wb - wa)
+                }
+                // Only in the old pins: lifted off.
+                (Some(&(a, wa)), None) => {
+                    i += 1;
+                    (a, -wa)
                 }
                 (Some(&(a, wa)), Some(&(b, _))) if a < b => {
                     i += 1;
                     (a, -wa)
                 }
-                (Some(&(a, wa)), None) => {
-                    i += 1;
-                    (a, -wa)
-                }
+                // Only in the new: landed.
                 (_, Some(&(b, wb))) => {
                     j += 1;
                     (b, wb)
                 }
-                (None, None) => unreachable!("the loop's condition"),
             };
             if d != 0.0 {
                 self.changes.push((index[v as usize] as usize, d));
