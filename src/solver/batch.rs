@@ -88,8 +88,9 @@ mod avx2 {
     use crate::mesh::Vec3;
     use crate::model::Tet;
     use crate::solver::project::{
-        self, Cofactor, JACOBI_SETTLED, JACOBI_SWEEPS, MINOR_COLUMNS, NEWTON_PREDICTED,
-        NEWTON_STEPS, NEWTON_TOLERANCE, SignedSvd, UpperBracket, ZETA_OVERFLOW, arap, upper_roots,
+        self, Cofactor, HYPOT_RANGE, JACOBI_SETTLED, JACOBI_SWEEPS, MINOR_COLUMNS,
+        NEWTON_PREDICTED, NEWTON_STEPS, NEWTON_TOLERANCE, SignedSvd, UpperBracket, ZETA_OVERFLOW,
+        arap, upper_roots,
     };
 
     /// Four lanes of `f64`.
@@ -424,7 +425,6 @@ mod avx2 {
                 )
             })
         });
-        let one = _mm256_set1_pd(1.0);
         let epsilon = _mm256_set1_pd(f64::EPSILON);
         let settled = _mm256_set1_pd(JACOBI_SETTLED);
         let sign_bit = _mm256_set1_pd(-0.0);
@@ -441,21 +441,7 @@ mod avx2 {
                     _mm256_andnot_pd(sign_bit, gamma),
                     _mm256_mul_pd(epsilon, _mm256_sqrt_pd(_mm256_mul_pd(alpha, beta))),
                 );
-                let zeta = _mm256_div_pd(_mm256_sub_pd(beta, alpha), _mm256_add_pd(gamma, gamma));
-                let magnitude = _mm256_andnot_pd(sign_bit, zeta);
-                let signum = _mm256_or_pd(_mm256_and_pd(sign_bit, zeta), one);
-                let near = _mm256_div_pd(
-                    signum,
-                    _mm256_add_pd(magnitude, _mm256_sqrt_pd(_mm256_fmadd_pd(zeta, zeta, one))),
-                );
-                let far = _mm256_div_pd(_mm256_set1_pd(0.5), zeta);
-                let t = _mm256_blendv_pd(
-                    far,
-                    near,
-                    _mm256_cmp_pd::<_CMP_LT_OQ>(magnitude, _mm256_set1_pd(ZETA_OVERFLOW)),
-                );
-                let c = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_fmadd_pd(t, t, one)));
-                let s = _mm256_mul_pd(c, t);
+                let (c, s) = jacobi_rotation(alpha, beta, gamma, rotate);
                 // (A NaN is large.)
                 large = _mm256_or_pd(
                     large,
@@ -479,6 +465,49 @@ mod avx2 {
             }
         }
         from_orthogonal_columns(a, v)
+    }
+
+    /// [`project::jacobi_rotation`] in four lanes, the form in `ζ` only
+    /// when one of the lanes that `rotate` needs it.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn jacobi_rotation(alpha: V, beta: V, gamma: V, rotate: V) -> (V, V) {
+        let sign_bit = _mm256_set1_pd(-0.0);
+        let one = _mm256_set1_pd(1.0);
+        let d = _mm256_sub_pd(beta, alpha);
+        let g = _mm256_add_pd(gamma, gamma);
+        let r = _mm256_sqrt_pd(_mm256_fmadd_pd(d, d, _mm256_mul_pd(g, g)));
+        let e = _mm256_add_pd(r, _mm256_andnot_pd(sign_bit, d));
+        let inv = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_mul_pd(_mm256_add_pd(r, r), e)));
+        let c = _mm256_mul_pd(e, inv);
+        let s = _mm256_mul_pd(_mm256_xor_pd(g, _mm256_and_pd(sign_bit, d)), inv);
+        // (Ordered comparisons: a NaN is outside.)
+        let inside = _mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_GE_OQ>(r, _mm256_set1_pd(HYPOT_RANGE.0)),
+            _mm256_cmp_pd::<_CMP_LE_OQ>(r, _mm256_set1_pd(HYPOT_RANGE.1)),
+        );
+        if _mm256_movemask_pd(_mm256_andnot_pd(inside, rotate)) == 0 {
+            return (c, s);
+        }
+        let zeta = _mm256_div_pd(d, g);
+        let magnitude = _mm256_andnot_pd(sign_bit, zeta);
+        let signum = _mm256_or_pd(_mm256_and_pd(sign_bit, zeta), one);
+        let near = _mm256_div_pd(
+            signum,
+            _mm256_add_pd(magnitude, _mm256_sqrt_pd(_mm256_fmadd_pd(zeta, zeta, one))),
+        );
+        let far = _mm256_div_pd(_mm256_set1_pd(0.5), zeta);
+        let t = _mm256_blendv_pd(
+            far,
+            near,
+            _mm256_cmp_pd::<_CMP_LT_OQ>(magnitude, _mm256_set1_pd(ZETA_OVERFLOW)),
+        );
+        let c_zeta = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_fmadd_pd(t, t, one)));
+        let s_zeta = _mm256_mul_pd(c_zeta, t);
+        (
+            _mm256_blendv_pd(c_zeta, c, inside),
+            _mm256_blendv_pd(s_zeta, s, inside),
+        )
     }
 
     /// [`project::volume_values`] of four SVDs' values. Each lane's case is

@@ -71,6 +71,41 @@ pub(crate) const JACOBI_SETTLED: f64 = 1.0 / (1u64 << 26) as f64;
 /// Where a Jacobi rotation's `ζ²` would overflow.
 pub(crate) const ZETA_OVERFLOW: f64 = 1e150;
 
+/// The range of `r = √(d² + (2γ)²)` in which [`jacobi_rotation`] forms
+/// it directly: above its low end the larger square is a normal number
+/// (the smaller one's underflow is below its last bit), below its high
+/// end `2r(r + |d|)` does not overflow.
+pub(crate) const HYPOT_RANGE: (f64, f64) = (1e-145, 1e145);
+
+/// The cosine and sine of the Jacobi rotation that makes two columns
+/// orthogonal, given their squared lengths `α`, `β` and inner product
+/// `γ ≠ 0`: the tangent is the smaller root of `t² + 2ζt − 1 = 0`, `ζ =
+/// d/(2γ)`, `d = β − α` (Golub & Van Loan §8.5). With `r = √(d² + 4γ²)`
+/// that is `t = sign(d) 2γ/(|d| + r)`, so `c = (r + |d|)/√(2r(r + |d|))`
+/// and `s = sign(d) 2γ/√(2r(r + |d|))`: two square roots and one
+/// division, where the form in `ζ` takes two and four, one after the
+/// other (the sweeps wait on them). Outside [`HYPOT_RANGE`] (or for a
+/// NaN) it takes the form in `ζ`, which holds for any scale.
+#[inline]
+pub(crate) fn jacobi_rotation(alpha: f64, beta: f64, gamma: f64) -> (f64, f64) {
+    let (d, g) = (beta - alpha, 2.0 * gamma);
+    let r = (d * d + g * g).sqrt();
+    if (HYPOT_RANGE.0..=HYPOT_RANGE.1).contains(&r) {
+        let e = r + d.abs();
+        let inv = 1.0 / (2.0 * r * e).sqrt();
+        return (e * inv, 1f64.copysign(d) * g * inv);
+    }
+    let zeta = d / g;
+    // Beyond 1e150, ζ² overflows; there t = 1/(2ζ) to round-off.
+    let t = if zeta.abs() < ZETA_OVERFLOW {
+        zeta.signum() / (zeta.abs() + (1.0 + zeta * zeta).sqrt())
+    } else {
+        0.5 / zeta
+    };
+    let c = 1.0 / (1.0 + t * t).sqrt();
+    (c, c * t)
+}
+
 /// Newton steps of [`closest_rotation`]'s eigenvalue at most.
 pub(crate) const NEWTON_STEPS: usize = 64;
 
@@ -121,17 +156,7 @@ impl SignedSvd {
                 if gamma.abs() <= f64::EPSILON * (alpha * beta).sqrt() {
                     continue;
                 }
-                // The rotation that makes columns p and q orthogonal: the
-                // smaller root of t² + 2ζt − 1 = 0 (Golub & Van Loan §8.5).
-                let zeta = (beta - alpha) / (2.0 * gamma);
-                // Beyond 1e150, ζ² overflows; there t = 1/(2ζ) to round-off.
-                let t = if zeta.abs() < ZETA_OVERFLOW {
-                    zeta.signum() / (zeta.abs() + (1.0 + zeta * zeta).sqrt())
-                } else {
-                    0.5 / zeta
-                };
-                let c = 1.0 / (1.0 + t * t).sqrt();
-                let s = c * t;
+                let (c, s) = jacobi_rotation(alpha, beta, gamma);
                 // (A NaN is large.)
                 large |= s.abs() > JACOBI_SETTLED || s.is_nan();
                 a.set_column(p, &(ap * c - aq * s));

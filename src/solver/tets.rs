@@ -138,7 +138,14 @@ impl TetProjector {
                 *f
             },
             if volume != 0.0 {
-                svd.compose(&volume_values())
+                // Inside the volume range `F` is its own projection: exactly,
+                // not as `U Σ Vᵀ` recomposed.
+                let values = volume_values();
+                if values == svd.sigma {
+                    *f
+                } else {
+                    svd.compose(&values)
+                }
             } else {
                 *f
             },
