@@ -1037,6 +1037,30 @@ mod tests {
         });
     }
 
+    /// At scales where the rotations take the form in `ζ` (see
+    /// `project::jacobi_rotation`), in some lanes or all, the four-lane SVDs
+    /// still agree with one at a time, relative to the matrices' size.
+    #[test]
+    fn four_lane_svds_agree_with_one_at_extreme_scales() {
+        let Some((_, svds)) = kernels() else {
+            return;
+        };
+        let scales = [1.0, 1e-90, 1e75, 1.0, 1e-90, 1e-90, 1e75, 1e75];
+        let scaled: Vec<Matrix3<f64>> = (matrices().iter().filter(|f| !non_finite(f)))
+            .zip(scales.iter().cycle())
+            .map(|(f, s)| f * *s)
+            .collect();
+        let whole = scaled.len() / 4 * 4;
+        each_lane(&scaled[..whole], svds, |svd, f| {
+            let one = SignedSvd::new(f);
+            let size = f.norm();
+            assert!((svd.sigma - one.sigma).norm() <= 1e-13 * size, "{f}");
+            assert!((svd.compose(&svd.sigma) - f).norm() <= 1e-13 * size, "{f}");
+            assert_rotation(&svd.u);
+            assert_rotation(&svd.v);
+        });
+    }
+
     /// Started from the last `V`s (a little off the answer's, as a tet's
     /// are from one iteration to the next) or from arbitrary rotations,
     /// the four-lane SVDs are still those of one at a time.

@@ -805,6 +805,29 @@ mod tests {
         }
     }
 
+    /// Where `√(d² + 4γ²)` of the Jacobi rotations leaves [`HYPOT_RANGE`]
+    /// (entries of 1e-90 and of 1e75), the rotations take the form in `ζ`,
+    /// and the SVD of a scaled matrix is the scaled SVD. (Without that form
+    /// the first fails: `d²` underflows and the rotations are not.)
+    #[test]
+    fn signed_svd_holds_at_extreme_scales() {
+        let mut rng = Rng(5);
+        for _ in 0..100 {
+            let f = rng.matrix();
+            let svd = SignedSvd::new(&f);
+            for scale in [1e-90, 1e75] {
+                let scaled = SignedSvd::new(&(f * scale));
+                assert!(is_rotation(&scaled.u) && is_rotation(&scaled.v), "{f}");
+                let size = f.norm() * scale;
+                assert!(
+                    (scaled.sigma - svd.sigma * scale).norm() <= 1e-14 * size,
+                    "{f}"
+                );
+                assert!((scaled.compose(&scaled.sigma) - f * scale).norm() <= 1e-14 * size);
+            }
+        }
+    }
+
     /// `p` is at least as close to `f` as random points `perturb(p)` of the
     /// same set (rotated on both sides and with moved singular values).
     fn assert_closest(
