@@ -74,34 +74,108 @@ impl TetProjector {
         self.project_with(f, &svd)
     }
 
-    /// [`TetProjector::project`] of four matrices into `out`, their
+    /// [`TetProjector::project`] of four matrices, their
     /// decompositions computed together ([`batch`]).
     #[inline]
     pub(crate) fn project_four(
         &self,
         f: &[Matrix3<f64>; 4],
         starts: &mut [Matrix3<f64>; 4],
-        out: &mut [TetProjections; 4],
-    ) {
+    ) -> [TetProjections; 4] {
         if !self.is_active() {
-            for (p, f) in out.iter_mut().zip(f) {
-                *p = [*f; 3];
-            }
-        } else if self.is_rotation_only() {
-            let rotations = batch::closest_rotations(f);
-            for ((p, f), r) in out.iter_mut().zip(f).zip(rotations) {
-                *p = [r, *f, *f];
-            }
-        } else {
-            let svds = batch::signed_svds(f, starts);
-            let l = &self.limits;
-            let volumes = (self.weights[2] != 0.0)
-                .then(|| batch::volume_values(&svds, l.volume_min, l.volume_max));
-            for (k, (p, svd)) in out.iter_mut().zip(&svds).enumerate() {
-                *p = self.project_given(&f[k], svd, || volumes.map_or(svd.sigma, |y| y[k]));
-                starts[k] = svd.v;
-            }
+            return f.map(|f| [f; 3]);
         }
+        if self.is_rotation_only() {
+            let rotations = batch::closest_rotations(f);
+            return std::array::from_fn(|k| [rotations[k], f[k], f[k]]);
+        }
+        let (svds, volumes) = self.decompose_four(f, starts);
+        std::array::from_fn(|k| {
+            self.project_given(&f[k], &svds[k], || volumes.map_or(svds[k].sigma, |y| y[k]))
+        })
+    }
+
+    /// Per type `‖F − P_k‖²` (as [`TetProjector::distances`]) and `Q =
+    /// Σ_k w_k P_k` (as [`TetProjector::combine`]) of four matrices, from
+    /// their decompositions computed together ([`batch`]), without forming
+    /// the projections (see [`TetProjector::terms_given`]); the SVDs start
+    /// from `starts` and leave their `V` there. For a projector that takes
+    /// SVDs ([`TetProjector::needs_svd`]).
+    #[inline]
+    pub(crate) fn terms_four(
+        &self,
+        f: &[Matrix3<f64>; 4],
+        starts: &mut [Matrix3<f64>; 4],
+    ) -> [([f64; 3], Matrix3<f64>); 4] {
+        let (svds, volumes) = self.decompose_four(f, starts);
+        std::array::from_fn(|k| {
+            self.terms_given(&svds[k], || volumes.map_or(svds[k].sigma, |y| y[k]))
+        })
+    }
+
+    /// The SVDs of four matrices, started from `starts` (which their `V`s
+    /// replace), and the volume projection's signed singular values if
+    /// that type is on, all in four lanes ([`batch`]).
+    #[inline(always)]
+    fn decompose_four(
+        &self,
+        f: &[Matrix3<f64>; 4],
+        starts: &mut [Matrix3<f64>; 4],
+    ) -> ([SignedSvd; 4], Option<[Vec3; 4]>) {
+        let svds = batch::signed_svds(f, starts);
+        let l = &self.limits;
+        let volumes = (self.weights[2] != 0.0)
+            .then(|| batch::volume_values(&svds, l.volume_min, l.volume_max));
+        *starts = svds.map(|svd| svd.v);
+        (svds, volumes)
+    }
+
+    /// [`TetProjector::terms_four`] of one matrix.
+    #[inline]
+    pub(crate) fn terms(
+        &self,
+        f: &Matrix3<f64>,
+        start: &mut Matrix3<f64>,
+    ) -> ([f64; 3], Matrix3<f64>) {
+        let svd = SignedSvd::starting_from(f, start);
+        *start = svd.v;
+        let l = &self.limits;
+        self.terms_given(&svd, || {
+            project::volume_values(&svd.sigma, l.volume_min, l.volume_max)
+        })
+    }
+
+    /// The distances and `Q` of [`TetProjector::terms_four`] given the SVD
+    /// of `F` and the volume projection's signed singular values (called
+    /// only if that type is on). Every projection is `P_k = U diag(s_k) Vᵀ`
+    /// (`s_k = σ` where it is `F` itself), so `‖F − P_k‖² = ‖σ − s_k‖²` and
+    /// `Q = U diag(Σ_k w_k s_k) Vᵀ`: one product where forming the
+    /// projections took one per type, and then their differences from `F`.
+    #[inline(always)]
+    fn terms_given(
+        &self,
+        svd: &SignedSvd,
+        volume_values: impl FnOnce() -> Vec3,
+    ) -> ([f64; 3], Matrix3<f64>) {
+        let [strain, limit, volume] = self.weights;
+        let l = &self.limits;
+        let sigma = svd.sigma;
+        let mut distances = [0.0; 3];
+        let mut combined = Vec3::zeros();
+        let mut add = |k: usize, s: Vec3, w: f64| {
+            distances[k] = (sigma - s).norm_squared();
+            combined += s * w;
+        };
+        if strain != 0.0 {
+            add(0, Vec3::repeat(1.0), strain);
+        }
+        if limit != 0.0 {
+            add(1, sigma.map(|s| s.clamp(l.strain_min, l.strain_max)), limit);
+        }
+        if volume != 0.0 {
+            add(2, volume_values(), volume);
+        }
+        (distances, svd.compose(&combined))
     }
 
     /// [`TetProjector::project`] given the SVD of `f` (any constraint
@@ -278,7 +352,7 @@ pub(crate) fn tet_block(
     tets: &[Tet],
     x: &[Vec3],
     mut rhs: Option<&mut [Vec3]>,
-    mut store: Option<&mut Vec<TetProjections>>,
+    store: Option<&mut Vec<TetProjections>>,
     starts: Starts<'_>,
 ) -> TetSums {
     let mut sums = [0.0; 3];
@@ -313,33 +387,60 @@ pub(crate) fn tet_block(
         );
         return sums;
     }
+    let mut add = |tet: &Tet, distances: [f64; 3], q: Matrix3<f64>| {
+        for (sum, d) in sums.iter_mut().zip(distances) {
+            *sum += tet.rest_volume * d;
+        }
+        scatter(tet, q);
+    };
+    match store {
+        // The sums and right-hand side from the SVDs alone.
+        None => project_from_starts(
+            (tets, x, starts),
+            |f, v| projector.terms_four(f, v),
+            |f, v| projector.terms(f, v),
+            |tet, _, (distances, q)| add(tet, *distances, *q),
+        ),
+        Some(store) => project_from_starts(
+            (tets, x, starts),
+            |f, v| projector.project_four(f, v),
+            |f, v| projector.project(f, v),
+            |tet, f, p| {
+                add(tet, projector.distances(f, p), projector.combine(p));
+                store.push(*p);
+            },
+        ),
+    }
+    sums
+}
+
+/// [`project_each`] with projections that start from each tet's start
+/// in `starts` and leave one there (`four` and `one` given `F` and the
+/// starts of its tets).
+#[inline(always)]
+fn project_from_starts<P>(
+    (tets, x, starts): (&[Tet], &[Vec3], Starts<'_>),
+    four: impl Fn(&[Matrix3<f64>; 4], &mut [Matrix3<f64>; 4]) -> [P; 4],
+    one: impl Fn(&Matrix3<f64>, &mut Matrix3<f64>) -> P,
+    finish: impl FnMut(&Tet, &Matrix3<f64>, &P),
+) {
     // Both projections read and write the starts (one at a time).
     let starts = RefCell::new(starts);
     let four = |i: usize, f: &[Matrix3<f64>; 4]| {
         let mut starts = starts.borrow_mut();
         let mut v = starts.get(i);
-        let mut p = [[Matrix3::zeros(); 3]; 4];
-        projector.project_four(f, &mut v, &mut p);
+        let p = four(f, &mut v);
         starts.set(i, &v);
         p
     };
     let one = |i: usize, f: &Matrix3<f64>| {
         let mut starts = starts.borrow_mut();
         let [mut v] = starts.get(i);
-        let p = projector.project(f, &mut v);
+        let p = one(f, &mut v);
         starts.set(i, &[v]);
         p
     };
-    project_each(tets, x, four, one, |tet, f, p| {
-        for (sum, d) in sums.iter_mut().zip(projector.distances(f, p)) {
-            *sum += tet.rest_volume * d;
-        }
-        scatter(tet, projector.combine(p));
-        if let Some(store) = store.as_deref_mut() {
-            store.push(*p);
-        }
-    });
-    sums
+    project_each(tets, x, four, one, finish);
 }
 
 /// Calls `finish(tet, F, projection)` for each of `tets` in order, `F` at
@@ -645,6 +746,74 @@ mod tests {
         run(&x, Starts::Warm(&mut starts));
         for (tet, v) in model.tets.iter().zip(&starts) {
             assert_eq!(on(tet), *v == Matrix3::identity(), "{v}");
+        }
+    }
+
+    /// The local step's sums and right-hand side from the SVDs alone
+    /// (`terms_four`: no store) are those of the projections formed and
+    /// stored, for every mix of types, in range and out, inverted tets
+    /// included.
+    #[test]
+    fn terms_from_the_svds_are_those_of_the_projections() {
+        let rotation = nalgebra::Rotation3::from_euler_angles(0.3, -0.7, 1.1).into_inner();
+        let mut shaken = 9u64;
+        let mut shake = || {
+            shaken = shaken.wrapping_mul(6364136223846793005).wrapping_add(1);
+            ((shaken >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.6
+        };
+        for weights in [
+            [3.0, 0.0, 7.0],
+            [0.0, 5.0, 0.0],
+            [0.0, 0.0, 7.0],
+            [3.0, 5.0, 7.0],
+        ] {
+            let mut model = model();
+            [
+                model.weights.strain,
+                model.weights.strain_limit,
+                model.weights.volume,
+            ] = weights;
+            let projector = TetProjector::new(&model);
+            let outside = deformed(&Matrix3::identity());
+            let inside = rotation * Matrix3::from_diagonal(&Vec3::new(1.05, 0.97, 1.02));
+            let mut shapes: Vec<Vec<Vec3>> = [outside, inside]
+                .iter()
+                .map(|f| model.rest.iter().map(|p| f * p).collect())
+                .collect();
+            let mut shook: Vec<Vec3> = (model.rest.iter())
+                .map(|p| p + Vec3::new(shake(), shake(), shake()))
+                .collect();
+            shapes.push(shook.clone());
+            // One vertex through the opposite face: inverted tets.
+            shook[0] = Vec3::repeat(1.5);
+            shapes.push(shook);
+            let mut inverted = false;
+            for x in &shapes {
+                inverted |= model
+                    .tets
+                    .iter()
+                    .any(|t| t.deformation_gradient(x).determinant() < 0.0);
+                let mut rhs = [vec![Vec3::zeros(); x.len()], vec![Vec3::zeros(); x.len()]];
+                let mut stored = Vec::new();
+                let [formed, from_svds] = &mut rhs;
+                let tets = &model.tets;
+                let store = Some(&mut stored);
+                let a = tet_block(&projector, tets, x, Some(formed), store, Starts::Cold);
+                let b = tet_block(&projector, tets, x, Some(from_svds), None, Starts::Cold);
+                for (a, b) in a.iter().zip(&b) {
+                    assert!(
+                        (a - b).abs() <= 1e-12 * a.abs().max(1e-12),
+                        "{weights:?}: {a} vs {b}"
+                    );
+                }
+                for (a, b) in formed.iter().zip(from_svds.iter()) {
+                    assert!(
+                        (a - b).norm() <= 1e-12 * a.norm().max(1.0),
+                        "{weights:?}: {a} vs {b}"
+                    );
+                }
+            }
+            assert!(inverted);
         }
     }
 
