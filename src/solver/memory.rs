@@ -140,11 +140,6 @@ pub(crate) fn check(needed: u64, available: Option<u64>) -> Result<(), SolverErr
     }
 }
 
-/// `bytes` as gigabytes (10⁹) with one decimal: `34.2 GB`.
-pub(crate) fn gigabytes(bytes: u64) -> String {
-    format!("{:.1} GB", bytes as f64 / 1e9)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,11 +186,11 @@ mod tests {
     fn a_factor_larger_than_the_free_memory_is_refused_with_both_sizes() {
         assert!(check(1 << 30, Some(2 << 30)).is_ok());
         assert!(check(1 << 40, None).is_ok());
-        let e = check(34_200_000_000, Some(6_100_000_000)).unwrap_err();
+        let e = check(34_200_000_000, Some(610_000_000)).unwrap_err();
         assert!(matches!(e, SolverError::OutOfMemory { .. }));
         let text = e.to_string();
         assert!(
-            text.contains("34.2 GB") && text.contains("6.1 GB"),
+            text.contains("34.20 GB") && text.contains("610 MB"),
             "{text}"
         );
     }

@@ -393,11 +393,8 @@ impl MixedFactor {
         (pattern, a_values): (&LowerPattern, &[f64]),
         rows: impl Iterator<Item = usize>,
     ) {
-        if Arc::get_mut(&mut self.l).is_none() {
-            // A clone still solves with the old L: a copy of its own.
-            self.l = Arc::new((*self.l).clone());
-        }
-        let out = Arc::get_mut(&mut self.l).expect("not shared");
+        // A clone still solves with the old L: a copy of its own if shared.
+        let out = Arc::make_mut(&mut self.l);
         out.fill(symbolic, l_values, Some(touched));
         for k in rows {
             let u = out.perm[k] as usize;

@@ -180,8 +180,8 @@ pub enum SolverError {
     #[error(
         "the model is too large for this machine: factorising its system needs about {} \
          and {} is free; use a coarser mesh or tet resolution",
-        memory::gigabytes(*.needed),
-        memory::gigabytes(*.available)
+        memory::size(*.needed),
+        memory::size(*.available)
     )]
     OutOfMemory {
         /// Bytes the factorisation would take.

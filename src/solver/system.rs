@@ -22,7 +22,7 @@ use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::LltRegularization;
 use faer::perm::PermRef;
 use faer::sparse::linalg::SupernodalThreshold;
-use faer::sparse::linalg::cholesky::supernodal::SupernodalLltRef;
+use faer::sparse::linalg::cholesky::supernodal::{SupernodalLltRef, SymbolicSupernodalCholesky};
 use faer::sparse::linalg::cholesky::{
     CholeskySymbolicParams, LltRef, SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering,
     factorize_symbolic_cholesky,
@@ -157,6 +157,15 @@ fn analyse(
 fn factorization_error(e: faer::linalg::solvers::LltError) -> SolverError {
     let faer::linalg::solvers::LltError::NonPositivePivot { index } = e;
     SolverError::Factorization(format!("its pivot {index} is not above zero"))
+}
+
+/// The supernodal analysis within `symbolic`, if faer made it supernodal
+/// (it may not: see `SparseCholesky::is_supernodal`).
+fn supernodal(symbolic: &SymbolicCholesky<usize>) -> Option<&SymbolicSupernodalCholesky<usize>> {
+    match symbolic.raw() {
+        SymbolicCholeskyRaw::Supernodal(symbolic) => Some(symbolic),
+        SymbolicCholeskyRaw::Simplicial(_) => None,
+    }
 }
 
 /// METIS nested dissection (`METIS_NodeND`) of the graph of `pattern`:
@@ -381,7 +390,7 @@ impl SparseCholesky {
         if !self.holds_values() {
             return false;
         }
-        let SymbolicCholeskyRaw::Supernodal(symbolic) = self.symbolic.raw() else {
+        let Some(symbolic) = supernodal(&self.symbolic) else {
             return false;
         };
         let Some(l) = Arc::get_mut(&mut self.l_values) else {
@@ -423,9 +432,8 @@ impl SparseCholesky {
     /// residual (the lower triangle `values` on `pattern`: the matrix this
     /// factorises, or `A` when this factorises the relaxed matrix).
     fn extract_mixed(&self, out: &mut MixedFactor, residual: (&LowerPattern, &[f64])) {
-        let SymbolicCholeskyRaw::Supernodal(symbolic) = self.symbolic.raw() else {
-            unreachable!("only a supernodal factorisation is solved in mixed precision")
-        };
+        let symbolic = supernodal(&self.symbolic)
+            .expect("only a supernodal factorisation is solved in mixed precision");
         let perm = self.symbolic.perm().map(|p| p.arrays().0);
         out.extract(symbolic, &self.l_values, perm, residual);
     }
@@ -441,9 +449,8 @@ impl SparseCholesky {
         residual: (&LowerPattern, &[f64]),
         changes: &[(usize, f64)],
     ) {
-        let SymbolicCholeskyRaw::Supernodal(symbolic) = self.symbolic.raw() else {
-            unreachable!("only a supernodal factorisation is updated")
-        };
+        let symbolic =
+            supernodal(&self.symbolic).expect("only a supernodal factorisation is updated");
         let rows = changes.iter().map(|&(k, _)| k);
         out.refresh((symbolic, &self.l_values), touched, residual, rows);
     }
@@ -453,7 +460,7 @@ impl SparseCholesky {
     /// counts no flops for a system without off-diagonal entries (one free
     /// vertex among hard pins, say; the random soak test found it).
     fn is_supernodal(&self) -> bool {
-        matches!(self.symbolic.raw(), SymbolicCholeskyRaw::Supernodal(_))
+        supernodal(&self.symbolic).is_some()
     }
 
     /// Copies `L` into `out` for fused solves.
@@ -2174,6 +2181,39 @@ mod tests {
             assert!(
                 apart <= tolerance,
                 "{precision:?}, after a failure: {apart:e}"
+            );
+
+            // One that fails past its first column, once `w` has spread up
+            // the tree: the first pivot stays positive (`|d| < A_uu`, `u` the
+            // unknown eliminated first), the matrix not (`|d| > 1/(A⁻¹)_uu`).
+            // What it left in `w` must not reach the next update.
+            let (pattern, _) = factored(
+                &system.relaxed,
+                system.on_relaxed,
+                (&system.pattern, &system.values),
+            );
+            let c = system.contact.as_mut().unwrap();
+            let u = c.factor.symbolic.perm().map_or(0, |p| p.arrays().0[0]);
+            let diagonal = c.values[pattern.slot(u, u)];
+            let mut column = vec![0.0; pattern.n];
+            column[u] = 1.0;
+            c.factor.solve_in_place(&mut column, 1);
+            let d = -0.5 * (diagonal + 1.0 / column[u]);
+            let updown = c.updown.as_mut().unwrap();
+            updown.clear_touched();
+            assert!(!c.factor.update_diagonal(&mut [(u, d)], &mut c.updown));
+            let walked = c.updown.as_ref().unwrap().touched().iter().filter(|&&t| t);
+            assert!(
+                walked.count() >= 2,
+                "{precision:?}: failed in its first supernode"
+            );
+            c.factor.refactor(&c.values).unwrap();
+            system.set_contacts(&first, &[]).unwrap();
+            assert_eq!(system.stats().contact_refactors, 3);
+            let apart = relative_apart(&once(&mut system), &before);
+            assert!(
+                apart <= tolerance,
+                "{precision:?}, after a failure up the tree: {apart:e}"
             );
         }
     }
