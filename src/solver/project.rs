@@ -83,9 +83,10 @@ pub(crate) const HYPOT_RANGE: (f64, f64) = (1e-145, 1e145);
 /// d/(2γ)`, `d = β − α` (Golub & Van Loan §8.5). With `r = √(d² + 4γ²)`
 /// that is `t = sign(d) 2γ/(|d| + r)`, so `c = (r + |d|)/√(2r(r + |d|))`
 /// and `s = sign(d) 2γ/√(2r(r + |d|))`: two square roots and one
-/// division, where the form in `ζ` takes two and four, one after the
-/// other (the sweeps wait on them). Outside [`HYPOT_RANGE`] (or for a
-/// NaN) it takes the form in `ζ`, which holds for any scale.
+/// division, where the form in `ζ` takes two and three (four in the
+/// lanes, which take both of its branches), one after the other (the
+/// sweeps wait on them). Outside [`HYPOT_RANGE`] (or for a NaN) it takes
+/// the form in `ζ`, which holds for any scale.
 #[inline]
 pub(crate) fn jacobi_rotation(alpha: f64, beta: f64, gamma: f64) -> (f64, f64) {
     let (d, g) = (beta - alpha, 2.0 * gamma);
