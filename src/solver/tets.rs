@@ -581,6 +581,27 @@ mod tests {
         Model::from_tet_mesh(&tet_box(Vec3::repeat(1.0), [1, 1, 1]), 1.0, weights, false)
     }
 
+    /// `[strain, strain_limit, volume]` weights of the tests that take
+    /// each type alone and in mixes.
+    const WEIGHT_MIXES: [[f64; 3]; 5] = [
+        [3.0, 0.0, 0.0],
+        [0.0, 5.0, 0.0],
+        [0.0, 0.0, 7.0],
+        [3.0, 0.0, 7.0],
+        [3.0, 5.0, 7.0],
+    ];
+
+    /// [`model`] with these `[strain, strain_limit, volume]` weights.
+    fn model_weighted(weights: [f64; 3]) -> Model {
+        let mut model = model();
+        [
+            model.weights.strain,
+            model.weights.strain_limit,
+            model.weights.volume,
+        ] = weights;
+        model
+    }
+
     /// A deformation that leaves the strain and volume ranges.
     fn deformed(f: &Matrix3<f64>) -> Matrix3<f64> {
         Matrix3::new(1.3, 0.2, 0.0, -0.1, 0.6, 0.3, 0.05, 0.0, 0.8) * f
@@ -657,18 +678,8 @@ mod tests {
             // indefinite (clamped when projected).
             rotation * Matrix3::from_diagonal(&Vec3::new(0.85, 0.3, 0.2)),
         ];
-        for weights in [
-            [3.0, 0.0, 0.0],
-            [0.0, 5.0, 0.0],
-            [0.0, 0.0, 7.0],
-            [3.0, 5.0, 7.0],
-        ] {
-            let mut model = model();
-            [
-                model.weights.strain,
-                model.weights.strain_limit,
-                model.weights.volume,
-            ] = weights;
+        for weights in WEIGHT_MIXES {
+            let model = model_weighted(weights);
             let projector = TetProjector::new(&model);
             let tet = &model.tets[0];
             for f in &deformations {
@@ -761,18 +772,8 @@ mod tests {
             shaken = shaken.wrapping_mul(6364136223846793005).wrapping_add(1);
             ((shaken >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.6
         };
-        for weights in [
-            [3.0, 0.0, 7.0],
-            [0.0, 5.0, 0.0],
-            [0.0, 0.0, 7.0],
-            [3.0, 5.0, 7.0],
-        ] {
-            let mut model = model();
-            [
-                model.weights.strain,
-                model.weights.strain_limit,
-                model.weights.volume,
-            ] = weights;
+        for weights in WEIGHT_MIXES {
+            let model = model_weighted(weights);
             let projector = TetProjector::new(&model);
             let outside = deformed(&Matrix3::identity());
             let inside = rotation * Matrix3::from_diagonal(&Vec3::new(1.05, 0.97, 1.02));
