@@ -965,6 +965,35 @@ fn tet_parallel_local_step_matches_serial() {
     }
 }
 
+/// Steps keep a thread of the pool awake while they run (`with_pool_awake`):
+/// two solvers stepping at once from two threads, and a step called from
+/// inside the pool while its other thread is busy, finish and step exactly
+/// as one solver at a time from outside it.
+#[test]
+fn steps_at_once_and_from_inside_the_pool_match_steps_one_at_a_time() {
+    let mut model = tet_model(1.0, [4, 2, 2], all_tet_weights(), false);
+    model.pins = Pins::hard(low_x_face(&model));
+    let solver = Solver::new(&model, &SimParams::default()).unwrap();
+    assert!(solver.threads() > 1 || rayon::current_num_threads() == 1);
+    let run = |mut solver: Solver| {
+        let mut state = State::at_rest(&model);
+        for _ in 0..12 {
+            solver.step(&mut state).unwrap();
+        }
+        state
+    };
+    let alone = run(solver.clone());
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| run(solver.clone()));
+        let b = s.spawn(|| run(solver.clone()));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let (c, d) = rayon::join(|| run(solver.clone()), || run(solver.clone()));
+    for other in [a, b, c, d] {
+        assert_eq!(other, alone);
+    }
+}
+
 #[test]
 fn invalid_tet_weights_and_limits_are_errors() {
     let model = tet_model(1.0, [1, 1, 1], Weights::default(), false);
