@@ -2104,6 +2104,11 @@ mod tests {
                 system.solve(&rhs, &mut x, false);
                 x
             };
+            // One solve lands within the tolerance of `expected`.
+            let solves_as = |system: &mut System, expected: &[Vec3], when: &str| {
+                let apart = relative_apart(&once(system), expected);
+                assert!(apart <= tolerance, "{precision:?}, {when}: {apart:e}");
+            };
             let lowest = model.rest.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
             let weight =
                 |v: u32| crate::solver::CONTACT_STIFFNESS * model.masses[v as usize] / (h * h);
@@ -2137,8 +2142,7 @@ mod tests {
                 (1, 6)
             );
             let expected = once(&mut new_system(&second));
-            let apart = relative_apart(&once(&mut system), &expected);
-            assert!(apart <= tolerance, "{precision:?}: {apart:e}");
+            solves_as(&mut system, &expected, "updated");
             // At the vertices that landed, the pins hold y near 0.
             let landed = second.iter().filter(|p| !first.iter().any(|q| q.0 == p.0));
             let scale = expected.iter().map(|x| x.amax()).fold(0.0, f64::max);
@@ -2150,8 +2154,7 @@ mod tests {
             // Back to the first pins, by update again.
             system.set_contacts(&first, &[]).unwrap();
             assert_eq!(system.stats().contact_updated_rows, 12);
-            let apart = relative_apart(&once(&mut system), &before);
-            assert!(apart <= tolerance, "{precision:?}, back: {apart:e}");
+            solves_as(&mut system, &before, "back");
 
             // Pins after none: refactorised.
             system.set_contacts(&[], &[]).unwrap();
@@ -2161,13 +2164,8 @@ mod tests {
             let mut clone = system.clone();
             system.set_contacts(&first, &[]).unwrap();
             assert_eq!(system.stats().contact_refactors, 3);
-            let apart = relative_apart(&once(&mut clone), &expected);
-            assert!(apart <= tolerance, "{precision:?}, clone: {apart:e}");
-            let apart = relative_apart(&once(&mut system), &before);
-            assert!(
-                apart <= tolerance,
-                "{precision:?}, after the clone: {apart:e}"
-            );
+            solves_as(&mut clone, &expected, "clone");
+            solves_as(&mut system, &before, "after the clone");
 
             // A downdate that would leave the matrix indefinite fails;
             // refactorised (as `pin` then does), the next update is exact.
@@ -2177,11 +2175,7 @@ mod tests {
             c.factor.refactor(&c.values).unwrap();
             system.set_contacts(&second, &[]).unwrap();
             assert_eq!(system.stats().contact_refactors, 3);
-            let apart = relative_apart(&once(&mut system), &expected);
-            assert!(
-                apart <= tolerance,
-                "{precision:?}, after a failure: {apart:e}"
-            );
+            solves_as(&mut system, &expected, "after a failure");
 
             // One that fails past its first column, once `w` has spread up
             // the tree: the first pivot stays positive (`|d| < A_uu`, `u` the
@@ -2210,11 +2204,7 @@ mod tests {
             c.factor.refactor(&c.values).unwrap();
             system.set_contacts(&first, &[]).unwrap();
             assert_eq!(system.stats().contact_refactors, 3);
-            let apart = relative_apart(&once(&mut system), &before);
-            assert!(
-                apart <= tolerance,
-                "{precision:?}, after a failure up the tree: {apart:e}"
-            );
+            solves_as(&mut system, &before, "after a failure up the tree");
         }
     }
 
