@@ -37,10 +37,20 @@ pub(crate) type Pair = [nalgebra::Vector3<f32>; 2];
 /// 64-byte cache line.
 const BLOCK: usize = 16;
 
-/// Vertices from which the passes split over two threads. Below, handing a
-/// half to the other thread costs about what it saves (a pass over the
-/// n = 60 cloth's 3,721 vertices takes ~10 µs).
-const PARALLEL_VERTICES: usize = 4096;
+/// Vertices from which the passes split over two threads. They run inside
+/// a step, which keeps the pool's other thread awake (`with_pool_awake` in
+/// the solver), so handing it a half costs about a microsecond: from 256
+/// vertices that pays. (While the other thread slept, a wake-up took about
+/// what a pass over the n = 60 cloth's 3,721 vertices saved, and the passes
+/// split from 4,096; splitting from 256 took the default frame, 2
+/// iterations, of the n = 16, 20 and 60 cloths from 0.095–0.097,
+/// 0.122–0.123 and 1.154–1.165 ms to 0.077–0.087, 0.108 and 0.942–0.954;
+/// the n = 30 cloth's stayed within noise, 0.29–0.30 ms.)
+const PARALLEL_VERTICES: usize = 256;
+
+/// Vertices from which [`Columns::copy_from`] copies on two threads: it
+/// runs outside a step, where the other thread has to be woken (~20–40 µs).
+const PARALLEL_COPY_VERTICES: usize = 4096;
 
 /// One component of one column over a block's vertices.
 #[derive(Clone, Copy, PartialEq)]
@@ -129,7 +139,7 @@ impl<const N: usize> Columns<N> {
     pub(crate) fn copy_from(&mut self, other: &Self) {
         let (g, f) = (&mut self.g, &mut self.f);
         both(
-            other.in_parallel(true),
+            other.vertices >= PARALLEL_COPY_VERTICES,
             || g.clone_from(&other.g),
             || f.clone_from(&other.f),
         );
