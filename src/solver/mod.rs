@@ -1458,9 +1458,8 @@ pub(crate) fn both<A: Send, B: Send>(
     }
 }
 
-/// Looks for work that find none before the thread kept awake by
-/// [`with_pool_awake`] yields its core at each look (a look takes ~0.1 µs:
-/// a few microseconds of spinning).
+/// Empty looks for work after which the thread kept awake by
+/// [`with_pool_awake`] yields its core to the system at each look.
 const AWAKE_SPINS: u32 = 64;
 
 /// Runs `work` on a thread of the pool while another one of its threads
@@ -1469,7 +1468,7 @@ const AWAKE_SPINS: u32 = 64;
 /// of the pool sleeps within ~20 µs, and on the 2-vCPU hosts waking it took
 /// longer than a short half: a join of two 20 µs halves after 20 µs or more
 /// of serial work took 32–48 µs, one thread doing both; with a thread kept
-/// awake, 21 µs. tet22's frames took ~5 % less (default 5.15–6.24 → 4.89–5.46
+/// awake, 21 µs. tet22's frames took ~5 % less (default 5.15–6.24 → 4.83–5.46
 /// ms, plain PD at 8 iterations 15.9–18.2 → 15.4–16.6 ms, alternating
 /// builds). The thread kept awake runs any work of the pool it finds; after
 /// [`AWAKE_SPINS`] looks that find none it yields its core to the system at
