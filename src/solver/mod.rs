@@ -1475,26 +1475,31 @@ const AWAKE_SPINS: u32 = 64;
 /// each look, so threads that want the core get it (the editor's UI and
 /// software renderer: spinning without yielding took the 250 × 250 cloth's
 /// simulation in the editor from 26–29 to 15–17 frames/s).
+///
+/// The keeper is the second half of a `rayon::join` (a job on the stack, no
+/// allocation per step): another thread takes it, or, if none did by the
+/// time `work` returned, this one runs it and it ends at once.
 fn with_pool_awake<R: Send>(work: impl FnOnce() -> R + Send) -> R {
     let done = AtomicBool::new(false);
-    rayon::scope(|scope| {
-        scope.spawn(|_| {
-            let mut idle = 0;
-            while !done.load(Ordering::Acquire) {
-                if rayon::yield_now() == Some(rayon::Yield::Executed) {
-                    idle = 0;
-                } else if idle < AWAKE_SPINS {
-                    idle += 1;
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
+    let keep_awake = || {
+        let mut idle = 0;
+        while !done.load(Ordering::Acquire) {
+            if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                idle = 0;
+            } else if idle < AWAKE_SPINS {
+                idle += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
             }
-        });
+        }
+    };
+    let work = || {
         let result = work();
         done.store(true, Ordering::Release);
         result
-    })
+    };
+    rayon::join(work, keep_awake).0
 }
 
 /// [`local_step`] with the springs and tets split over threads, each

@@ -139,10 +139,7 @@ impl TetProjector {
     ) -> ([f64; 3], Matrix3<f64>) {
         let svd = SignedSvd::starting_from(f, start);
         *start = svd.v;
-        let l = &self.limits;
-        self.terms_given(&svd, || {
-            project::volume_values(&svd.sigma, l.volume_min, l.volume_max)
-        })
+        self.terms_given(&svd, || self.volume_values(&svd))
     }
 
     /// The distances and `Q` of [`TetProjector::terms_four`] given the SVD
@@ -157,23 +154,14 @@ impl TetProjector {
         svd: &SignedSvd,
         volume_values: impl FnOnce() -> Vec3,
     ) -> ([f64; 3], Matrix3<f64>) {
-        let [strain, limit, volume] = self.weights;
-        let l = &self.limits;
-        let sigma = svd.sigma;
         let mut distances = [0.0; 3];
         let mut combined = Vec3::zeros();
-        let mut add = |k: usize, s: Vec3, w: f64| {
-            distances[k] = (sigma - s).norm_squared();
-            combined += s * w;
-        };
-        if strain != 0.0 {
-            add(0, Vec3::repeat(1.0), strain);
-        }
-        if limit != 0.0 {
-            add(1, sigma.map(|s| s.clamp(l.strain_min, l.strain_max)), limit);
-        }
-        if volume != 0.0 {
-            add(2, volume_values(), volume);
+        let targets = self.targets(svd, volume_values);
+        for (k, (s, w)) in targets.iter().zip(self.weights).enumerate() {
+            if let Some(s) = s {
+                distances[k] = (svd.sigma - s).norm_squared();
+                combined += s * w;
+            }
         }
         (distances, svd.compose(&combined))
     }
@@ -182,10 +170,30 @@ impl TetProjector {
     /// types on).
     #[inline]
     pub(crate) fn project_with(&self, f: &Matrix3<f64>, svd: &SignedSvd) -> TetProjections {
+        self.project_given(f, svd, || self.volume_values(svd))
+    }
+
+    /// The signed singular values of the volume projection of the matrix
+    /// decomposed in `svd` (one at a time; four in lanes: [`batch`]).
+    #[inline(always)]
+    fn volume_values(&self, svd: &SignedSvd) -> Vec3 {
         let l = &self.limits;
-        self.project_given(f, svd, || {
-            project::volume_values(&svd.sigma, l.volume_min, l.volume_max)
-        })
+        project::volume_values(&svd.sigma, l.volume_min, l.volume_max)
+    }
+
+    /// Per type (`None` where it is off), the signed singular values `s_k`
+    /// of its projection `P_k = U diag(s_k) Vᵀ` of the matrix decomposed in
+    /// `svd`: `1` for the rotation, `σ` clamped to the strain range, and
+    /// `volume_values()` (called only if that type is on).
+    #[inline(always)]
+    fn targets(&self, svd: &SignedSvd, volume_values: impl FnOnce() -> Vec3) -> [Option<Vec3>; 3] {
+        let [strain, limit, volume] = self.weights;
+        let l = &self.limits;
+        [
+            (strain != 0.0).then(|| Vec3::repeat(1.0)),
+            (limit != 0.0).then(|| svd.sigma.map(|s| s.clamp(l.strain_min, l.strain_max))),
+            (volume != 0.0).then(volume_values),
+        ]
     }
 
     /// [`TetProjector::project_with`], the volume projection's signed
@@ -198,32 +206,11 @@ impl TetProjector {
         svd: &SignedSvd,
         volume_values: impl FnOnce() -> Vec3,
     ) -> TetProjections {
-        let [strain, limit, volume] = self.weights;
-        let l = &self.limits;
-        [
-            if strain != 0.0 {
-                project::arap(svd)
-            } else {
-                *f
-            },
-            if limit != 0.0 {
-                project::strain_limit(svd, l.strain_min, l.strain_max)
-            } else {
-                *f
-            },
-            if volume != 0.0 {
-                // Inside the volume range `F` is its own projection: exactly,
-                // not as `U Σ Vᵀ` recomposed.
-                let values = volume_values();
-                if values == svd.sigma {
-                    *f
-                } else {
-                    svd.compose(&values)
-                }
-            } else {
-                *f
-            },
-        ]
+        let [strain, limit, volume] = self.targets(svd, volume_values);
+        // Inside the volume range `F` is its own projection: exactly, not
+        // as `U Σ Vᵀ` recomposed.
+        let volume = volume.filter(|values| *values != svd.sigma);
+        [strain, limit, volume].map(|values| values.map_or(*f, |s| svd.compose(&s)))
     }
 
     /// Per type, `‖F − P_k‖²` (unweighted, without `|V₀|`; 0 for a type
