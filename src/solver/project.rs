@@ -449,7 +449,14 @@ impl<'a> Pairs<'a> {
 /// pulled back to a proper one. `0 ≤ min ≤ max`.
 #[inline]
 pub fn strain_limit(svd: &SignedSvd, min: f64, max: f64) -> Matrix3<f64> {
-    svd.compose(&svd.sigma.map(|s| s.clamp(min, max)))
+    svd.compose(&strain_limit_values(&svd.sigma, min, max))
+}
+
+/// The signed singular values of [`strain_limit`]'s projection of a matrix
+/// with signed singular values `sigma`: each clamped to `[min, max]`.
+#[inline]
+pub fn strain_limit_values(sigma: &Vec3, min: f64, max: f64) -> Vec3 {
+    sigma.map(|s| s.clamp(min, max))
 }
 
 /// Tet volume (Bouaziz et al. 2014, §5.1; ShapeOp's `VolumeConstraint`):

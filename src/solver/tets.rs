@@ -191,7 +191,8 @@ impl TetProjector {
         let l = &self.limits;
         [
             (strain != 0.0).then(|| Vec3::repeat(1.0)),
-            (limit != 0.0).then(|| svd.sigma.map(|s| s.clamp(l.strain_min, l.strain_max))),
+            (limit != 0.0)
+                .then(|| project::strain_limit_values(&svd.sigma, l.strain_min, l.strain_max)),
             (volume != 0.0).then(volume_values),
         ]
     }
