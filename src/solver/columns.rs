@@ -27,6 +27,8 @@
 //! the code (no fused multiply-adds), so the AVX2 build and the portable
 //! one, and one thread and two, agree bitwise.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::both;
 use crate::mesh::Vec3;
 
@@ -62,13 +64,39 @@ struct Line([f32; BLOCK]);
 type Block<const N: usize> = [[Line; 3]; N];
 
 /// `N` columns of Anderson's window over a model's vertices.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct Columns<const N: usize> {
     /// `ΔG` by block.
     g: Vec<Block<N>>,
     /// `ΔF` by block.
     f: Vec<Block<N>>,
     vertices: usize,
+    /// Each column's stamp: a number drawn afresh (from [`STAMPS`]) each
+    /// time the column is written, 0 while it is zero from
+    /// [`Columns::new`]. Two columns of the same size with the same stamp
+    /// hold the same values, so [`Columns::copy_from`] copies only the
+    /// columns whose stamps differ.
+    stamps: [u64; N],
+}
+
+impl<const N: usize> Default for Columns<N> {
+    fn default() -> Self {
+        Self {
+            g: Vec::new(),
+            f: Vec::new(),
+            vertices: 0,
+            stamps: [0; N],
+        }
+    }
+}
+
+/// The last stamp drawn for a written column (see [`Columns`]'s `stamps`):
+/// one counter for all columns, so no two writes share a stamp.
+static STAMPS: AtomicU64 = AtomicU64::new(0);
+
+/// A stamp no column has had.
+fn fresh_stamp() -> u64 {
+    STAMPS.fetch_add(1, Ordering::Relaxed) + 1
 }
 
 impl<const N: usize> Columns<N> {
@@ -79,6 +107,7 @@ impl<const N: usize> Columns<N> {
             g: vec![zero; m.div_ceil(BLOCK)],
             f: vec![zero; m.div_ceil(BLOCK)],
             vertices: m,
+            stamps: [0; N],
         }
     }
 
@@ -105,6 +134,7 @@ impl<const N: usize> Columns<N> {
             self.g[b][c][k].0[l] = dg[k];
             self.f[b][c][k].0[l] = df[k];
         }
+        self.stamps[c] = fresh_stamp();
     }
 
     /// Sets column `c` at every vertex `i` to `pair(i, [&mut a[i], &mut
@@ -118,6 +148,7 @@ impl<const N: usize> Columns<N> {
         pair: impl Fn(usize, [&mut Vec3; 2]) -> Pair + Sync,
     ) {
         assert!(a.len() == self.vertices && b.len() == self.vertices);
+        self.stamps[c] = fresh_stamp();
         let parallel = self.in_parallel(parallel);
         let (block, vertex) = self.middle();
         let (g0, g1) = self.g.split_at_mut(block);
@@ -134,16 +165,40 @@ impl<const N: usize> Columns<N> {
 
     /// Becomes a copy of `other`, allocating only when it holds more
     /// vertices than `self` had room for; `ΔG` and `ΔF` are copied on two
-    /// threads on a large model (the editor copies a frame's pairs for the
-    /// UI: 2 × 30 MB on the 105,085-vertex tet body).
+    /// threads on a large model. Of columns the same size only those whose
+    /// stamps differ are copied: the editor copies each frame's pairs for
+    /// the UI into a state a few frames old, whose columns but the few
+    /// written since are the same (2 × 30 MB on the 105,085-vertex tet
+    /// body, of which a frame of two iterations writes two columns).
     pub(crate) fn copy_from(&mut self, other: &Self) {
+        let (mut changed, mut count) = ([0; N], 0);
+        for c in (0..N).filter(|&c| self.stamps[c] != other.stamps[c]) {
+            changed[count] = c;
+            count += 1;
+        }
+        let changed = &changed[..count];
         let (g, f) = (&mut self.g, &mut self.f);
-        both(
-            other.vertices >= PARALLEL_COPY_VERTICES,
-            || g.clone_from(&other.g),
-            || f.clone_from(&other.f),
-        );
+        let parallel = other.vertices >= PARALLEL_COPY_VERTICES;
+        // With half the columns or more to copy, copying the blocks whole
+        // (one stream) is the shorter way.
+        if self.vertices == other.vertices && g.len() == other.g.len() && count < N / 2 {
+            let columns = |to: &mut [Block<N>], from: &[Block<N>]| {
+                for (to, from) in to.iter_mut().zip(from) {
+                    for &c in changed {
+                        to[c] = from[c];
+                    }
+                }
+            };
+            both(parallel, || columns(g, &other.g), || columns(f, &other.f));
+        } else {
+            both(
+                parallel,
+                || g.clone_from(&other.g),
+                || f.clone_from(&other.f),
+            );
+        }
         self.vertices = other.vertices;
+        self.stamps = other.stamps;
     }
 
     /// Whether the first `n` columns are equal in both.
@@ -165,6 +220,11 @@ impl<const N: usize> Columns<N> {
                     changed |= line.0[l] != 0.0;
                     line.0[l] = 0.0;
                 }
+            }
+        }
+        if changed {
+            for stamp in &mut self.stamps[..n] {
+                *stamp = fresh_stamp();
             }
         }
         changed
@@ -514,6 +574,54 @@ mod tests {
         let [first] = nan.f_sums((2, true), |i| [u(i)]);
         assert_eq!(first[..2], [su[0], su[1]]);
         assert!(first[2..].iter().all(|&s| s == 0.0));
+    }
+
+    /// Whether `a` and `b` hold bitwise the same 24 columns.
+    fn same_bits(a: &Columns<24>, b: &Columns<24>) -> bool {
+        let bits = |p: Pair| p.map(|v| v.map(f32::to_bits));
+        a.vertices == b.vertices
+            && (0..a.vertices).all(|i| (0..24).all(|c| bits(a.pair(i, c)) == bits(b.pair(i, c))))
+    }
+
+    /// A copy into columns a few writes behind copies the columns written
+    /// since and only those, on one thread and two, and ends bitwise the
+    /// source's; a cleared vertex, or columns of another size, copy whole.
+    #[test]
+    fn a_copy_catches_up_with_the_columns_written_since() {
+        for m in [37, PARALLEL_COPY_VERTICES + 5] {
+            let write = |c: &mut Columns<24>, col: usize, seed: f32| {
+                for i in 0..m {
+                    let v = nalgebra::Vector3::new(seed, i as f32, -seed);
+                    c.set(i, col, [v, v * 2.0]);
+                }
+            };
+            let mut source = Columns::<24>::new(m);
+            for col in 0..24 {
+                write(&mut source, col, col as f32);
+            }
+            let mut copy = Columns::<24>::new(m + 1);
+            copy.copy_from(&source);
+            assert!(same_bits(&copy, &source), "{m}: another size copies whole");
+            write(&mut source, 3, 100.0);
+            write(&mut source, 20, 101.0);
+            // A column not written since is not copied: a value put there
+            // behind the stamps' back stays.
+            copy.g[0][7][0].0[1] = 42.0;
+            copy.copy_from(&source);
+            assert_eq!(copy.g[0][7][0].0[1], 42.0, "{m}");
+            copy.g[0][7][0].0[1] = source.g[0][7][0].0[1];
+            assert!(same_bits(&copy, &source), "{m}: the written columns");
+            // Another copy's own writes have other stamps.
+            let mut other = source.clone();
+            write(&mut other, 3, -7.0);
+            copy.copy_from(&other);
+            assert!(same_bits(&copy, &other), "{m}: another history");
+            copy.copy_from(&source);
+            assert!(same_bits(&copy, &source), "{m}: and back");
+            assert!(source.clear(m - 1, 24));
+            copy.copy_from(&source);
+            assert!(same_bits(&copy, &source), "{m}: a cleared vertex");
+        }
     }
 
     /// Writing a column over a large model (two threads) sets every
