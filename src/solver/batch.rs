@@ -183,6 +183,10 @@ mod avx2 {
         let sub = |a: V, b: V| _mm256_sub_pd(a, b);
         let mul = |a: V, b: V| _mm256_mul_pd(a, b);
         let splat = |x: f64| _mm256_set1_pd(x);
+        // p'(λ) = 4λ³ + 2c₂λ + c₁, from λ² = `l2`.
+        let slope_at = |lambda: V, l2: V, c2: V, c1: V| {
+            _mm256_fmadd_pd(_mm256_fmadd_pd(splat(4.0), l2, add(c2, c2)), lambda, c1)
+        };
         let polynomial = f.map(|f| characteristic(f));
         let mut lambda = polynomial.map(|p| _mm256_sqrt_pd(mul(splat(3.0), p.norm2)));
         let tolerance = splat(NEWTON_TOLERANCE);
@@ -195,8 +199,7 @@ mod avx2 {
                 let Polynomial { c2, c1, c0, .. } = *p;
                 let l2 = mul(*lambda, *lambda);
                 let value = _mm256_fmadd_pd(add(l2, c2), l2, _mm256_fmadd_pd(c1, *lambda, c0));
-                let slope =
-                    _mm256_fmadd_pd(_mm256_fmadd_pd(splat(4.0), l2, add(c2, c2)), *lambda, c1);
+                let slope = slope_at(*lambda, l2, c2, c1);
                 let step = _mm256_div_pd(value, slope);
                 // NaN, or positive steps down to round-off: stop (as the
                 // scalar code, with the last step clamped at 0; max_pd
@@ -234,13 +237,12 @@ mod avx2 {
                 },
                 lambda,
             ) = (polynomial[g], lambda[g]);
-            let l2 = mul(lambda, lambda);
             Eigen {
                 k,
                 lambda,
                 norm2,
                 scale: mul(norm2, _mm256_sqrt_pd(norm2)),
-                slope: _mm256_fmadd_pd(_mm256_fmadd_pd(splat(4.0), l2, add(c2, c2)), lambda, c1),
+                slope: slope_at(lambda, mul(lambda, lambda), c2, c1),
             }
         })
     }

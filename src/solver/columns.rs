@@ -179,9 +179,10 @@ impl<const N: usize> Columns<N> {
         let changed = &changed[..count];
         let (g, f) = (&mut self.g, &mut self.f);
         let parallel = other.vertices >= PARALLEL_COPY_VERTICES;
-        // With half the columns or more to copy, copying the blocks whole
-        // (one stream) is the shorter way.
-        if self.vertices == other.vertices && g.len() == other.g.len() && count < N / 2 {
+        // With half the columns or more to copy, the blocks are copied
+        // whole, in one stream, instead of column by column (a choice, not
+        // measured; a frame of two iterations writes two columns).
+        if self.vertices == other.vertices && count < N / 2 {
             let columns = |to: &mut [Block<N>], from: &[Block<N>]| {
                 for (to, from) in to.iter_mut().zip(from) {
                     for &c in changed {
