@@ -665,7 +665,7 @@ fn settle(
 /// timed right after the clone read its factor, model and Anderson's pairs
 /// cold: that costs the same per frame however many iterations it runs, so
 /// it inflated the short frames of the accelerated methods the most; see
-/// the README). Each configuration times at least 8 frames and 0.5 s of
+/// docs/performance.md). Each configuration times at least 8 frames and 0.5 s of
 /// them there, at most 24, and stops once they pass 20 s (short frames are
 /// noisy on a shared host: many runs steady their median).
 fn time_in_turns(

@@ -5,7 +5,7 @@
 //! The factorisation is faer's supernodal sparse Cholesky with an
 //! approximate minimum degree ordering (or, from a thousand unknowns, METIS
 //! nested dissection when it gives the smaller factor). It was chosen over nalgebra-sparse's
-//! `CscCholesky` by measurement (see `benches/factor.rs` and the README):
+//! `CscCholesky` by measurement (see `benches/solver.rs` and docs/performance.md):
 //! nalgebra-sparse has no ordering, and even fed faer's AMD permutation its
 //! left-looking kernel is slower. faer's own solve handles right-hand-side
 //! columns one at a time inside each supernode, reading `L` three times per
