@@ -557,12 +557,13 @@ impl Session {
     /// count, lands from the exact implicit Euler step (see
     /// [`accuracy::measure`]), trying up to `max(4 × iterations, 100)`
     /// iterations so the figure also says what 1e-3 and 1e-5 would take.
-    /// It costs a Newton solve — from milliseconds for a cloth to seconds
-    /// for a large tet body — so it runs on its own thread, on copies;
+    /// It costs a Newton solve — milliseconds for a cloth, minutes for a
+    /// 100,000-vertex tet body — so it runs on its own thread, on copies;
     /// [`Session::collect_accuracy`] takes the result in. Nothing happens if
     /// a measurement is already running. A change of the preset abandons a
-    /// running measurement and forgets the last one (they no longer
-    /// describe this scene).
+    /// running measurement (which then stops, as
+    /// [`Session::cancel_accuracy`] stops it) and forgets the last one (they
+    /// no longer describe this scene).
     pub fn measure_accuracy(&mut self) {
         if self.measuring.is_none() {
             let iterations = (4 * self.preset.sim.iterations).clamp(100, SimParams::MAX_ITERATIONS);
@@ -574,6 +575,18 @@ impl Session {
     /// Whether a measurement is running.
     pub fn is_measuring(&self) -> bool {
         self.measuring.is_some()
+    }
+
+    /// How long the running measurement has been running.
+    pub fn measuring_for(&self) -> Option<std::time::Duration> {
+        self.measuring.as_ref().map(accuracy::Running::elapsed)
+    }
+
+    /// Stops a running measurement: its thread gives up at the Newton
+    /// solve's next factorisation, freeing its cores and memory. The last
+    /// measurement taken in stays.
+    pub fn cancel_accuracy(&mut self) {
+        self.measuring = None;
     }
 
     /// Takes in a finished measurement (see [`Session::accuracy`]): the

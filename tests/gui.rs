@@ -575,6 +575,26 @@ fn space_plays_and_pauses_and_step_advances_one_frame() {
     assert_eq!(harness.state().session.state().frame, 0);
 }
 
+/// A running measurement shows its seconds and a Cancel button, which
+/// stops it and leaves no figure.
+#[test]
+fn a_running_accuracy_measurement_is_cancelled_from_the_panel() {
+    let mut harness = editor("presets/soft_rubber.toml");
+    harness.key_press(Key::S);
+    harness.run_steps(2);
+    harness.get_by_label("Measure accuracy").click();
+    harness.run_steps(2);
+    // The rubber's Newton solve takes tenths of a second: still running.
+    harness.get_by_label("measuring (a Newton solve, 0 s)…");
+    harness.get_by_label("Cancel").click();
+    harness.run_steps(2);
+    let app = harness.state();
+    assert!(!app.session.is_measuring());
+    assert!(app.session.accuracy().is_none());
+    assert_eq!(app.message, "accuracy measurement cancelled");
+    harness.get_by_label("not measured");
+}
+
 #[test]
 fn the_acceleration_is_chosen_and_the_accuracy_measured_from_the_panels() {
     use softbody::solver::Acceleration;

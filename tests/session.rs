@@ -656,6 +656,18 @@ fn accuracy_measurements_belong_to_the_scene_they_measured() {
         Some((3, error))
     );
     assert_eq!(session.state().frame, 3, "measuring does not step");
+    // A cancelled measurement stops running and keeps the last figure.
+    assert_eq!(session.measuring_for(), None);
+    session.measure_accuracy();
+    assert!(session.measuring_for().is_some());
+    session.cancel_accuracy();
+    assert!(!session.is_measuring());
+    assert_eq!(session.measuring_for(), None);
+    assert!(session.collect_accuracy().is_none(), "nothing to take in");
+    assert_eq!(
+        session.accuracy().map(|(f, a)| (f, a.error())),
+        Some((3, error))
+    );
     // Reset leaves no figure of a frame the motion no longer has.
     session.apply(Command::Reset).unwrap();
     assert!(

@@ -287,10 +287,18 @@ fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
     for _ in 0..5 {
         assert!(app.on_key(ch('n')));
     }
+    // `a` starts a measurement, `a` again cancels it (the measurement is
+    // taken in only as the UI advances, so it is still running here).
+    assert_eq!(app.handle_key(ch('a')), Action::None);
+    assert!(app.session.is_measuring());
+    assert_eq!(app.handle_key(ch('a')), Action::None);
+    assert!(!app.session.is_measuring());
+    assert_eq!(app.status, "accuracy measurement cancelled");
+    assert_shows(&screen(&app, 120, 40), &["error  – (a: measure)"]);
     assert_eq!(app.handle_key(ch('a')), Action::None);
     // It runs on its own thread; the UI keeps going meanwhile.
     assert!(app.session.is_measuring());
-    assert_shows(&screen(&app, 120, 40), &["error  measuring…"]);
+    assert_shows(&screen(&app, 120, 40), &["error  measuring… "]);
     let start = std::time::Instant::now();
     while app.session.is_measuring() {
         assert!(

@@ -515,6 +515,10 @@ impl EditorApp {
                     self.session.measure_accuracy();
                     self.message = "measuring the accuracy (a Newton solve)…".to_owned();
                 }
+                Request::CancelAccuracy => {
+                    self.session.cancel_accuracy();
+                    self.message = "accuracy measurement cancelled".to_owned();
+                }
             }
         }
     }

@@ -43,6 +43,8 @@ pub enum Request {
     Quit,
     /// Measure the next step's error against Newton.
     MeasureAccuracy,
+    /// Stop a running accuracy measurement.
+    CancelAccuracy,
 }
 
 /// What the panels may change directly: the editor's own state.

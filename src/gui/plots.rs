@@ -108,9 +108,19 @@ pub fn show(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
 /// The accuracy figure and the button that measures it.
 fn accuracy(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     ui.horizontal(|ui| {
-        if session.is_measuring() {
+        if let Some(running) = session.measuring_for() {
             ui.add(egui::Spinner::new());
-            ui.label("measuring (a Newton solve)…");
+            ui.label(format!(
+                "measuring (a Newton solve, {} s)…",
+                running.as_secs()
+            ));
+            if ui
+                .button("Cancel")
+                .on_hover_text("Stop the Newton solve and free its memory")
+                .clicked()
+            {
+                out.push(Request::CancelAccuracy);
+            }
             return;
         }
         if ui

@@ -2,6 +2,10 @@
 //! lands from the exact implicit Euler step (the [`newton`] reference), so
 //! users see what their iteration count buys.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
 use super::newton::{self, NewtonOptions, relative_error};
 use super::{SimParams, Solver, SolverError, State};
 use crate::mesh::Vec3;
@@ -88,9 +92,16 @@ impl Reference {
     /// # Errors
     /// [`SolverError::Factorization`] if a Newton matrix cannot be factorised.
     pub fn new(solver: &Solver, state: &State) -> Result<Self, SolverError> {
-        let t = std::time::Instant::now();
+        Self::unless(solver, state, &AtomicBool::new(false))
+    }
+
+    /// [`Reference::new`], given up once `cancel` is set (see
+    /// [`newton::step_unless`]).
+    fn unless(solver: &Solver, state: &State, cancel: &AtomicBool) -> Result<Self, SolverError> {
+        let t = Instant::now();
         let options = NewtonOptions::default();
-        let step = newton::step(solver.model(), &substep_params(solver, 1), state, &options)?;
+        let params = substep_params(solver, 1);
+        let step = newton::step_unless(solver.model(), &params, state, &options, cancel)?;
         Ok(Self {
             positions: step.positions,
             converged: step.iterations < options.max_iterations,
@@ -188,8 +199,10 @@ fn is_at_rest(end: &[Vec3], start: &[Vec3]) -> bool {
     (squares / start.len() as f64).sqrt() < AT_REST * size
 }
 
-/// A measurement to run away from the session (it can take seconds on a
-/// large tet model): a copy of the solver and the state.
+/// A measurement to run away from the session (its Newton solve takes
+/// milliseconds on a cloth, seconds on the 10k-vertex tet cube and about
+/// five minutes and 6 GB on the 105k-vertex tet body): a copy of the solver
+/// and the state.
 pub struct Task {
     solver: Solver,
     state: State,
@@ -211,28 +224,53 @@ impl Task {
         self.state.frame
     }
 
-    /// Measures.
+    /// Measures, giving up once `cancel` is set (before each of the
+    /// Newton solve's factorisations, which take nearly all its time).
     ///
     /// # Errors
-    /// As [`measure`].
-    pub fn run(self) -> Result<Accuracy, SolverError> {
-        measure(&self.solver, &self.state, self.max_iterations)
+    /// As [`measure`], and [`SolverError::Cancelled`] once `cancel` is set.
+    pub fn run(self, cancel: &AtomicBool) -> Result<Accuracy, SolverError> {
+        let reference = Reference::unless(&self.solver, &self.state, cancel)?;
+        measure_against(&self.solver, &self.state, &reference, self.max_iterations)
     }
 }
 
 /// A [`Task`] running on its own thread, so a front end keeps drawing.
+/// Dropped before it finishes (abandoned or cancelled), it stops at its
+/// Newton solve's next factorisation instead of running on for minutes
+/// with gigabytes of memory.
 pub struct Running {
     frame: u64,
+    started: Instant,
     handle: std::thread::JoinHandle<Result<Accuracy, SolverError>>,
+    _cancel: CancelOnDrop,
+}
+
+/// Sets its flag when dropped.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Running {
     /// Starts `task` on a new thread.
     pub fn spawn(task: Task) -> Self {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&cancel);
         Self {
             frame: task.frame(),
-            handle: std::thread::spawn(move || task.run()),
+            started: Instant::now(),
+            handle: std::thread::spawn(move || task.run(&flag)),
+            _cancel: CancelOnDrop(cancel),
         }
+    }
+
+    /// How long it has been running.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
     }
 
     /// Whether the result is ready ([`Running::join`] will not wait).
@@ -420,5 +458,30 @@ mod tests {
                 accuracy.errors[7]
             );
         }
+    }
+
+    /// A measurement given up on: the Newton solve looks at the flag before
+    /// its factorisations, so a set flag ends it before the first; a
+    /// [`Running`] dropped unfinished sets its thread's flag.
+    #[test]
+    fn a_cancelled_measurement_gives_up_and_a_dropped_one_is_cancelled() {
+        let (solver, state) = hanging_cloth(Acceleration::Anderson);
+        let task = Task::new(&solver, &state, 10);
+        let cancelled = task.run(&AtomicBool::new(true));
+        assert!(
+            matches!(cancelled, Err(SolverError::Cancelled)),
+            "{cancelled:?}"
+        );
+        let task = Task::new(&solver, &state, 10);
+        assert!(task.run(&AtomicBool::new(false)).is_ok());
+
+        let flag = Arc::new(AtomicBool::new(false));
+        drop(CancelOnDrop(Arc::clone(&flag)));
+        assert!(flag.load(Ordering::Relaxed));
+        // A finished one joins with its result (its flag set after).
+        let running = Running::spawn(Task::new(&solver, &state, 10));
+        let (frame, result) = running.join();
+        assert_eq!(frame, state.frame);
+        assert!(result.is_ok(), "{result:?}");
     }
 }

@@ -190,6 +190,10 @@ pub enum SolverError {
         /// Bytes free.
         available: u64,
     },
+    /// A long computation (the Newton reference of the accuracy figure)
+    /// was given up on request.
+    #[error("cancelled")]
+    Cancelled,
     /// The simulation diverged; the state was left at the last good frame.
     #[error(
         "simulation blew up at frame {frame}: {reason}; paused at the last good frame \

@@ -27,6 +27,7 @@ use crate::mesh::Vec3;
 use crate::model::{Model, SpringKind, Tet};
 use nalgebra::Matrix3;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How tightly to solve.
 #[derive(Clone, Copy, Debug)]
@@ -275,13 +276,37 @@ fn spring_hessian(d: Vec3, rest: f64, k: f64) -> Matrix3<f64> {
 /// Solves one implicit Euler step of `dt / substeps` exactly from `state`.
 ///
 /// # Errors
-/// [`SolverError::Factorization`] if a Newton matrix cannot be factorised.
+/// [`SolverError::Factorization`] if a Newton matrix cannot be factorised,
+/// [`SolverError::OutOfMemory`] if its factor would not fit.
 pub fn step(
     model: &Model,
     params: &SimParams,
     state: &State,
     options: &NewtonOptions,
 ) -> Result<NewtonStep, SolverError> {
+    step_unless(model, params, state, options, &AtomicBool::new(false))
+}
+
+/// [`step`], given up once `cancel` is set: it is looked at before each
+/// factorisation (on a 100,000-vertex tet body one takes tens of seconds,
+/// and the whole step minutes).
+///
+/// # Errors
+/// As [`step`], and [`SolverError::Cancelled`] once `cancel` is set.
+pub fn step_unless(
+    model: &Model,
+    params: &SimParams,
+    state: &State,
+    options: &NewtonOptions,
+    cancel: &AtomicBool,
+) -> Result<NewtonStep, SolverError> {
+    let cancelled = || {
+        if cancel.load(Ordering::Relaxed) {
+            Err(SolverError::Cancelled)
+        } else {
+            Ok(())
+        }
+    };
     let h = params.substep_dt();
     let alpha = 1.0 - params.damping;
     let m = model.vertex_count();
@@ -387,6 +412,7 @@ pub fn step(
         };
         let mut slope = 0.0;
         for &projected in attempts {
+            cancelled()?;
             problem.assemble_hessian(&pattern, &x, projected, &mut values, &mut tet_blocks);
             let factorised = match factor.as_mut() {
                 Some(f) => f.refactor(&values),

@@ -39,7 +39,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("p", "pin rules: top edge, corners, plane, group"),
     ("m", "next acceleration: plain, Chebyshev, Anderson"),
     ("e", "extrapolated initial guess on / off"),
-    ("a", "measure the next step's error against Newton"),
+    (
+        "a",
+        "measure the next step's error against Newton (again: cancel)",
+    ),
     ("u U", "undo / redo"),
     ("s Ctrl-S", "save the preset (asks for a path if new)"),
     ("S", "save as: type a path"),
@@ -485,6 +488,11 @@ impl App {
             KeyCode::Char('e') => {
                 let on = self.session.preset().sim.extrapolate;
                 Action::Apply(Command::SetParam(Param::Extrapolate(!on)))
+            }
+            KeyCode::Char('a') if self.session.is_measuring() => {
+                self.session.cancel_accuracy();
+                self.status = "accuracy measurement cancelled".to_owned();
+                Action::None
             }
             KeyCode::Char('a') => {
                 self.session.measure_accuracy();

@@ -305,8 +305,8 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
         Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
         Line::from(format!("{}, {}", sim.acceleration, sim.guess_name())),
-        Line::from(if app.session.is_measuring() {
-            "error  measuring…".to_owned()
+        Line::from(if let Some(running) = app.session.measuring_for() {
+            format!("error  measuring… {} s", running.as_secs())
         } else {
             app.session.accuracy().map_or_else(
                 || "error  – (a: measure)".to_owned(),
