@@ -12,6 +12,7 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use softbody::command::{Command, WeightKind};
 use softbody::gui::app::EditorApp;
 use softbody::gui::camera::Projection;
+use softbody::preset::{Build, BuildKind};
 use softbody::session::Session;
 
 mod common;
@@ -580,11 +581,19 @@ fn space_plays_and_pauses_and_step_advances_one_frame() {
 #[test]
 fn a_running_accuracy_measurement_is_cancelled_from_the_panel() {
     let mut harness = editor("presets/soft_rubber.toml");
+    // Finer tets, so that the measurement takes over a second.
+    let build = Build {
+        kind: BuildKind::Tets,
+        resolution: Some(12),
+        edge_springs: false,
+    };
+    harness.state_mut().apply(Command::SetBuild(build));
+    assert_eq!(harness.state().session.model().vertex_count(), 4_789);
     harness.key_press(Key::S);
     harness.run_steps(2);
     harness.get_by_label("Measure accuracy").click();
     harness.run_steps(2);
-    // The rubber's Newton solve takes tenths of a second: still running.
+    // Still running.
     harness.get_by_label("measuring (a Newton solve, 0 s)…");
     harness.get_by_label("Cancel").click();
     harness.run_steps(2);

@@ -850,6 +850,54 @@ fn tet_many_iterations_match_newton() {
     );
 }
 
+/// Newton started from a converged PD step (as the accuracy figure starts
+/// it) lands on the step it reaches from the inertial target, in fewer
+/// iterations; a guess worse than the target is not taken.
+#[test]
+fn newton_from_a_pd_step_lands_where_it_does_from_the_target() {
+    let mut model = tet_model(0.5, [3, 2, 2], Weights::default(), false);
+    model.pins = Pins::hard(low_x_face(&model));
+    let params = SimParams::default();
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let mut state = State::at_rest(&model);
+    for _ in 0..6 {
+        solver.step(&mut state).unwrap();
+    }
+    let options = NewtonOptions::default();
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let from_target = newton::step(&model, &params, &state, &options).unwrap();
+    let mut guess = state.clone();
+    solver
+        .set_params(&SimParams {
+            iterations: 20,
+            ..params.clone()
+        })
+        .unwrap();
+    solver.step(&mut guess).unwrap();
+    let step = |guess: &[Vec3]| {
+        newton::step_from(&model, &params, &state, &options, Some(guess), &never).unwrap()
+    };
+    let from_guess = step(&guess.positions);
+    let error = relative_error(
+        &from_guess.positions,
+        &from_target.positions,
+        &state.positions,
+    );
+    assert!(error < 1e-10, "{error:e}");
+    assert!(
+        from_guess.iterations < from_target.iterations,
+        "{} against {}",
+        from_guess.iterations,
+        from_target.iterations
+    );
+    let far: Vec<Vec3> = (state.positions.iter())
+        .map(|p| p + Vec3::new(0.0, 1.0, 0.0))
+        .collect();
+    let from_far = step(&far);
+    assert_eq!(from_far.iterations, from_target.iterations);
+    assert_eq!(from_far.positions, from_target.positions);
+}
+
 #[test]
 fn tet_rest_stays_at_rest() {
     assert_stays_at_rest(&tet_model(1.0, [2, 2, 2], all_tet_weights(), true));
