@@ -298,10 +298,25 @@ impl Running {
     /// measurement, or what went wrong.
     pub fn join(self) -> (u64, Result<Accuracy, String>) {
         let result = match self.handle.join() {
-            Ok(result) => result.map_err(|e| e.to_string()),
+            Ok(result) => result.map_err(|e| failure(&e)),
             Err(_) => Err("the accuracy measurement failed unexpectedly".to_owned()),
         };
         (self.frame, result)
+    }
+}
+
+/// What went wrong, for a status line: a factor that does not fit is the
+/// Newton reference's, whose matrix is several times the simulation's
+/// (3 × 3 blocks), not the model's.
+fn failure(error: &SolverError) -> String {
+    match error {
+        SolverError::OutOfMemory { needed, available } => format!(
+            "the exact (Newton) step of this model needs about {} and {} is free, so its \
+             accuracy cannot be measured on this machine (the simulation is not affected)",
+            super::memory::size(*needed),
+            super::memory::size(*available)
+        ),
+        other => other.to_string(),
     }
 }
 
@@ -495,5 +510,21 @@ mod tests {
         let (frame, result) = running.join();
         assert_eq!(frame, state.frame);
         assert!(result.is_ok(), "{result:?}");
+    }
+
+    /// A Newton factor that does not fit is reported as the measurement's,
+    /// not as the model being too large to simulate.
+    #[test]
+    fn a_reference_too_large_for_memory_says_so() {
+        let message = failure(&SolverError::OutOfMemory {
+            needed: 6_500_000_000,
+            available: 2_000_000_000,
+        });
+        assert_eq!(
+            message,
+            "the exact (Newton) step of this model needs about 6.50 GB and 2.00 GB is free, \
+             so its accuracy cannot be measured on this machine (the simulation is not affected)"
+        );
+        assert_eq!(failure(&SolverError::Cancelled), "cancelled");
     }
 }
