@@ -61,6 +61,11 @@ use crate::preset::{
 use crate::solver::accuracy::{self, Accuracy};
 use crate::solver::{Energies, SimParams, Solver, SolverError, State, StepReport, Timings};
 
+/// What a front end says when a measurement is asked for while a cancelled
+/// one is still stopping (see [`Session::measure_accuracy`]).
+pub const STILL_STOPPING: &str = "the cancelled accuracy measurement is still stopping (it \
+     finishes the factorisation under way); measure again in a moment";
+
 /// The preset the front ends open without an argument, when it exists
 /// (relative to the working directory); else [`Preset::default`].
 pub const DEFAULT_PRESET: &str = "presets/hanging_cloth.toml";
@@ -397,10 +402,13 @@ pub struct Session {
     undo_limit: usize,
     /// An open gesture, and whether it already pushed its undo step.
     gesture: Option<bool>,
-    /// The last accuracy measurement and the frame it was taken at, and
-    /// the one running.
+    /// The last accuracy measurement and the frame it was taken at, the
+    /// one running, and one cancelled that has not ended yet (its thread
+    /// finishes the factorisation under way first; no measurement starts
+    /// beside it, which would hold a large model's Newton factor twice).
     accuracy: Option<(u64, Accuracy)>,
     measuring: Option<accuracy::Running>,
+    stopping: Option<accuracy::Running>,
 }
 
 impl Session {
@@ -434,6 +442,7 @@ impl Session {
             gesture: None,
             accuracy: None,
             measuring: None,
+            stopping: None,
         })
     }
 
@@ -459,6 +468,7 @@ impl Session {
             gesture: self.gesture,
             accuracy: self.accuracy.clone(),
             measuring: None,
+            stopping: None,
         }
     }
 
@@ -559,17 +569,23 @@ impl Session {
     /// iterations so the figure also says what 1e-3 and 1e-5 would take.
     /// It costs a Newton solve — milliseconds for a cloth, minutes for a
     /// 100,000-vertex tet body — so it runs on its own thread, on copies;
-    /// [`Session::collect_accuracy`] takes the result in. Nothing happens if
-    /// a measurement is already running. A change of the preset abandons a
-    /// running measurement (which then stops, as
-    /// [`Session::cancel_accuracy`] stops it) and forgets the last one (they
-    /// no longer describe this scene).
-    pub fn measure_accuracy(&mut self) {
+    /// [`Session::collect_accuracy`] takes the result in. Returns whether
+    /// one is running now: nothing starts while one runs or while a
+    /// cancelled one is still stopping ([`Session::is_stopping`]). A change
+    /// of the preset cancels a running measurement (see
+    /// [`Session::cancel_accuracy`]) and forgets the last one (they no
+    /// longer describe this scene).
+    pub fn measure_accuracy(&mut self) -> bool {
+        if self.is_stopping() {
+            return false;
+        }
+        self.stopping = None;
         if self.measuring.is_none() {
             let iterations = (4 * self.preset.sim.iterations).clamp(100, SimParams::MAX_ITERATIONS);
             let task = accuracy::Task::new(&self.solver, &self.state, iterations);
             self.measuring = Some(accuracy::Running::spawn(task));
         }
+        true
     }
 
     /// Whether a measurement is running.
@@ -583,10 +599,22 @@ impl Session {
     }
 
     /// Stops a running measurement: its thread gives up at the Newton
-    /// solve's next factorisation, freeing its cores and memory. The last
-    /// measurement taken in stays.
-    pub fn cancel_accuracy(&mut self) {
-        self.measuring = None;
+    /// solve's next factorisation (or before the solver's steps), freeing
+    /// its cores and memory; until then [`Session::is_stopping`]. The last
+    /// measurement taken in stays. Returns whether one was running.
+    pub fn cancel_accuracy(&mut self) -> bool {
+        let Some(running) = self.measuring.take() else {
+            return false;
+        };
+        running.cancel();
+        self.stopping = Some(running);
+        true
+    }
+
+    /// Whether a cancelled measurement's thread is still finishing the
+    /// factorisation it was in (up to ~50 s on a 100,000-vertex tet body).
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.as_ref().is_some_and(|r| !r.is_finished())
     }
 
     /// Takes in a finished measurement (see [`Session::accuracy`]): the
@@ -600,9 +628,9 @@ impl Session {
         Some(result.map(|measured| &self.accuracy.insert((frame, measured)).1))
     }
 
-    /// Drops a running measurement and the last one.
+    /// Cancels a running measurement and forgets the last one.
     fn forget_accuracy(&mut self) {
-        self.measuring = None;
+        self.cancel_accuracy();
         self.accuracy = None;
     }
 

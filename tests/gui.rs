@@ -593,15 +593,27 @@ fn a_running_accuracy_measurement_is_cancelled_from_the_panel() {
     harness.run_steps(2);
     harness.get_by_label("Measure accuracy").click();
     harness.run_steps(2);
-    // Still running.
-    harness.get_by_label("measuring (a Newton solve, 0 s)…");
+    // Still running (it takes ~1.6 s here).
+    assert!(harness.state().session.is_measuring());
+    harness.get_by_label_contains("measuring (a Newton solve, ");
     harness.get_by_label("Cancel").click();
     harness.run_steps(2);
     let app = harness.state();
     assert!(!app.session.is_measuring());
     assert!(app.session.accuracy().is_none());
     assert_eq!(app.message, "accuracy measurement cancelled");
+    // Until its thread ends, it says so and starts no other; then the
+    // button is back.
+    let start = std::time::Instant::now();
+    while harness.state().session.is_stopping() {
+        harness.get_by_label("stopping the cancelled Newton solve…");
+        assert!(start.elapsed().as_secs() < 60, "it never stopped");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        harness.run_steps(1);
+    }
+    harness.run_steps(1);
     harness.get_by_label("not measured");
+    harness.get_by_label("Measure accuracy");
 }
 
 #[test]

@@ -647,7 +647,7 @@ fn accuracy_measurements_belong_to_the_scene_they_measured() {
         }
     };
     assert!(session.collect_accuracy().is_none(), "nothing started");
-    session.measure_accuracy();
+    assert!(session.measure_accuracy());
     assert!(session.is_measuring());
     let error = wait(&mut session).unwrap();
     assert!(!session.is_measuring());
@@ -656,14 +656,23 @@ fn accuracy_measurements_belong_to_the_scene_they_measured() {
         Some((3, error))
     );
     assert_eq!(session.state().frame, 3, "measuring does not step");
-    // A cancelled measurement stops running and keeps the last figure.
+    // A cancelled measurement stops running and keeps the last figure; no
+    // other starts until its thread has ended.
     assert_eq!(session.measuring_for(), None);
-    session.measure_accuracy();
+    assert!(!session.cancel_accuracy(), "nothing to cancel");
+    assert!(session.measure_accuracy());
     assert!(session.measuring_for().is_some());
-    session.cancel_accuracy();
+    assert!(session.cancel_accuracy());
     assert!(!session.is_measuring());
     assert_eq!(session.measuring_for(), None);
     assert!(session.collect_accuracy().is_none(), "nothing to take in");
+    let start = std::time::Instant::now();
+    while session.is_stopping() {
+        assert!(!session.measure_accuracy());
+        assert!(!session.is_measuring());
+        assert!(start.elapsed().as_secs() < 60, "it never stopped");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     assert_eq!(
         session.accuracy().map(|(f, a)| (f, a.error())),
         Some((3, error))
@@ -675,14 +684,14 @@ fn accuracy_measurements_belong_to_the_scene_they_measured() {
         "frame 3's figure after a reset"
     );
     session.apply(Command::Step(3)).unwrap();
-    session.measure_accuracy();
+    assert!(session.measure_accuracy());
     wait(&mut session).unwrap();
 
     session
         .apply(Command::SetWeight(WeightKind::Shear, 250.0))
         .unwrap();
     assert!(session.accuracy().is_none(), "the old figure is forgotten");
-    session.measure_accuracy();
+    assert!(session.measure_accuracy());
     session.apply(Command::Undo).unwrap();
     assert!(!session.is_measuring(), "the running one is abandoned");
     assert!(session.collect_accuracy().is_none());
@@ -694,7 +703,12 @@ fn accuracy_measurements_belong_to_the_scene_they_measured() {
             SimParams::MAX_ITERATIONS,
         )))
         .unwrap();
-    session.measure_accuracy();
+    // (Once the one abandoned above has stopped.)
+    let start = std::time::Instant::now();
+    while !session.measure_accuracy() {
+        assert!(start.elapsed().as_secs() < 60, "it never stopped");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     assert!(wait(&mut session).is_ok());
 }
 

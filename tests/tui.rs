@@ -294,6 +294,12 @@ fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
     assert_eq!(app.handle_key(ch('a')), Action::None);
     assert!(!app.session.is_measuring());
     assert_eq!(app.status, "accuracy measurement cancelled");
+    // Its thread ends at the Newton solve's next factorisation.
+    let start = std::time::Instant::now();
+    while app.session.is_stopping() {
+        assert!(start.elapsed().as_secs() < 60, "it never stopped");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     assert_shows(&screen(&app, 120, 40), &["error  – (a: measure)"]);
     assert_eq!(app.handle_key(ch('a')), Action::None);
     // It runs on its own thread; the UI keeps going meanwhile.

@@ -22,7 +22,7 @@ use crate::autosave::{Autosave, Recovery};
 use crate::background::{self, Before, Work};
 use crate::command::Command;
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
-use crate::session::{Applied, Session, SessionError};
+use crate::session::{Applied, STILL_STOPPING, Session, SessionError};
 use crate::solver::memory::Gauge;
 
 /// Wall time per UI frame the simulation may take.
@@ -470,7 +470,7 @@ impl EditorApp {
             Some(Err(e)) => self.message = format!("error: accuracy: {e}"),
             None => {}
         }
-        if self.session.is_measuring() {
+        if self.session.is_measuring() || self.session.is_stopping() {
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }
     }
@@ -512,12 +512,17 @@ impl EditorApp {
                 Request::Open(path) => self.ask_then(ctx, Pending::Open(path)),
                 Request::Quit => self.ask_then(ctx, Pending::Quit),
                 Request::MeasureAccuracy => {
-                    self.session.measure_accuracy();
-                    self.message = "measuring the accuracy (a Newton solve)…".to_owned();
+                    self.message = if self.session.measure_accuracy() {
+                        "measuring the accuracy (a Newton solve)…"
+                    } else {
+                        STILL_STOPPING
+                    }
+                    .to_owned();
                 }
                 Request::CancelAccuracy => {
-                    self.session.cancel_accuracy();
-                    self.message = "accuracy measurement cancelled".to_owned();
+                    if self.session.cancel_accuracy() {
+                        self.message = "accuracy measurement cancelled".to_owned();
+                    }
                 }
             }
         }

@@ -123,6 +123,11 @@ fn accuracy(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
             }
             return;
         }
+        if session.is_stopping() {
+            ui.add(egui::Spinner::new());
+            ui.label("stopping the cancelled Newton solve…");
+            return;
+        }
         if ui
             .button("Measure accuracy")
             .on_hover_text(

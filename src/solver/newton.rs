@@ -307,13 +307,6 @@ pub fn step_from(
     guess: Option<&[Vec3]>,
     cancel: &AtomicBool,
 ) -> Result<NewtonStep, SolverError> {
-    let cancelled = || {
-        if cancel.load(Ordering::Relaxed) {
-            Err(SolverError::Cancelled)
-        } else {
-            Ok(())
-        }
-    };
     let h = params.substep_dt();
     let alpha = 1.0 - params.damping;
     let m = model.vertex_count();
@@ -429,7 +422,7 @@ pub fn step_from(
         };
         let mut slope = 0.0;
         for &projected in attempts {
-            cancelled()?;
+            go_on(cancel)?;
             problem.assemble_hessian(&pattern, &x, projected, &mut values, &mut tet_blocks);
             let factorised = match factor.as_mut() {
                 Some(f) => f.refactor(&values),
@@ -485,6 +478,15 @@ pub fn step_from(
         objective: g,
         gradient_norm: grad.iter().map(|g| g * g).sum::<f64>().sqrt(),
     })
+}
+
+/// `Ok` unless `cancel` is set; then [`SolverError::Cancelled`].
+pub(crate) fn go_on(cancel: &AtomicBool) -> Result<(), SolverError> {
+    if cancel.load(Ordering::Relaxed) {
+        Err(SolverError::Cancelled)
+    } else {
+        Ok(())
+    }
 }
 
 /// The accuracy figure: `‖x − x*‖ / ‖x* − q‖` over all vertices, the error of

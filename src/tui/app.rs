@@ -20,7 +20,7 @@ use crate::model::Model;
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
 pub use crate::param::{LOG_STEP, ParamId, format_value};
 use crate::preset::{PinSpec, PresetError, Selector};
-use crate::session::{Applied, Session, SessionError};
+use crate::session::{Applied, STILL_STOPPING, Session, SessionError};
 use crate::solver::Acceleration;
 use crate::solver::memory::{Gauge, Resident};
 
@@ -489,14 +489,16 @@ impl App {
                 let on = self.session.preset().sim.extrapolate;
                 Action::Apply(Command::SetParam(Param::Extrapolate(!on)))
             }
-            KeyCode::Char('a') if self.session.is_measuring() => {
-                self.session.cancel_accuracy();
-                self.status = "accuracy measurement cancelled".to_owned();
-                Action::None
-            }
             KeyCode::Char('a') => {
-                self.session.measure_accuracy();
-                self.status = "measuring the accuracy (a Newton solve)…".to_owned();
+                // A second `a` cancels the measurement the first started.
+                self.status = if self.session.cancel_accuracy() {
+                    "accuracy measurement cancelled"
+                } else if self.session.measure_accuracy() {
+                    "measuring the accuracy (a Newton solve)…"
+                } else {
+                    STILL_STOPPING
+                }
+                .to_owned();
                 Action::None
             }
             KeyCode::Char('s') if self.session.path().is_some() => {

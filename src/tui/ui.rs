@@ -307,6 +307,8 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
         Line::from(format!("{}, {}", sim.acceleration, sim.guess_name())),
         Line::from(if let Some(running) = app.session.measuring_for() {
             format!("error  measuring… {} s", running.as_secs())
+        } else if app.session.is_stopping() {
+            "error  stopping…".to_owned()
         } else {
             app.session.accuracy().map_or_else(
                 || "error  – (a: measure)".to_owned(),
