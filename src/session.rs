@@ -611,6 +611,26 @@ impl Session {
         true
     }
 
+    /// Takes `next`'s place: a session a background command made from a
+    /// [`Session::fork`] of this one, or one recovered in its place. A
+    /// measurement this one runs (of the scene before) is cancelled and,
+    /// as one still stopping is, kept until its thread ends (see
+    /// [`Session::is_stopping`]): dropped with this session, its thread
+    /// would go on finishing a factorisation unseen while another starts.
+    pub fn replace_with(&mut self, next: Session) {
+        let Session {
+            measuring,
+            stopping,
+            ..
+        } = std::mem::replace(self, next);
+        if let Some(running) = measuring {
+            running.cancel();
+            self.stopping = Some(running);
+        } else if stopping.as_ref().is_some_and(|r| !r.is_finished()) {
+            self.stopping = stopping;
+        }
+    }
+
     /// Whether a cancelled measurement's thread is still finishing the
     /// factorisation it was in (up to ~50 s on a 100,000-vertex tet body).
     pub fn is_stopping(&self) -> bool {
@@ -1342,6 +1362,31 @@ mod tests {
         let mut history = History::new(4);
         history.objective = objective.to_vec();
         history
+    }
+
+    /// A session taking another's place cancels the measurement that one
+    /// ran and keeps it until its thread ends.
+    #[test]
+    fn a_replaced_session_hands_its_measurement_over_to_stop() {
+        let mut session = Session::new(Preset::default(), None).unwrap();
+        session.apply(Command::Step(3)).unwrap();
+        assert!(session.measure_accuracy());
+        let mut fork = session.fork();
+        fork.apply(Command::SetWeight(crate::command::WeightKind::Shear, 250.0))
+            .unwrap();
+        session.replace_with(fork);
+        assert!(!session.is_measuring());
+        assert_eq!(session.preset().material.weights.shear, 250.0);
+        let stopping = session.stopping.as_ref().expect("kept to stop");
+        let start = std::time::Instant::now();
+        while !stopping.is_finished() {
+            assert!(start.elapsed().as_secs() < 60, "it never stopped");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // One that has ended is not kept; then a new one can start.
+        session.replace_with(session.fork());
+        assert!(session.stopping.is_none());
+        assert!(session.measure_accuracy());
     }
 
     #[test]

@@ -249,7 +249,7 @@ impl EditorApp {
         let before = work.before.clone();
         match work.join() {
             Ok((session, outcome)) => {
-                self.session = session;
+                self.session.replace_with(session);
                 self.applied(outcome, before);
             }
             Err(failed) => self.message = failed.to_owned(),
@@ -673,7 +673,7 @@ impl EditorApp {
                 let recovery = self.recovery.take().expect("offered");
                 match recovery.resume(self.autosave.as_mut()) {
                     Ok(session) => {
-                        self.session = session;
+                        self.session.replace_with(session);
                         self.unsynced = true;
                         self.selection = Selection::new(self.session.model().vertex_count());
                         self.pacer.forget();

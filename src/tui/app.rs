@@ -622,7 +622,7 @@ impl App {
         match code {
             KeyCode::Char('r') => match recovery.resume(self.autosave.as_mut()) {
                 Ok(session) => {
-                    self.session = session;
+                    self.session.replace_with(session);
                     self.steps.clear();
                     self.selected = 0;
                     self.pacer.forget();
@@ -824,7 +824,7 @@ impl App {
     fn take_in(&mut self, (work, report): (Work, Report)) {
         match work.join() {
             Ok((session, outcome)) => {
-                self.session = session;
+                self.session.replace_with(session);
                 self.report(outcome, report);
             }
             Err(failed) => self.status = failed.to_owned(),
