@@ -618,16 +618,9 @@ impl Session {
     /// [`Session::is_stopping`]): dropped with this session, its thread
     /// would go on finishing a factorisation unseen while another starts.
     pub fn replace_with(&mut self, next: Session) {
-        let Session {
-            measuring,
-            stopping,
-            ..
-        } = std::mem::replace(self, next);
-        if let Some(running) = measuring {
-            running.cancel();
-            self.stopping = Some(running);
-        } else if stopping.as_ref().is_some_and(|r| !r.is_finished()) {
-            self.stopping = stopping;
+        let mut old = std::mem::replace(self, next);
+        if old.cancel_accuracy() || old.is_stopping() {
+            self.stopping = old.stopping.take();
         }
     }
 

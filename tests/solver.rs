@@ -878,6 +878,7 @@ fn newton_from_a_pd_step_lands_where_it_does_from_the_target() {
         newton::step_from(&model, &params, &state, &options, Some(guess), &never).unwrap()
     };
     let from_guess = step(&guess.positions);
+    assert!(from_guess.from_guess && !from_target.from_guess);
     let error = relative_error(
         &from_guess.positions,
         &from_target.positions,
@@ -894,6 +895,7 @@ fn newton_from_a_pd_step_lands_where_it_does_from_the_target() {
         .map(|p| p + Vec3::new(0.0, 1.0, 0.0))
         .collect();
     let from_far = step(&far);
+    assert!(!from_far.from_guess);
     assert_eq!(from_far.iterations, from_target.iterations);
     assert_eq!(from_far.positions, from_target.positions);
 }

@@ -131,7 +131,7 @@ impl Reference {
         };
         let converged = |step: &newton::NewtonStep| step.iterations < options.max_iterations;
         let mut step = solve(guess.as_deref())?;
-        if guess.is_some() && !converged(&step) {
+        if step.from_guess && !converged(&step) {
             let from_target = solve(None)?;
             // (A NaN objective is not lower.)
             if from_target.objective < step.objective || step.objective.is_nan() {

@@ -59,6 +59,9 @@ pub struct NewtonStep {
     pub objective: f64,
     /// Euclidean norm of the gradient at the solution.
     pub gradient_norm: f64,
+    /// Whether it started from the guess given to [`step_from`] (rather
+    /// than from the inertial target).
+    pub from_guess: bool,
 }
 
 struct Problem<'a> {
@@ -338,6 +341,7 @@ pub fn step_from(
     };
     let nf = problem.free.len();
     let mut x = problem.target.clone();
+    let mut from_guess = false;
     if let Some(guess) = guess.filter(|g| g.len() == m) {
         let mut start = x.clone();
         for &v in &problem.free {
@@ -346,6 +350,7 @@ pub fn step_from(
         // (A NaN objective is not lower.)
         if problem.objective(&start) < problem.objective(&x) {
             x = start;
+            from_guess = true;
         }
     }
     if nf == 0 {
@@ -355,6 +360,7 @@ pub fn step_from(
             iterations: 0,
             objective,
             gradient_norm: 0.0,
+            from_guess,
         });
     }
 
@@ -477,6 +483,7 @@ pub fn step_from(
         iterations,
         objective: g,
         gradient_norm: grad.iter().map(|g| g * g).sum::<f64>().sqrt(),
+        from_guess,
     })
 }
 
