@@ -105,11 +105,53 @@ impl Work {
         self.thread.is_finished()
     }
 
-    /// The session the command made and its outcome (waits for it); if it
-    /// panicked, what to tell (the session before stands).
-    pub fn join(self) -> Result<(Session, Result<Applied, SessionError>), &'static str> {
-        self.thread
+    /// Waits for the command and puts the session it made in `session`'s
+    /// place ([`Session::replace_with`]) if it applied; returns its
+    /// outcome. A command that failed left its copy as it was, so
+    /// `session` stands, with what it did meanwhile (an accuracy
+    /// measurement it runs goes on). If the command panicked, what to
+    /// tell (`session` stands too).
+    pub fn finish(
+        self,
+        session: &mut Session,
+    ) -> Result<Result<Applied, SessionError>, &'static str> {
+        let (copy, outcome) = self
+            .thread
             .join()
-            .map_err(|_| "error: the change failed; nothing was changed")
+            .map_err(|_| "error: the change failed; nothing was changed")?;
+        if outcome.is_ok() {
+            session.replace_with(copy);
+        }
+        Ok(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// A command that fails in the background leaves the session as it
+    /// is, with the measurement it runs; one that applies replaces it.
+    #[test]
+    fn only_a_command_that_applied_replaces_the_session() {
+        let mut session = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
+        session.apply(Command::Step(2)).unwrap();
+        assert!(session.measure_accuracy());
+        let missing = Command::Load("presets/no_such_preset.toml".into());
+        let outcome = Work::spawn(&session, missing).finish(&mut session);
+        assert!(
+            matches!(outcome, Ok(Err(SessionError::Preset(_)))),
+            "{outcome:?}"
+        );
+        assert!(
+            session.is_measuring() || session.collect_accuracy().is_some_and(|r| r.is_ok()),
+            "the failed load cancelled the measurement"
+        );
+        assert_eq!(session.state().frame, 2);
+
+        let step = Work::spawn(&session, Command::Step(3)).finish(&mut session);
+        assert!(matches!(step, Ok(Ok(_))), "{step:?}");
+        assert_eq!(session.state().frame, 5, "the copy that stepped is in");
     }
 }

@@ -247,11 +247,8 @@ impl EditorApp {
             return;
         };
         let before = work.before.clone();
-        match work.join() {
-            Ok((session, outcome)) => {
-                self.session.replace_with(session);
-                self.applied(outcome, before);
-            }
+        match work.finish(&mut self.session) {
+            Ok(outcome) => self.applied(outcome, before),
             Err(failed) => self.message = failed.to_owned(),
         }
         let held = std::mem::take(&mut self.held);

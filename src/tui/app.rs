@@ -822,9 +822,8 @@ impl App {
     /// Takes in the session a background command made (waiting for it)
     /// and reports it.
     fn take_in(&mut self, (work, report): (Work, Report)) {
-        match work.join() {
-            Ok((session, outcome)) => {
-                self.session.replace_with(session);
+        match work.finish(&mut self.session) {
+            Ok(outcome) => {
                 self.report(outcome, report);
             }
             Err(failed) => self.status = failed.to_owned(),
