@@ -199,16 +199,22 @@ pub fn bake(
         return Err(write_err(&summary_path)(e));
     }
     let mut state = State::at_rest(model);
-    let triangles = model.render_triangles();
+    let mut render = Vec::new();
+    model.render_positions(&state.positions, &mut render);
+    // Only the vertices the faces use: a tet file's interior nodes would be
+    // loose points inside the mesh an importer reads.
+    let kept = Kept::of(model.render_triangles(), render.len());
+    let triangles = kept
+        .triangles
+        .as_deref()
+        .unwrap_or(model.render_triangles());
     // Everything after the vertices is the same in every frame.
     let faces = if options.every > 0 {
         obj_faces(triangles, built.texcoords())
     } else {
         ObjFaces::default()
     };
-    let mut render = Vec::new();
-    model.render_positions(&state.positions, &mut render);
-    let obj_vertices = render.len();
+    let obj_vertices = kept.vertices.as_ref().map_or(render.len(), Vec::len);
 
     let mut csv = BufWriter::new(File::create(&csv_path).map_err(write_err(&csv_path))?);
     write_csv_header(&mut csv).map_err(write_err(&csv_path))?;
@@ -237,7 +243,10 @@ pub fn bake(
         let send = |frame: usize, positions: &[Vec3]| {
             let mut buffer = spare_rx.try_recv().unwrap_or_default();
             buffer.clear();
-            buffer.extend_from_slice(positions);
+            match &kept.vertices {
+                Some(vertices) => buffer.extend(vertices.iter().map(|&v| positions[v as usize])),
+                None => buffer.extend_from_slice(positions),
+            }
             // A closed queue means the writer failed; its error is reported
             // when it is joined.
             frames_tx.send((frame, buffer)).is_ok()
@@ -540,6 +549,43 @@ fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> ObjFaces 
     }
 }
 
+/// The vertices an OBJ frame keeps: those its triangles use, when some are
+/// not (then the triangles renumbered over them).
+struct Kept {
+    /// The vertices kept, in order; `None` for all of them.
+    vertices: Option<Vec<u32>>,
+    /// The triangles over the kept vertices, if renumbered.
+    triangles: Option<Vec<[u32; 3]>>,
+}
+
+impl Kept {
+    /// The vertices of `vertices` that `triangles` use.
+    fn of(triangles: &[[u32; 3]], vertices: usize) -> Self {
+        let mut index = vec![u32::MAX; vertices];
+        for &v in triangles.iter().flatten() {
+            index[v as usize] = 0;
+        }
+        let mut kept = Vec::new();
+        for (v, slot) in (0u32..).zip(&mut index) {
+            if *slot == 0 {
+                *slot = kept.len() as u32;
+                kept.push(v);
+            }
+        }
+        if kept.len() == vertices {
+            return Self {
+                vertices: None,
+                triangles: None,
+            };
+        }
+        let renumbered = triangles.iter().map(|t| t.map(|v| index[v as usize]));
+        Self {
+            triangles: Some(renumbered.collect()),
+            vertices: Some(kept),
+        }
+    }
+}
+
 /// One frame as OBJ text: a header, an object, `v` lines, then `faces`
 /// ([`obj_faces`]).
 fn write_obj_frame(
@@ -592,6 +638,18 @@ mod tests {
         let plain = obj_faces(&triangles, None);
         assert_eq!(plain.text, "s 1\nf 1 2 3\nf 3 2 4\n");
         assert_eq!(plain.texcoords, 0);
+    }
+
+    /// The vertices no triangle uses (a tet file's interior nodes) are left
+    /// out and the triangles renumbered; with every vertex used, nothing
+    /// changes.
+    #[test]
+    fn only_the_vertices_the_faces_use_are_kept() {
+        let kept = Kept::of(&[[4, 1, 3], [3, 1, 5]], 7);
+        assert_eq!(kept.vertices, Some(vec![1, 3, 4, 5]));
+        assert_eq!(kept.triangles, Some(vec![[2, 0, 1], [1, 0, 3]]));
+        let all = Kept::of(&[[0, 1, 2], [2, 1, 3]], 4);
+        assert_eq!((all.vertices, all.triangles), (None, None));
     }
 
     /// Frame numbers take four digits, or the last frame's: a bake of

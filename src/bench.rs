@@ -407,8 +407,10 @@ pub struct AccuracyResult {
     /// The same for 1e-5.
     pub iterations_to_1e5: Option<usize>,
     /// Median relative error of the sampled steps of the motion at the
-    /// scene's own 10 iterations.
+    /// scene's own 10 iterations (at `max_iterations` if that is fewer).
     pub error_at_default: f64,
+    /// The iterations `error_at_default` is measured at.
+    pub iterations_at_default: usize,
     /// The iteration cap of the measurement.
     pub max_iterations: usize,
     /// The spectral radius Chebyshev estimated (other methods: `None`).
@@ -573,9 +575,10 @@ fn plan(
     let params = method_params(scene, method);
     let explore = Motion::run(scene, &params, threads, sampling)?;
     let curves = explore.errors(sampling.max_iterations)?;
+    let at_default = params.iterations.min(sampling.max_iterations);
     let mut errors: Vec<f64> = curves
         .iter()
-        .map(|a| a.errors[params.iterations.min(a.errors.len() - 1)])
+        .map(|a| a.errors[at_default.min(a.errors.len() - 1)])
         .collect();
     let mut newton: Vec<f64> = explore.samples.iter().map(|s| s.reference.ms()).collect();
     let mut counts = [None, None];
@@ -606,6 +609,7 @@ fn plan(
         iterations_to_1e3: counts[0],
         iterations_to_1e5: counts[1],
         error_at_default: median(&mut errors),
+        iterations_at_default: at_default,
         max_iterations: sampling.max_iterations,
         spectral_radius: solver.spectral_radius(),
         newton_ms: median(&mut newton),

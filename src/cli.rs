@@ -63,9 +63,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// Weld vertices closer than this fraction of the bounding-box
-        /// diagonal (OBJ files; presets use the default), at most 0.1.
-        #[arg(long, allow_negative_numbers = true, default_value_t = 1e-6, value_parser = parse_weld)]
-        weld: f64,
+        /// diagonal, at most 0.1 (default 1e-6; OBJ files only: presets
+        /// weld with the default).
+        #[arg(long, allow_negative_numbers = true, value_parser = parse_weld)]
+        weld: Option<f64>,
     },
     /// Fill a closed (or nearly closed) surface with tetrahedra and report
     /// their quality.
@@ -109,10 +110,10 @@ pub enum Command {
         #[arg(long)]
         scene: Option<String>,
         /// Frames to measure after warm-up (1 to 1,000,000).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 240, value_parser = count_in::<1, 1_000_000>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 240, value_parser = count_in::<1, 1_000_000>, conflicts_with = "accuracy")]
         frames: usize,
         /// Warm-up frames before measuring (at most 1,000,000).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 30, value_parser = count_in::<0, 1_000_000>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 30, value_parser = count_in::<0, 1_000_000>, conflicts_with = "accuracy")]
         warmup: usize,
         /// Print one JSON object per scene and line.
         #[arg(long)]
@@ -125,25 +126,25 @@ pub enum Command {
         accuracy: bool,
         /// The acceleration of the timed scenes: plain, chebyshev or
         /// anderson (default; --accuracy runs all three).
-        #[arg(long, value_parser = parse_acceleration)]
+        #[arg(long, value_parser = parse_acceleration, conflicts_with = "accuracy")]
         acceleration: Option<softbody::solver::Acceleration>,
         /// The precision of the global solve: auto (default: mixed when the
         /// factor has 100,000 entries or more, relaxed when a cloth's factor
         /// without its bending springs has 500,000), double, mixed, or relaxed
         /// (single precision, bending springs left out of the factor and
         /// corrected for, when their weight allows).
-        #[arg(long, value_parser = parse_precision, default_value = "auto")]
+        #[arg(long, value_parser = parse_precision, default_value = "auto", conflicts_with = "accuracy")]
         precision: softbody::solver::Precision,
         /// With --accuracy: the steps measured (medians are reported).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 5, value_parser = count_in::<1, 1000>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 5, value_parser = count_in::<1, 1000>, requires = "accuracy")]
         steps: usize,
         /// With --accuracy: frames of the reference motion between the
         /// measured steps (at most 10,000).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 10, value_parser = count_in::<0, 10_000>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 10, value_parser = count_in::<0, 10_000>, requires = "accuracy")]
         every: usize,
         /// With --accuracy: the most iterations tried per method (at most
         /// 10,000, the most a model accepts).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 500, value_parser = count_in::<1, { softbody::solver::SimParams::MAX_ITERATIONS }>)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 500, value_parser = count_in::<1, { softbody::solver::SimParams::MAX_ITERATIONS }>, requires = "accuracy")]
         max_iterations: usize,
     },
 }

@@ -232,16 +232,22 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
         }),
         #[cfg(feature = "tui")]
         Command::Tui { preset } => tui(preset),
-        Command::Inspect { file, json, .. }
+        Command::Inspect { file, json, weld }
             if file
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("toml")) =>
         {
+            if weld.is_some() {
+                return Err(Failure::BadInput(anyhow::anyhow!(
+                    "{}: --weld applies to OBJ files; a preset's mesh is welded with the default",
+                    file.display()
+                )));
+            }
             inspect_preset(&file, json)
         }
         Command::Inspect { file, json, weld } => {
             let validate = ValidateOptions {
-                weld_relative: weld,
+                weld_relative: weld.unwrap_or(ValidateOptions::default().weld_relative),
             };
             let (surface, report) = mesh::load_obj(&file, &ImportOptions::default(), &validate)
                 .map_err(|e| Failure::BadInput(e.into()))?;
@@ -507,7 +513,7 @@ fn bench_scenes(
     match scene {
         Some(name) => Ok(vec![Scene::by_name(name).ok_or_else(|| {
             Failure::BadInput(anyhow::anyhow!(
-                "no scene '{name}' (unknown, or out of range): use cloth30, cloth60, cloth100, cloth150, clothN ({} ≤ N ≤ {}), tet12, tet22, tetN, jelly16 or jellyN ({} ≤ N ≤ {})",
+                "no scene '{name}' (unknown, or out of range): use cloth30, cloth60, cloth100, cloth150, clothN ({} ≤ N ≤ {}), tet12, tet22, jelly16, or tetN or jellyN ({} ≤ N ≤ {})",
                 Scene::CLOTH_RANGE.start(),
                 Scene::CLOTH_RANGE.end(),
                 Scene::TET_RANGE.start(),
@@ -542,7 +548,10 @@ fn bench_accuracy(
             "its→1e-3",
             "ms→1e-5",
             "its→1e-5",
-            "err@10 its",
+            format!(
+                "err@{} its",
+                SimParams::default().iterations.min(max_iterations)
+            ),
             "ρ",
             "Newton ms"
         );

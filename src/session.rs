@@ -152,15 +152,26 @@ pub enum SessionError {
     /// which the preset would replace.
     #[error("{}: a preset file must end in .toml", .0.display())]
     NotAPresetPath(PathBuf),
+    /// A save to a directory (an existing one, or a path ending in a
+    /// separator).
+    #[error("{}: is a directory; name the preset file in it (such as {})", .0.display(), .0.join("my_preset.toml").display())]
+    IsADirectory(PathBuf),
 }
 
 /// Where a preset saved as `path` goes: `path` with `.toml` added when it
 /// has no extension; an error for another extension (saving `bunny.obj`
-/// would replace the mesh).
+/// would replace the mesh) and for a directory (`.toml` added to it would
+/// save beside it, not in it).
 ///
 /// # Errors
-/// [`SessionError::NotAPresetPath`] for an extension other than `.toml`.
+/// [`SessionError::NotAPresetPath`] for an extension other than `.toml`;
+/// [`SessionError::IsADirectory`] for an existing directory or a path
+/// ending in a separator.
 pub fn preset_path(mut path: PathBuf) -> Result<PathBuf, SessionError> {
+    let separator = |c: char| std::path::is_separator(c);
+    if path.is_dir() || path.to_string_lossy().ends_with(separator) {
+        return Err(SessionError::IsADirectory(path));
+    }
     match path.extension() {
         None => {
             path.set_extension("toml");

@@ -43,6 +43,17 @@ fn read_obj(path: &Path) -> ObjRead {
     (p, t, texcoords)
 }
 
+/// The faces of a cube whose corner `k` has bit 1, 2 and 4 of `k` set
+/// where x, y and z are high, counter-clockwise from outside.
+const CUBE_FACES: [[usize; 4]; 6] = [
+    [0, 4, 6, 2],
+    [1, 3, 7, 5],
+    [0, 1, 5, 4],
+    [2, 6, 7, 3],
+    [0, 2, 3, 1],
+    [4, 5, 7, 6],
+];
+
 #[test]
 fn every_shipped_preset_bakes_and_reads_back() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -190,16 +201,8 @@ fn a_tet_body_keeps_the_texture_coordinates_of_its_surface() {
         let [x, y, z] = corner(k);
         obj += &format!("v {x} {y} {z}\n");
     }
-    // Counter-clockwise from outside; face f's corners at u = (f + 0 or 1)
-    // / 6, v = 0 or 1.
-    let faces = [
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-    ];
+    // Face f's corners at u = (f + 0 or 1) / 6, v = 0 or 1.
+    let faces = CUBE_FACES;
     let square = [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)];
     let uv = |f: usize, c: usize| [(f as f64 + square[c].0) / 6.0, square[c].1];
     for (f, face) in faces.iter().enumerate() {
@@ -259,6 +262,79 @@ fn a_tet_body_keeps_the_texture_coordinates_of_its_surface() {
             }
         }
     }
+}
+
+/// A body from a tet file writes its boundary alone: its interior nodes
+/// are not `v` lines of the OBJ (Blender kept them as loose points inside
+/// the mesh).
+#[test]
+fn a_tet_file_body_writes_no_interior_vertices() {
+    let dir = scratch_path("bake-tet-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A unit cube's corners (1–8) and its centre (9); two tets from the
+    // centre over each face's two triangles.
+    let mut node = "9 3 0 0\n".to_owned();
+    for k in 0..8 {
+        let c = |bit: usize| if k & bit == 0 { 0 } else { 1 };
+        node += &format!("{} {} {} {}\n", k + 1, c(1), c(2), c(4));
+    }
+    node += "9 0.5 0.5 0.5\n";
+    let faces = CUBE_FACES;
+    let mut ele = "12 4 0\n".to_owned();
+    for (f, q) in faces.iter().enumerate() {
+        for (t, tri) in [[q[0], q[1], q[2]], [q[0], q[2], q[3]]].iter().enumerate() {
+            // Positive volume: the centre on the inside of each face,
+            // counter-clockwise from outside.
+            ele += &format!(
+                "{} {} {} {} 9\n",
+                2 * f + t + 1,
+                tri[0] + 1,
+                tri[2] + 1,
+                tri[1] + 1
+            );
+        }
+    }
+    std::fs::write(dir.join("cube.node"), node).unwrap();
+    std::fs::write(dir.join("cube.ele"), ele).unwrap();
+    let preset_path = dir.join("block.toml");
+    std::fs::write(
+        &preset_path,
+        "version = 1\nname = \"Block\"\n[mesh]\ntet_file = \"cube.node\"\n\
+         [build]\nkind = \"tets\"\n\
+         [material]\ndensity = 1100.0\nweights = { strain = 1.0e5 }\n",
+    )
+    .unwrap();
+    let built = Preset::load(&preset_path)
+        .unwrap()
+        .build(&preset_path)
+        .unwrap();
+    assert_eq!(
+        (built.model.vertex_count(), built.model.tets.len()),
+        (9, 12)
+    );
+    let out = dir.join("out");
+    let o = bake(&preset_path, "3", &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for frame in ["0000", "0003"] {
+        let text = std::fs::read_to_string(out.join(format!("block_{frame}.obj"))).unwrap();
+        let vertices = text.lines().filter(|l| l.starts_with("v ")).count();
+        assert_eq!(vertices, 8, "frame {frame}: the centre is not written");
+        let mut used = [false; 8];
+        for line in text.lines().filter(|l| l.starts_with("f ")) {
+            for v in line.split_whitespace().skip(1) {
+                used[v.parse::<usize>().unwrap() - 1] = true;
+            }
+        }
+        assert!(
+            used.iter().all(|&u| u),
+            "frame {frame}: every vertex is a corner"
+        );
+        let (positions, triangles, _) = read_obj(&out.join(format!("block_{frame}.obj")));
+        assert_eq!((positions.len(), triangles.len()), (8, 12));
+    }
+    let summary = std::fs::read_to_string(out.join("block_summary.json")).unwrap();
+    assert!(summary.contains("\"obj_vertices\": 8"), "{summary}");
+    assert!(summary.contains("\"sim_vertices\": 9"), "{summary}");
 }
 
 #[test]

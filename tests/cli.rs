@@ -247,6 +247,7 @@ fn bench_accuracy_reports_every_method_against_newton() {
             assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key} in {v}");
         }
         assert!(its(v) >= 1);
+        assert_eq!(v["iterations_at_default"], 10);
     }
     // Anderson needs fewer iterations than plain PD for the same accuracy,
     // from either guess.
@@ -459,6 +460,17 @@ fn absurd_numbers_are_refused_with_the_limit() {
         ),
         (&["bench", "--frames", "0"], "[1, 1000000]"),
         (&["bench", "--accuracy", "--every", "1000000"], "[0, 10000]"),
+        (
+            &["inspect", "presets/denim.toml", "--weld", "0.01"],
+            "--weld applies to OBJ files",
+        ),
+        // Options of the other mode are refused, not ignored.
+        (&["bench", "--every", "5"], "--accuracy"),
+        (&["bench", "--max-iterations", "5"], "--accuracy"),
+        (
+            &["bench", "--accuracy", "--frames", "5"],
+            "cannot be used with",
+        ),
         // `gui --frames 1000001` ran until killed; 0 played ten frames.
         #[cfg(feature = "gui")]
         (&["gui", "--frames", "1000001"], "[1, 1000000]"),

@@ -591,6 +591,25 @@ fn a_byte_order_mark_is_skipped() {
     assert_eq!(stats.unsupported, 0);
 }
 
+/// A statement continued over lines ending in `\` (as the OBJ format
+/// allows) is one statement (it was "'\' is not a number"); an error in it
+/// names the line it starts on, and a `\` inside a comment continues
+/// nothing.
+#[test]
+fn statements_continue_over_lines_ending_in_a_backslash() {
+    let path = Path::new("continued.obj");
+    let text = b"v 0 0 0\nv 1 0 \\\n  0\nv 0 1 0 # note \\\nv 1 1 0\r\nf 1 2 \\\r\n 4 \\\n3\n";
+    let (raw, stats) = import_obj_bytes(text, path, &ImportOptions::default()).unwrap();
+    assert_eq!(raw.positions.len(), 4);
+    assert_eq!(raw.positions[1], softbody::mesh::Vec3::new(1.0, 0.0, 0.0));
+    assert_eq!(raw.indices, vec![0, 1, 3, 2]);
+    assert_eq!(raw.lines, vec![6]);
+    assert_eq!((stats.vertices, stats.faces), (4, 1));
+    let err =
+        import_obj_bytes(b"v 0 0 0\nv 1 \\\nx 0\n", path, &ImportOptions::default()).unwrap_err();
+    assert_eq!(err.line, Some(2), "{err}");
+}
+
 /// A file with no OBJ statement at all (a Gmsh mesh, a preset, prose) is
 /// named as not OBJ at its first statement's line; it used to be "no faces
 /// (0 vertices, 0 faces)".

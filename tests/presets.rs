@@ -320,6 +320,15 @@ fn each_invalid_preset_names_its_field_and_line() {
             format!("{HEADER}[sim]\ngravity = [0.0, -1e300, 0.0]\n"),
             "bad.toml:7: sim.gravity: its magnitude must be at most 1e12 m/s², found 1e300",
         ),
+        // nalgebra's "invalid length 2, expected a matrix array".
+        (
+            format!("{HEADER}[sim]\ngravity = [0.0, -9.8]\n"),
+            "bad.toml:7: sim.gravity: must be three numbers, [x, y, z], found [0.0, -9.8]",
+        ),
+        (
+            format!("{HEADER}[view]\neye = 2.5\n"),
+            "bad.toml:7: view.eye: must be three numbers, [x, y, z], found 2.5",
+        ),
         (
             format!("{HEADER}[sim]\niterations = 1e12\n"),
             "bad.toml:7: sim.iterations: must be a whole number, 0 or more, found 1e12",

@@ -353,6 +353,23 @@ fn load_and_save_through_the_session() {
     assert_eq!(s.path(), Some(file.as_path()));
     assert_eq!(&Preset::load(&file).unwrap(), s.preset());
 
+    // A directory, existing or spelled with a separator at the end, is
+    // refused: `.toml` added to it used to save beside it, not in it.
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 2.5));
+    let missing = PathBuf::from(format!("{}/", dir.join("new_folder").display()));
+    for target in [dir.to_path_buf(), missing] {
+        let refused = s.apply(Command::Save(Some(target.clone())));
+        assert!(
+            matches!(&refused, Err(SessionError::IsADirectory(p)) if *p == target),
+            "{refused:?}"
+        );
+        assert!(s.is_dirty());
+        assert_eq!(s.path(), Some(file.as_path()));
+    }
+    assert!(!dir.with_extension("toml").exists());
+    assert!(!dir.join("new_folder.toml").exists());
+    apply(&mut s, Command::Undo);
+
     let edited = s.preset().clone();
     apply(&mut s, Command::SetWeight(WeightKind::Bending, 1.0));
     assert_eq!(

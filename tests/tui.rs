@@ -12,7 +12,9 @@ use softbody::command::{Command, Param, WeightKind};
 use softbody::mesh::Vec3;
 use softbody::preset::{Build, BuildKind, MeshSource, PinSpec, Preset, Selector};
 use softbody::session::Session;
-use softbody::tui::app::{Action, App, KEYS, LOG_STEP, Mode, PIN_KEYS, ParamId, format_value};
+use softbody::tui::app::{
+    Action, After, App, KEYS, LOG_STEP, Mode, PIN_KEYS, ParamId, format_value,
+};
 use softbody::tui::ui;
 
 mod common;
@@ -37,6 +39,10 @@ fn key(code: KeyCode) -> KeyEvent {
 
 fn ch(c: char) -> KeyEvent {
     key(KeyCode::Char(c))
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
 /// Presses each key of `text` in turn, expecting no action.
@@ -478,7 +484,6 @@ fn stepping_back_returns_exactly_to_the_value_before() {
 /// (save, as in the editor). Undo, redo and reset say what they did.
 #[test]
 fn control_chords_are_not_their_letters() {
-    let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
     let alt = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
     let mut app = cloth();
     let weight = |app: &App| app.session.preset().material.weights.structural;
@@ -642,7 +647,8 @@ fn save_and_save_as() {
     assert_eq!(
         app.mode,
         Mode::SaveAs {
-            text: "untitled.toml".to_owned()
+            text: "untitled.toml".to_owned(),
+            after: After::Stay,
         }
     );
     app.handle_key(key(KeyCode::Esc));
@@ -653,16 +659,18 @@ fn save_and_save_as() {
     assert_eq!(
         app.mode,
         Mode::SaveAs {
-            text: CLOTH.to_owned()
+            text: CLOTH.to_owned(),
+            after: After::Stay,
         }
     );
     assert_shows(&screen(&app, 80, 24), &["Save as", CLOTH]);
-    let ctrl_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    let ctrl_u = ctrl('u');
     assert_eq!(app.handle_key(ctrl_u), Action::None);
     assert_eq!(
         app.mode,
         Mode::SaveAs {
-            text: String::new()
+            text: String::new(),
+            after: After::Stay,
         }
     );
     let dir = scratch_dir("tui-save");
@@ -846,7 +854,7 @@ fn a_blow_up_does_not_hide_later_messages() {
     let dir = scratch_dir("tui-blow-up");
     let file = dir.join("saved.toml");
     app.on_key(ch('S'));
-    let ctrl_u = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    let ctrl_u = ctrl('u');
     app.handle_key(ctrl_u);
     type_text(&mut app, &file.display().to_string());
     assert!(app.on_key(key(KeyCode::Enter)));
@@ -911,12 +919,13 @@ fn quitting_with_unsaved_changes_asks_first() {
     app.handle_key(ch('q'));
     assert!(!app.on_key(ch('s')), "saved, so it quits");
     assert_eq!(Preset::load(&file).unwrap().material.weights.bending, 3.0);
-    // ...and stays, saying why, when it has none.
+    // ...and asks for one when it has none (see
+    // `save_and_quit_asks_for_a_path_when_there_is_no_file`).
     let mut app = untitled();
     app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
     app.handle_key(ch('q'));
-    assert!(app.on_key(ch('s')), "no file: it stays");
-    assert!(app.status.starts_with("error"), "{}", app.status);
+    assert!(app.on_key(ch('s')), "no file: it asks");
+    assert!(matches!(app.mode, Mode::SaveAs { .. }), "{:?}", app.mode);
 }
 
 #[test]
@@ -1077,14 +1086,75 @@ fn opening_with_unsaved_changes_asks_first() {
     assert!(app.on_key(ch('s')));
     assert_eq!(app.session.path(), Some(cotton.as_path()));
     assert_eq!(Preset::load(&file).unwrap().material.weights.bending, 3.0);
-    // A save that fails (no file yet) stays on the changes.
+    // A preset without a file yet asks where to save it first (`s` used
+    // to fail with "no file yet"); a save that fails stays on the changes.
     let mut app = untitled();
     app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
     choose_cotton(&mut app);
+    assert!(screen(&app, 100, 30).contains("save as…, then open"));
     assert!(app.on_key(ch('s')));
+    assert!(matches!(&app.mode, Mode::SaveAs { after: After::Open(p), .. } if *p == cotton));
+    assert!(screen(&app, 100, 30).contains("then open presets/cotton.toml"));
+    app.handle_key(ctrl('u'));
+    type_text(&mut app, &dir.join("sub/").display().to_string());
+    assert!(app.on_key(key(KeyCode::Enter)));
     assert!(app.status.starts_with("error"), "{}", app.status);
     assert!(app.session.is_dirty());
     assert_eq!(app.session.path(), None);
+    let named = dir.join("named.toml");
+    choose_cotton(&mut app);
+    app.on_key(ch('s'));
+    app.handle_key(ctrl('u'));
+    type_text(&mut app, &named.display().to_string());
+    assert!(app.on_key(key(KeyCode::Enter)));
+    assert_eq!(app.session.path(), Some(cotton.as_path()));
+    assert_eq!(Preset::load(&named).unwrap().material.weights.bending, 3.0);
+}
+
+/// Quitting an untitled preset with unsaved changes: `s` asks where to
+/// save it, then quits once it is saved (it used to fail with "no file
+/// yet" and stay).
+#[test]
+fn save_and_quit_asks_for_a_path_when_there_is_no_file() {
+    let mut app = untitled();
+    app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    assert!(app.on_key(ch('q')));
+    assert_eq!(app.mode, Mode::ConfirmQuit);
+    assert!(screen(&app, 100, 30).contains("save as…, then quit"));
+    assert!(app.on_key(ch('s')));
+    assert_eq!(
+        app.mode,
+        Mode::SaveAs {
+            text: "untitled.toml".to_owned(),
+            after: After::Quit,
+        }
+    );
+    assert!(screen(&app, 100, 30).contains("Save as, then quit"));
+    let dir = scratch_dir("tui-save-quit");
+    let file = dir.join("kept.toml");
+    app.handle_key(ctrl('u'));
+    type_text(&mut app, &file.display().to_string());
+    assert!(!app.on_key(key(KeyCode::Enter)), "saved, then quits");
+    assert_eq!(Preset::load(&file).unwrap().material.weights.bending, 3.0);
+    assert!(!app.session.is_dirty());
+
+    // Onto an existing preset: asked first, then saved and quit.
+    let mut app = untitled();
+    app.apply(Command::SetWeight(WeightKind::Bending, 4.0));
+    app.on_key(ch('q'));
+    app.on_key(ch('s'));
+    app.handle_key(ctrl('u'));
+    type_text(&mut app, &file.display().to_string());
+    assert!(app.on_key(key(KeyCode::Enter)));
+    assert_eq!(
+        app.mode,
+        Mode::ConfirmOverwrite {
+            path: file.clone(),
+            after: After::Quit,
+        }
+    );
+    assert!(!app.on_key(ch('y')));
+    assert_eq!(Preset::load(&file).unwrap().material.weights.bending, 4.0);
 }
 
 /// Save-as never replaces a file of another kind (the mesh), adds `.toml`
@@ -1124,7 +1194,8 @@ fn save_as_protects_other_files() {
     assert_eq!(
         app.mode,
         Mode::ConfirmOverwrite {
-            path: other.clone()
+            path: other.clone(),
+            after: After::Stay,
         }
     );
     assert!(screen(&app, 100, 30).contains("replace it"));
@@ -1138,6 +1209,41 @@ fn save_as_protects_other_files() {
     save_as(&mut app, &other);
     assert_eq!(app.mode, Mode::Normal);
     assert_eq!(Preset::load(&other).unwrap().material.weights.bending, 5.0);
+}
+
+/// Steps waiting on a slow model go to the background when another key
+/// comes, and that key waits for them: a quit right after `-` asks about
+/// the unsaved change, an undo undoes the steps (it used to act on the
+/// session before them: the quit left without asking, losing the change).
+#[test]
+fn a_key_after_steps_in_the_background_sees_them() {
+    let mut app = cloth();
+    app.background = true;
+    app.live_refactor_ms = 0.0;
+    let weight = |app: &App| app.session.preset().material.weights.structural;
+    assert!(app.on_key(ch('-')));
+    assert!(app.on_key(ch('q')), "the quit waits for the step");
+    assert!(app.is_busy());
+    until_idle(&mut app);
+    assert!(weight(&app) < 1000.0);
+    assert!(app.session.is_dirty());
+    assert!(
+        matches!(app.mode, Mode::ConfirmQuit),
+        "asks about the unsaved change: {:?}",
+        app.mode
+    );
+    app.on_key(key(KeyCode::Esc));
+
+    let stepped = weight(&app);
+    for _ in 0..2 {
+        assert!(app.on_key(ch('-')));
+    }
+    assert!(app.on_key(ch('u')));
+    until_idle(&mut app);
+    assert_eq!(weight(&app), stepped, "the undo took back the two steps");
+    assert!(app.on_key(ch('U')));
+    until_idle(&mut app);
+    assert!(weight(&app) < stepped, "and redo brings them back");
 }
 
 /// Steps `app`'s background work until it is in (at most 30 s).

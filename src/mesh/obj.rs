@@ -4,7 +4,9 @@
 //! number of everything it reads, so every error names the file and line. It
 //! reads `v` (3 coordinates; an optional `w` or vertex colour is ignored), `f`
 //! with any of the `v`, `v/vt`, `v//vn`, `v/vt/vn` forms and with negative
-//! (relative) indices resolved at the face's line, `o`/`g` names, which
+//! (relative) indices resolved at the face's line, statements continued
+//! over lines ending in `\` (errors name the line they start on), `o`/`g`
+//! names, which
 //! become named vertex sets, and texture coordinates (`vt u v`, referenced
 //! per face corner), which the exports carry. A texture coordinate that is
 //! not a finite number, or a corner that refers to one not defined, drops
@@ -279,10 +281,38 @@ impl Parser {
         // make the first statement unknown and drop it.
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         self.mesh = RawMesh::new();
-        for (i, raw_line) in bytes.split(|&b| b == b'\n').enumerate() {
-            let line_no = i + 1;
-            self.line_no = line_no;
-            self.line(raw_line).map_err(|kind| (Some(line_no), kind))?;
+        // A statement continued over lines (each but the last ending in
+        // `\`), and the line it starts on.
+        let mut continued: Vec<u8> = Vec::new();
+        let mut first = 0;
+        let lines = bytes.split(|&b| b == b'\n');
+        for (line_no, raw_line) in (1..).zip(lines) {
+            let end = raw_line.trim_ascii_end();
+            if let Some(part) = end.strip_suffix(b"\\")
+                && !raw_line.contains(&b'#')
+            {
+                if continued.is_empty() {
+                    first = line_no;
+                }
+                continued.extend_from_slice(part);
+                continued.push(b' ');
+                continue;
+            }
+            let statement = if continued.is_empty() {
+                first = line_no;
+                raw_line
+            } else {
+                continued.extend_from_slice(raw_line);
+                &continued
+            };
+            self.line_no = first;
+            self.line(statement).map_err(|kind| (Some(first), kind))?;
+            continued.clear();
+        }
+        if !continued.is_empty() {
+            // The file ends on a `\`: the statement ends there.
+            self.line_no = first;
+            self.line(&continued).map_err(|kind| (Some(first), kind))?;
         }
         if self.mesh.positions.len() > u32::MAX as usize {
             return Err((None, ImportErrorKind::TooManyVertices));

@@ -95,9 +95,14 @@ impl MeshReport {
         let mut warnings = Vec::new();
         let v = &validation;
         if v.welded_vertices > 0 {
+            let apart = if v.weld_tolerance > 0.0 {
+                format!("closer than {:.3e}", v.weld_tolerance)
+            } else {
+                "at the same position".to_owned()
+            };
             warnings.push(format!(
-                "welded {} coincident vertices (closer than {:.3e})",
-                v.welded_vertices, v.weld_tolerance
+                "welded {} coincident vertices ({apart})",
+                v.welded_vertices
             ));
         }
         if v.degenerate_triangles > 0 {

@@ -398,12 +398,15 @@ pub(super) fn line_of(text: &str, offset: usize) -> usize {
 /// usize` (or `invalid value`) in a user's words, with the value as
 /// `written` in the file when known: `must be a whole number, 0 or more,
 /// found 1e12`; a whole number past the type's range says its bound
-/// (`must be at most 4294967295, found 5000000000`). `None` for other
+/// (`must be at most 4294967295, found 5000000000`); a vector of the wrong
+/// length or type (`invalid length 2, expected a matrix array`) `must be
+/// three numbers, [x, y, z], found [0.0, -9.8]`. `None` for other
 /// messages or expectations.
 fn plain_type_error(message: &str, written: Option<&str>) -> Option<String> {
     let rest = message
         .strip_prefix("invalid type: ")
-        .or_else(|| message.strip_prefix("invalid value: "))?;
+        .or_else(|| message.strip_prefix("invalid value: "))
+        .or_else(|| message.strip_prefix("invalid length "))?;
     let (found, expected) = rest.rsplit_once(", expected ")?;
     const UNSIGNED: &str = "a whole number, 0 or more";
     let (wanted, range): (_, Option<(i128, i128)>) = match expected {
@@ -415,6 +418,8 @@ fn plain_type_error(message: &str, written: Option<&str>) -> Option<String> {
         "isize" | "i64" => ("a whole number", Some((i64::MIN.into(), i64::MAX.into()))),
         "f64" | "f32" => ("a number", None),
         "a boolean" => ("true or false", None),
+        // nalgebra's words for a vector (gravity, the view's eye).
+        "a matrix array" => ("three numbers, [x, y, z]", None),
         _ => return None,
     };
     let whole: Option<i128> = found

@@ -82,6 +82,8 @@ pub enum Mode {
     SaveAs {
         /// The text typed so far.
         text: String,
+        /// What follows the save.
+        after: After,
     },
     /// Choosing a preset to open.
     Open {
@@ -105,6 +107,8 @@ pub enum Mode {
     ConfirmOverwrite {
         /// The existing file.
         path: PathBuf,
+        /// What follows the save.
+        after: After,
     },
     /// Opening `path` with unsaved changes: save, discard or stay.
     ConfirmOpen {
@@ -116,6 +120,27 @@ pub enum Mode {
     Recover(Box<Recovery>),
 }
 
+/// The action of saving to `path` (`None`: the preset's file), then what
+/// comes `after`.
+fn save(path: Option<PathBuf>, after: After) -> Action {
+    match after {
+        After::Stay => Action::Apply(Command::Save(path)),
+        after => Action::Save { path, after },
+    }
+}
+
+/// What follows a save asked for on the way out of the preset: nothing,
+/// quitting or opening another preset (once the save worked).
+#[derive(Clone, Debug, PartialEq)]
+pub enum After {
+    /// Stay on the preset.
+    Stay,
+    /// Leave the terminal UI.
+    Quit,
+    /// Open this preset.
+    Open(PathBuf),
+}
+
 /// What a key asks for.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
@@ -125,13 +150,17 @@ pub enum Action {
     Apply(Command),
     /// Leave the terminal UI.
     Quit,
-    /// Save, then leave if that worked.
-    SaveAndQuit,
+    /// Save (to its file, or to `path`), then quit or open another preset
+    /// (`after`) if that worked.
+    Save {
+        /// Where to, if not to the preset's file.
+        path: Option<PathBuf>,
+        /// What follows.
+        after: After,
+    },
     /// Leave now, unsaved changes kept in the autosave for the next run (a
     /// second Ctrl-C at the question).
     Abandon,
-    /// Save, then open this preset if that worked.
-    SaveAndOpen(PathBuf),
 }
 
 /// The terminal UI: the session and the UI-only state around it.
@@ -375,16 +404,16 @@ impl App {
             Mode::Normal => self.normal_key(key.code),
             Mode::Help => Action::None,
             Mode::ConfirmQuit => match key.code {
-                KeyCode::Char('s') => Action::SaveAndQuit,
+                KeyCode::Char('s') => self.save_then(After::Quit),
                 KeyCode::Char('d') => Action::Quit,
                 _ => Action::None,
             },
-            Mode::ConfirmOverwrite { path } => match key.code {
-                KeyCode::Char('y') => Action::Apply(Command::Save(Some(path))),
+            Mode::ConfirmOverwrite { path, after } => match key.code {
+                KeyCode::Char('y') => save(Some(path), after),
                 _ => Action::None,
             },
             Mode::ConfirmOpen { path } => match key.code {
-                KeyCode::Char('s') => Action::SaveAndOpen(path),
+                KeyCode::Char('s') => self.save_then(After::Open(path)),
                 KeyCode::Char('d') => Action::Apply(Command::Load(path)),
                 _ => Action::None,
             },
@@ -410,20 +439,26 @@ impl App {
                     }
                 },
             ),
-            Mode::SaveAs { text } => self.text_field(
+            Mode::SaveAs { text, after } => self.text_field(
                 text,
                 key,
-                |text| Mode::SaveAs { text },
+                |text| Mode::SaveAs {
+                    text,
+                    after: after.clone(),
+                },
                 |app, text| {
                     let path = expand_home(text);
                     match crate::session::preset_path(path.clone()) {
                         // Another existing preset: ask before replacing it.
                         Ok(target) if target.exists() && app.session.path() != Some(&target) => {
-                            app.mode = Mode::ConfirmOverwrite { path: target };
+                            app.mode = Mode::ConfirmOverwrite {
+                                path: target,
+                                after: after.clone(),
+                            };
                             Action::None
                         }
                         // A bad name is the session's to report.
-                        _ => Action::Apply(Command::Save(Some(path))),
+                        _ => save(Some(path), after.clone()),
                     }
                 },
             ),
@@ -504,14 +539,7 @@ impl App {
             KeyCode::Char('s') if self.session.path().is_some() => {
                 Action::Apply(Command::Save(None))
             }
-            KeyCode::Char('s' | 'S') => {
-                let text = self
-                    .session
-                    .path()
-                    .map_or_else(|| "untitled.toml".to_owned(), |p| p.display().to_string());
-                self.mode = Mode::SaveAs { text };
-                Action::None
-            }
+            KeyCode::Char('s' | 'S') => self.save_as(After::Stay),
             KeyCode::Char('o') => {
                 match list_presets(&self.preset_dir) {
                     Ok(files) if !files.is_empty() => {
@@ -616,6 +644,28 @@ impl App {
         Action::None
     }
 
+    /// Saves to the preset's file and then does what comes `after` (see
+    /// [`save`]); asks
+    /// for a path first when the preset has none yet (an OBJ opened alone).
+    fn save_then(&mut self, after: After) -> Action {
+        if self.session.path().is_some() {
+            save(None, after)
+        } else {
+            self.save_as(after)
+        }
+    }
+
+    /// Asks for the path to save to (the preset's file, else
+    /// `untitled.toml`), then does what comes `after`.
+    fn save_as(&mut self, after: After) -> Action {
+        let text = self
+            .session
+            .path()
+            .map_or_else(|| "untitled.toml".to_owned(), |p| p.display().to_string());
+        self.mode = Mode::SaveAs { text, after };
+        Action::None
+    }
+
     /// `r` recovers the offered autosave, `x` discards it, Esc leaves it for
     /// the next start; other keys keep the offer up.
     fn recover_key(&mut self, code: KeyCode, recovery: Recovery) -> Action {
@@ -653,16 +703,32 @@ impl App {
             && !key.modifiers.contains(KeyModifiers::CONTROL)
             && matches!(key.code, KeyCode::Char('+' | '=' | '-'));
         if !step {
-            // Whatever comes next sees the steps applied.
+            // Whatever comes next sees the steps applied: at once, or once
+            // they are in from the background (a quit must see them unsaved,
+            // an undo undo them, a save write them).
             self.flush();
+            if self.work.is_some() {
+                self.held.push(key);
+                return true;
+            }
         }
         let field = matches!(self.mode, Mode::Edit { .. }).then(|| self.mode.clone());
         match self.handle_key(key) {
             Action::Quit => false,
-            Action::SaveAndQuit => {
-                self.apply(Command::Save(None));
-                // A preset without a file, or a failed save: stay, and say why.
-                self.session.is_dirty()
+            Action::Save { path, after } => {
+                self.apply(Command::Save(path));
+                // A failed save: stay, and say why.
+                if self.session.is_dirty() {
+                    return true;
+                }
+                match after {
+                    After::Stay => true,
+                    After::Quit => false,
+                    After::Open(path) => {
+                        self.apply(Command::Load(path));
+                        true
+                    }
+                }
             }
             Action::Abandon => {
                 let Some(autosave) = &mut self.autosave else {
@@ -680,13 +746,6 @@ impl App {
                         true
                     }
                 }
-            }
-            Action::SaveAndOpen(path) => {
-                self.apply(Command::Save(None));
-                if !self.session.is_dirty() {
-                    self.apply(Command::Load(path));
-                }
-                true
             }
             Action::None => true,
             Action::Apply(command) => {

@@ -14,7 +14,7 @@ use ratatui::widgets::{
     Wrap,
 };
 
-use super::app::{App, KEYS, Mode, PIN_KEYS, format_value};
+use super::app::{After, App, KEYS, Mode, PIN_KEYS, format_value};
 use crate::mesh::Vec3;
 use crate::solver::Energies;
 use crate::solver::memory::size;
@@ -430,19 +430,33 @@ fn render_overlay(frame: &mut Frame, app: &App) {
             let title = format!(" {} (now {now}) ", param.label());
             popup(frame, &title, field(text), 40);
         }
-        Mode::SaveAs { text } => popup(frame, " Save as ", field(text), 60),
+        Mode::SaveAs { text, after } => {
+            let title = match after {
+                After::Stay => " Save as ".to_owned(),
+                After::Quit => " Save as, then quit ".to_owned(),
+                After::Open(path) => format!(" Save as, then open {} ", path.display()),
+            };
+            popup(frame, &title, field(text), 60);
+        }
         Mode::ConfirmQuit => popup(
             frame,
             " Unsaved changes ",
             key_lines(&[
-                ("s", "save and quit"),
+                (
+                    "s",
+                    if app.session.path().is_some() {
+                        "save and quit"
+                    } else {
+                        "save as…, then quit"
+                    },
+                ),
                 ("d", "discard the changes and quit"),
                 ("Ctrl-C", "quit, keeping them for the next run"),
                 ("other", "stay"),
             ]),
             50,
         ),
-        Mode::ConfirmOverwrite { path } => {
+        Mode::ConfirmOverwrite { path, .. } => {
             let title = format!(" {} exists ", path.display());
             let keys = [("y", "replace it"), ("other", "keep it")];
             popup(frame, &title, key_lines(&keys), 50);
@@ -450,7 +464,14 @@ fn render_overlay(frame: &mut Frame, app: &App) {
         Mode::ConfirmOpen { path } => {
             let title = format!(" Unsaved changes: open {}? ", path.display());
             let keys = [
-                ("s", "save, then open"),
+                (
+                    "s",
+                    if app.session.path().is_some() {
+                        "save, then open"
+                    } else {
+                        "save as…, then open"
+                    },
+                ),
                 ("d", "discard the changes and open"),
                 ("other", "stay"),
             ];
