@@ -564,6 +564,32 @@ fn control_chords_are_not_their_letters() {
     assert_eq!(app.status, "nothing to redo");
 }
 
+/// An iteration count must be a whole number: `-0.1` is refused as
+/// such (it used to round to 0 and read "must be at least 1, found 0").
+#[test]
+fn a_typed_iteration_count_must_be_whole() {
+    let mut app = cloth();
+    app.selected = app
+        .params()
+        .iter()
+        .position(|p| *p == ParamId::Iterations)
+        .unwrap();
+    for (typed, says) in [
+        ("-0.1", "not a whole number"),
+        ("2.5", "not a whole number"),
+    ] {
+        app.handle_key(key(KeyCode::Enter));
+        type_text(&mut app, typed);
+        assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+        assert!(app.status.starts_with(says), "{typed}: {}", app.status);
+        app.handle_key(key(KeyCode::Esc));
+    }
+    app.handle_key(key(KeyCode::Enter));
+    type_text(&mut app, "12");
+    assert!(app.on_key(key(KeyCode::Enter)));
+    assert_eq!(app.session.preset().sim.iterations, 12);
+}
+
 /// A message longer than the screen is wide wraps onto more rows (it was
 /// cut: `…must not be negative, foun`), and a typed value's error names the
 /// field, not the preset's file, which is not at fault.
@@ -613,6 +639,17 @@ fn enter_types_a_value() {
     assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
     assert!(app.status.contains("not a number"), "{}", app.status);
     assert_eq!(app.mode, field("1e4x"));
+    // Past f64 (it read "not a number").
+    app.handle_key(ctrl('u'));
+    type_text(&mut app, "1e400");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    assert!(
+        app.status.starts_with("not a finite number"),
+        "{}",
+        app.status
+    );
+    app.handle_key(ctrl('u'));
+    type_text(&mut app, "1e4x");
     app.handle_key(key(KeyCode::Backspace));
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),

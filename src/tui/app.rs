@@ -424,18 +424,27 @@ impl App {
                 text,
                 key,
                 |text| Mode::Edit { param, text },
-                |app, text| match text.parse::<f64>() {
-                    Ok(value) if value.is_finite() => {
-                        Action::Apply(param.command(value, app.session.preset()))
-                    }
-                    _ => {
-                        // The field stays open with the text, to be corrected.
-                        app.status = format!("not a number: '{text}' (Esc cancels)");
-                        app.mode = Mode::Edit {
-                            param,
-                            text: text.to_owned(),
-                        };
-                        Action::None
+                |app, text| {
+                    let value = match text.parse::<f64>() {
+                        Ok(v) if !v.is_finite() => Err("not a finite number"),
+                        // (An iteration count of -0.1 read "found 0".)
+                        Ok(v) if param == ParamId::Iterations && v.fract() != 0.0 => {
+                            Err("not a whole number")
+                        }
+                        Ok(v) => Ok(v),
+                        Err(_) => Err("not a number"),
+                    };
+                    match value {
+                        Ok(value) => Action::Apply(param.command(value, app.session.preset())),
+                        Err(what) => {
+                            // The field stays open with the text, to be corrected.
+                            app.status = format!("{what}: '{text}' (Esc cancels)");
+                            app.mode = Mode::Edit {
+                                param,
+                                text: text.to_owned(),
+                            };
+                            Action::None
+                        }
                     }
                 },
             ),
