@@ -37,7 +37,7 @@ pub enum Command {
         frames: Option<usize>,
         /// Save a PNG (`.png`, in an existing directory) of the whole window
         /// after --frames (default 30) frames and quit; fails if the 3D
-        /// view is blank.
+        /// view is blank or its surface did not move with the simulation.
         #[arg(long)]
         screenshot: Option<PathBuf>,
         /// Overlays to turn on, comma-separated.

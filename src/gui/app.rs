@@ -797,7 +797,8 @@ impl eframe::App for EditorApp {
         if let Some(run) = &mut self.script {
             let (view, has_scene) = (self.viewport.rect, self.viewport.has_scene());
             let frame = self.session.state().frame;
-            run.frame_done(&ctx, view, has_scene, rates, frame, woken);
+            let projected = self.viewport.projected();
+            run.frame_done(&ctx, (view, projected), has_scene, rates, frame, woken);
         }
     }
 

@@ -1,6 +1,6 @@
 //! Headless capture (`softbody gui --frames N --screenshot out.png`): play
 //! N UI frames, save a screenshot of the whole window, check that the 3D
-//! view shows the mesh, and close.
+//! view shows the mesh, and that it moved with the simulation, and close.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use eframe::egui::{self, ColorImage, Rect};
 
+use super::camera::Projected;
 use super::scene::CLEAR;
 
 /// A scripted run: play `frames` UI frames, then save a screenshot (if
@@ -22,13 +23,52 @@ pub struct Script {
     pub outcome: Arc<Mutex<Result<(), String>>>,
 }
 
+/// A screenshot to come, and where the simulation's vertices were on
+/// screen (pixels) in the frame it shows.
+struct Shot {
+    image: Arc<Mutex<Option<Arc<ColorImage>>>>,
+    vertices: Vec<Option<[f64; 2]>>,
+}
+
+impl Shot {
+    /// Asks `ctx` for a screenshot of the frame whose vertices are
+    /// `projected` (points).
+    fn request(ctx: &egui::Context, projected: &[Option<Projected>]) -> Self {
+        let image: Arc<Mutex<Option<Arc<ColorImage>>>> = Arc::default();
+        let slot = Arc::clone(&image);
+        ctx.request_screenshot(move |shot| {
+            if let Ok(mut s) = slot.lock() {
+                *s = Some(shot);
+            }
+        });
+        let ppp = f64::from(ctx.pixels_per_point());
+        let vertices = (projected.iter())
+            .map(|p| p.map(|p| p.screen.map(|v| v * ppp)))
+            .collect();
+        Self { image, vertices }
+    }
+
+    /// The screenshot, once it came.
+    fn image(&self) -> Option<Arc<ColorImage>> {
+        self.image.lock().ok().and_then(|s| s.clone())
+    }
+}
+
+/// The frame of a scripted run whose screenshot the last is compared with
+/// (the first frames may lay out the view before the scene draws).
+const FIRST_SHOT: usize = 3;
+
+/// How far (pixels) some vertex must move on screen between the two
+/// screenshots for the 3D view to have to change.
+const MOVED_PIXELS: f64 = 6.0;
+
 /// The progress of a [`Script`].
 pub struct ScriptRun {
     script: Script,
     started: std::time::Instant,
     drawn: usize,
-    requested: bool,
-    shot: Arc<Mutex<Option<Arc<ColorImage>>>>,
+    first: Option<Shot>,
+    last: Option<Shot>,
 }
 
 impl ScriptRun {
@@ -38,21 +78,22 @@ impl ScriptRun {
             script,
             started: std::time::Instant::now(),
             drawn: 0,
-            requested: false,
-            shot: Arc::default(),
+            first: None,
+            last: None,
         }
     }
 
     /// Advances after a frame was laid out; `view` is the 3D view's
-    /// rectangle (points), `has_scene` whether it drew in 3D, `rates` the
-    /// UI and simulation frames per second and `frame` the simulation's
-    /// frame (reported at the end, with the run's wall time). With `woken`
-    /// the simulation's next frame repaints (the run then counts the frames
-    /// it draws, as a user sees them); otherwise the run repaints at once.
+    /// rectangle (points) and `projected` where the simulation's vertices
+    /// appear in it, `has_scene` whether it drew in 3D, `rates` the UI and
+    /// simulation frames per second and `frame` the simulation's frame
+    /// (reported at the end, with the run's wall time). With `woken` the
+    /// simulation's next frame repaints (the run then counts the frames it
+    /// draws, as a user sees them); otherwise the run repaints at once.
     pub fn frame_done(
         &mut self,
         ctx: &egui::Context,
-        view: Option<Rect>,
+        (view, projected): (Option<Rect>, &[Option<Projected>]),
         has_scene: bool,
         rates: [f64; 2],
         frame: u64,
@@ -62,31 +103,39 @@ impl ScriptRun {
         if !woken || self.drawn >= self.script.frames {
             ctx.request_repaint();
         }
+        let Some(path) = self.script.screenshot.clone() else {
+            if self.drawn >= self.script.frames {
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+            return;
+        };
+        if self.drawn == FIRST_SHOT && self.script.frames > FIRST_SHOT {
+            self.first = Some(Shot::request(ctx, projected));
+        }
         if self.drawn < self.script.frames {
             return;
         }
-        let Some(path) = self.script.screenshot.clone() else {
-            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        let Some(last) = &self.last else {
+            self.last = Some(Shot::request(ctx, projected));
             return;
         };
-        if !self.requested {
-            self.requested = true;
-            let slot = Arc::clone(&self.shot);
-            ctx.request_screenshot(move |image| {
-                if let Ok(mut s) = slot.lock() {
-                    *s = Some(image);
-                }
-            });
-            return;
-        }
-        let Some(image) = self.shot.lock().ok().and_then(|mut s| s.take()) else {
+        let Some(image) = last.image() else {
             return;
         };
         let region = view.map(|r| {
             let ppp = ctx.pixels_per_point();
             [r.min.x, r.min.y, r.max.x, r.max.y].map(|v| (v * ppp).round().max(0.0) as usize)
         });
-        let result = save_and_check(&image, &path, region, has_scene);
+        let first = self.first.as_ref().and_then(|f| Some((f.image()?, f)));
+        let result = save_and_check(&image, &path, region, has_scene).and_then(|count| {
+            match (first, region) {
+                (Some((before, shot)), Some(region)) => {
+                    check_moved((&before, &shot.vertices), (&image, &last.vertices), region)?;
+                    Ok(count)
+                }
+                _ => Ok(count),
+            }
+        });
         let [ui_fps, sim_fps] = rates;
         let seconds = self.started.elapsed().as_secs_f64();
         let memory =
@@ -223,9 +272,132 @@ pub fn check_not_blank(
     Ok(count)
 }
 
+/// Checks that the shaded surface in the 3D view (`region`, pixels) moved
+/// from the screenshot `before` to `after` as the simulation's vertices did
+/// (their positions, pixels, in each): where those seen in both moved on
+/// average by at least [`MOVED_PIXELS`], the centroid of the surface's
+/// pixels (its colour: [`is_surface`]) must follow by at least a fifth of
+/// that, in the same direction. The shaded surface once stayed at the pose
+/// it was made in while the simulation moved, and the blank-view check
+/// passed; the markers drawn over it (pins, a selection) are not its colour.
+///
+/// # Errors
+/// What did not move.
+fn check_moved(
+    (before, from): (&ColorImage, &[Option<[f64; 2]>]),
+    (after, to): (&ColorImage, &[Option<[f64; 2]>]),
+    region: [usize; 4],
+) -> Result<(), String> {
+    let [x0, y0, x1, y1] = region.map(|v| v as f64);
+    let inside = |p: &[f64; 2]| (x0..x1).contains(&p[0]) && (y0..y1).contains(&p[1]);
+    let (mut sum, mut seen) = ([0.0; 2], 0.0);
+    for (a, b) in from.iter().zip(to) {
+        if let (Some(a), Some(b)) = (a, b)
+            && inside(a)
+            && inside(b)
+        {
+            sum = [sum[0] + b[0] - a[0], sum[1] + b[1] - a[1]];
+            seen += 1.0;
+        }
+    }
+    let moved = [sum[0] / seen, sum[1] / seen];
+    let distance = moved[0].hypot(moved[1]);
+    if seen == 0.0 || distance < MOVED_PIXELS {
+        return Ok(());
+    }
+    let (Some(c0), Some(c1)) = (
+        surface_centroid(before, region),
+        surface_centroid(after, region),
+    ) else {
+        // The surface is hidden (the tets drawn instead) or out of view.
+        return Ok(());
+    };
+    let followed = [c1[0] - c0[0], c1[1] - c0[1]];
+    let along = (followed[0] * moved[0] + followed[1] * moved[1]) / distance;
+    if along < 0.2 * distance {
+        return Err(format!(
+            "the simulation moved the body by {distance:.0} pixels on screen, but the drawn \
+             surface moved {along:.1} pixels that way"
+        ));
+    }
+    Ok(())
+}
+
+/// The centroid (pixels) of the surface-coloured pixels of `image` in
+/// `region`, if there are at least 50.
+fn surface_centroid(image: &ColorImage, region: [usize; 4]) -> Option<[f64; 2]> {
+    let [w, h] = image.size;
+    let (x0, x1) = (region[0].min(w), region[2].min(w));
+    let (y0, y1) = (region[1].min(h), region[3].min(h));
+    let (mut sum, mut count) = ([0.0; 2], 0usize);
+    for y in y0..y1 {
+        for x in x0..x1 {
+            if is_surface(image.pixels[y * w + x]) {
+                sum = [sum[0] + x as f64, sum[1] + y as f64];
+                count += 1;
+            }
+        }
+    }
+    (count >= 50).then(|| sum.map(|s| s / count as f64))
+}
+
+/// Whether `colour` is the shaded surface's orange, lit or in shade
+/// (hue 5–35°, saturated): not the grid's grey, the clear colour, the
+/// tets' teal or the yellow pin markers.
+fn is_surface(colour: egui::Color32) -> bool {
+    let [r, g, b, _] = colour.to_array().map(f64::from);
+    let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+    if r < max || max < 60.0 || (max - min) < 0.35 * max {
+        return false;
+    }
+    let hue = 60.0 * (g - b) / (max - min);
+    (5.0..=35.0).contains(&hue)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A surface that stays put while the vertices move is refused; one
+    /// that moves with them, vertices that barely move and a view without
+    /// the surface pass.
+    #[test]
+    fn a_surface_that_does_not_follow_the_motion_is_refused() {
+        let clear = egui::Color32::from_rgb(38, 41, 48);
+        // A 10 × 10 block of lit orange, its top left at `at`, and a yellow
+        // marker block that moves either way.
+        let drawn = |at: usize, marker: usize| {
+            let mut image = ColorImage::filled([60, 40], clear);
+            for y in 5..15 {
+                for x in at..at + 10 {
+                    image.pixels[y * 60 + x] = egui::Color32::from_rgb(226, 120, 72);
+                }
+                image.pixels[y * 60 + marker] = egui::Color32::from_rgb(240, 200, 40);
+            }
+            image
+        };
+        let region = [0, 0, 60, 40];
+        let at = |x: f64| vec![Some([x, 10.0]), Some([x + 5.0, 12.0]), None];
+        let (before, after) = (
+            (&drawn(5, 2), &at(5.0)[..]),
+            (&drawn(30, 50), &at(30.0)[..]),
+        );
+        assert!(check_moved(before, after, region).is_ok());
+        let stayed = (&drawn(5, 50), &at(30.0)[..]);
+        let error = check_moved(before, stayed, region).unwrap_err();
+        assert!(error.contains("moved the body by 25 pixels"), "{error}");
+        // Barely moved; out of the view; no surface drawn.
+        assert!(check_moved(before, (&drawn(5, 2), &at(8.0)[..]), region).is_ok());
+        assert!(check_moved((&drawn(5, 2), &at(70.0)), stayed, region).is_ok());
+        let empty = ColorImage::filled([60, 40], clear);
+        assert!(check_moved((&empty, &at(5.0)), (&empty, &at(30.0)), region).is_ok());
+        assert!(is_surface(egui::Color32::from_rgb(120, 64, 38)), "in shade");
+        assert!(
+            !is_surface(egui::Color32::from_rgb(90, 170, 190)),
+            "the tets"
+        );
+        assert!(!is_surface(clear));
+    }
 
     #[test]
     fn blank_views_are_refused() {

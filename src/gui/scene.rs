@@ -77,6 +77,9 @@ struct DynamicMesh {
     sequential: bool,
     mesh: Option<Gm<Mesh, PhysicalMaterial>>,
     vertices: usize,
+    /// The mesh's triangles, to make it again from (see
+    /// [`DynamicMesh::update`]).
+    indices: Vec<u32>,
 }
 
 impl DynamicMesh {
@@ -87,6 +90,7 @@ impl DynamicMesh {
             sequential,
             mesh: None,
             vertices: 0,
+            indices: Vec::new(),
         }
     }
 
@@ -103,30 +107,36 @@ impl DynamicMesh {
     }
 
     /// Uploads `data`: new buffers for new triangles or vertex count, else
-    /// the positions and normals only.
+    /// the positions and normals only (or, where three-d refuses those, the
+    /// mesh again with the triangles it had).
     fn update(&mut self, context: &Context, data: MeshData) {
-        if let (None, Some(mesh)) = (&data.indices, &mut self.mesh)
-            && data.positions.len() == self.vertices
-        {
-            // Lengths match the buffers: these cannot fail.
-            let _ = mesh.set_positions(&data.positions);
-            let _ = mesh.set_normals(&data.normals);
-            return;
-        }
-        let indices = match data.indices {
-            Some(indices) => indices,
+        let same_vertices = data.positions.len() == self.vertices;
+        match data.indices {
+            Some(indices) => self.indices = indices,
+            None if same_vertices && self.mesh.is_some() => {
+                if let Some(gm) = &mut self.mesh
+                    && write_vertices(&mut gm.geometry, &data).is_ok()
+                {
+                    return;
+                }
+            }
             // Unshared vertices (the tets): triangle i is 3i, 3i+1, 3i+2.
-            None if self.sequential => (0..data.positions.len() as u32).collect(),
+            None if self.sequential => self.indices = (0..data.positions.len() as u32).collect(),
             // A vertex count changed without triangles: wait for them.
-            None => return,
-        };
+            None if !same_vertices => return,
+            None => {}
+        }
         self.vertices = data.positions.len();
         let cpu = CpuMesh {
             positions: Positions::F32(data.positions),
             normals: Some(data.normals),
-            indices: Indices::U32(indices),
+            indices: Indices::U32(self.indices.clone()),
             ..Default::default()
         };
+        if let Some(gm) = &mut self.mesh {
+            gm.geometry = Mesh::new(context, &cpu);
+            return;
+        }
         let mut material = PhysicalMaterial::new_opaque(
             context,
             &CpuMaterial {
@@ -139,6 +149,19 @@ impl DynamicMesh {
         material.render_states.cull = self.cull;
         self.mesh = Some(Gm::new(Mesh::new(context, &cpu), material));
     }
+}
+
+/// Writes `data`'s positions and normals into `mesh`'s buffers. three-d
+/// 0.19 checks their length against the mesh's index count, not its vertex
+/// count (`Mesh::vertex_count`), so `set_positions` of any indexed mesh
+/// fails: with its error ignored, the shaded surface stayed at the pose it
+/// was made in while the simulation moved. Writing from the first vertex
+/// passes that check wherever there are at least as many indices as
+/// vertices (every vertex in a triangle); `Err` otherwise, and the mesh is
+/// then made again.
+fn write_vertices(mesh: &mut Mesh, data: &MeshData) -> Result<(), three_d::RendererError> {
+    mesh.set_positions_partially(0, &data.positions)?;
+    mesh.set_normals_partially(0, &data.normals)
 }
 
 /// The GPU scene. Held as `Arc<Mutex<Scene>>` so the paint callback

@@ -164,6 +164,12 @@ impl Viewport3d {
         self.gesture = None;
     }
 
+    /// Where the simulation's vertices appear in the view laid out last
+    /// (points; `None` behind the camera).
+    pub fn projected(&self) -> &[Option<Projected>] {
+        &self.projected
+    }
+
     /// Lays out the view in `ui`'s remaining space, handles the mouse and
     /// draws; returns what the person did.
     pub fn show(&mut self, ui: &mut egui::Ui, input: &ViewInput<'_>) -> Vec<ViewEvent> {
