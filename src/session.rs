@@ -521,6 +521,22 @@ impl Session {
         self.path.as_deref()
     }
 
+    /// Where to offer saving the preset: its file; for one without (an
+    /// OBJ or tet file opened alone) a `.toml` of the mesh's name beside
+    /// it; else `untitled.toml` in the working directory.
+    pub fn suggested_path(&self) -> PathBuf {
+        if let Some(path) = &self.path {
+            return path.clone();
+        }
+        match &self.preset.mesh {
+            MeshSource::Obj(mesh) | MeshSource::TetFile(mesh) => {
+                let base = Path::new(UNTITLED).parent().unwrap_or(Path::new(""));
+                base.join(mesh).with_extension("toml")
+            }
+            MeshSource::Grid(_) => PathBuf::from(UNTITLED),
+        }
+    }
+
     /// Whether the preset differs from the file it was loaded from or last
     /// saved to.
     pub fn is_dirty(&self) -> bool {

@@ -467,6 +467,18 @@ fn bad_commands_leave_the_session_unchanged() {
     assert_eq!(s.solver().model().weights, preset.material.weights);
 }
 
+/// Saving is offered at the preset's file; for an OBJ opened alone, beside
+/// it under its name (it was `untitled.toml` in the working directory).
+#[test]
+fn saving_is_offered_beside_an_opened_mesh() {
+    let obj = Session::new(Preset::for_obj(Path::new("meshes/box.obj")), None).unwrap();
+    assert_eq!(obj.suggested_path(), PathBuf::from("meshes/box.toml"));
+    let grid = Session::new(Preset::default(), None).unwrap();
+    assert_eq!(grid.suggested_path(), PathBuf::from("untitled.toml"));
+    let file = Session::open(Path::new("presets/denim.toml")).unwrap();
+    assert_eq!(file.suggested_path(), PathBuf::from("presets/denim.toml"));
+}
+
 /// Saving as into another directory keeps the mesh: a relative mesh path
 /// is rewritten to name the same file from there, and the saved preset
 /// loads and builds the same model.

@@ -556,12 +556,14 @@ impl EditorApp {
         });
         let mut dialog = match kind {
             DialogType::SaveFile => {
-                let name = self.session.path().and_then(Path::file_name).map_or_else(
+                let suggested = self.session.suggested_path();
+                let name = suggested.file_name().map_or_else(
                     || "untitled.toml".into(),
                     |n| n.to_string_lossy().into_owned(),
                 );
+                let dir = suggested.parent().filter(|d| !d.as_os_str().is_empty());
                 FileDialog::save_file()
-                    .initial_path(start)
+                    .initial_path(dir.map_or(start, Path::to_owned))
                     .default_filename(name)
             }
             _ => FileDialog::open_file()

@@ -139,7 +139,13 @@ fn accuracy(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
             out.push(Request::MeasureAccuracy);
         }
         match session.accuracy() {
-            Some((frame, accuracy)) => ui.label(format!("frame {frame}: {accuracy}")),
+            // Cut to the panel's width (it pushed the plot out of the
+            // window), whole on hover.
+            Some((frame, accuracy)) => {
+                let text = format!("frame {frame}: {accuracy}");
+                ui.add(egui::Label::new(&text).truncate())
+                    .on_hover_text(text)
+            }
             None => ui.weak("not measured"),
         };
     });

@@ -664,13 +664,10 @@ impl App {
         }
     }
 
-    /// Asks for the path to save to (the preset's file, else
-    /// `untitled.toml`), then does what comes `after`.
+    /// Asks for the path to save to ([`Session::suggested_path`]), then
+    /// does what comes `after`.
     fn save_as(&mut self, after: After) -> Action {
-        let text = self
-            .session
-            .path()
-            .map_or_else(|| "untitled.toml".to_owned(), |p| p.display().to_string());
+        let text = self.session.suggested_path().display().to_string();
         self.mode = Mode::SaveAs { text, after };
         Action::None
     }
