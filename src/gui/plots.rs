@@ -5,10 +5,11 @@
 //! (convergence). Hovering shows the values.
 
 use eframe::egui;
-use egui_plot::{HoverPosition, Legend, Line, Plot, PlotPoints, Points};
+use egui_plot::{GridInput, GridMark, HoverPosition, Legend, Line, Plot, PlotPoints, Points};
 
 use super::panels::Request;
 use crate::model::Model;
+use crate::param::format_value;
 use crate::session::{Frame, History, Session};
 use crate::solver::Energies;
 
@@ -162,6 +163,57 @@ fn live_plot<'a>(id: &str, axes: [&str; 2], x_name: &'static str, unit: &'static
         .allow_drag(false)
         .auto_bounds(true)
         .label_formatter(hover_label(unit, x_name))
+        .y_grid_spacer(labelled_steps)
+        .y_axis_formatter(|mark, _| tick_label(mark.value))
+}
+
+/// A value axis's label: 4 significant digits ([`format_value`]), without
+/// the trailing zeros of an exponent form (`-5e-6`, not `-5.000e-6`).
+fn tick_label(value: f64) -> String {
+    let text = format_value(value);
+    match text.split_once('e') {
+        Some((mantissa, exponent)) if mantissa.contains('.') => {
+            let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+            format!("{mantissa}e{exponent}")
+        }
+        _ => text,
+    }
+}
+
+/// The smallest on-screen spacing (points) of labelled marks.
+const LABEL_SPACING: f64 = 30.0;
+
+/// The marks of a value axis: labelled ones at the multiples of the
+/// smallest of 1, 2 or 5 × 10^k at least [`LABEL_SPACING`] apart on screen,
+/// and fainter lines between (a fifth of that, or a half of a 2). egui_plot's
+/// decade steps left a range of ±0.9 with only its 0 labelled, the next
+/// decade's marks being too close for labels.
+fn labelled_steps(input: GridInput) -> Vec<GridMark> {
+    // `base_step_size` is the value across egui_plot's smallest grid
+    // spacing, 8 points.
+    let wanted = input.base_step_size * LABEL_SPACING / 8.0;
+    if !(wanted.is_finite() && wanted > 0.0) {
+        return Vec::new();
+    }
+    let decade = 10f64.powf(wanted.log10().floor());
+    let (step, fine) = [(1.0, 0.2), (2.0, 1.0), (5.0, 1.0), (10.0, 2.0)]
+        .into_iter()
+        .map(|(s, f)| (s * decade, f * decade))
+        .find(|&(s, _)| s >= wanted * (1.0 - 1e-9))
+        .unwrap_or((10.0 * decade, 2.0 * decade));
+    let (lo, hi) = input.bounds;
+    let first = (lo / fine).ceil() as i64;
+    let last = (hi / fine).floor() as i64;
+    if last - first > 10_000 {
+        return Vec::new();
+    }
+    let per_step = (step / fine).round() as i64;
+    (first..=last)
+        .map(|k| GridMark {
+            value: k as f64 * fine,
+            step_size: if k % per_step == 0 { step } else { fine },
+        })
+        .collect()
 }
 
 /// The energies over the last [`WINDOW_SECONDS`].
@@ -224,6 +276,45 @@ mod tests {
     use super::*;
     use crate::preset::Preset;
     use crate::session::Session;
+
+    /// A range of ±0.9 on a plot whose decade steps labelled only its 0
+    /// gets labels every 0.2, lines every 0.1; the labels of tiny values
+    /// are short.
+    #[test]
+    fn value_axes_are_labelled_in_steps_of_1_2_or_5() {
+        let marks = labelled_steps(GridInput {
+            bounds: (-0.9, 0.9),
+            base_step_size: 0.05,
+        });
+        let labelled: Vec<f64> = (marks.iter())
+            .filter(|m| m.step_size == 0.2)
+            .map(|m| (m.value * 10.0).round() / 10.0)
+            .collect();
+        assert_eq!(labelled, [-0.8, -0.6, -0.4, -0.2, 0.0, 0.2, 0.4, 0.6, 0.8]);
+        assert_eq!(marks.len(), 19);
+        assert!(
+            marks
+                .iter()
+                .all(|m| m.step_size == 0.2 || m.step_size == 0.1)
+        );
+        // A 5: lines every 1.
+        let five = labelled_steps(GridInput {
+            bounds: (0.0, 20.0),
+            base_step_size: 1.0,
+        });
+        assert!(five.iter().filter(|m| m.step_size == 5.0).count() == 5);
+        assert!(
+            labelled_steps(GridInput {
+                bounds: (0.0, 1.0),
+                base_step_size: f64::NAN,
+            })
+            .is_empty()
+        );
+        assert_eq!(tick_label(-5e-6), "-5e-6");
+        assert_eq!(tick_label(1.25e-5), "1.25e-5");
+        assert_eq!(tick_label(0.4), "0.4");
+        assert_eq!(tick_label(0.0), "0");
+    }
 
     #[test]
     fn a_cloth_graphs_its_spring_types_and_not_the_tet_ones() {
