@@ -477,6 +477,10 @@ fn tetrahedralize(
     json: bool,
 ) -> Result<(), Failure> {
     use softbody::model::tetra::{self, QualityReport, TetraOptions};
+    if let Some(out) = output {
+        // Before the work: a bad name is not found a minute later.
+        mesh::check_tet_output(out).map_err(|e| Failure::BadInput(e.into()))?;
+    }
     let (surface, _) = mesh::load_obj(file, &ImportOptions::default(), &ValidateOptions::default())
         .map_err(|e| Failure::BadInput(e.into()))?;
     let result = tetra::tetrahedralize(&surface, &TetraOptions { resolution }).map_err(|e| {
@@ -487,13 +491,8 @@ fn tetrahedralize(
     })?;
     let report = QualityReport::new(&surface, &result, resolution);
     if let Some(out) = output {
-        mesh::write_tet_mesh(out, &result.mesh, mesh::MshVersion::default()).map_err(|e| {
-            if matches!(e.kind, mesh::TetIoErrorKind::UnsupportedExtension { .. }) {
-                Failure::BadInput(e.into())
-            } else {
-                Failure::Runtime(e.into())
-            }
-        })?;
+        mesh::write_tet_mesh(out, &result.mesh, mesh::MshVersion::default())
+            .map_err(|e| Failure::Runtime(e.into()))?;
     }
     if json {
         print_json(&report)?;

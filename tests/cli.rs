@@ -464,6 +464,11 @@ fn absurd_numbers_are_refused_with_the_limit() {
             &["inspect", "presets/denim.toml", "--weld", "0.01"],
             "--weld applies to OBJ files",
         ),
+        // Refused before the work, naming the directory.
+        (
+            &["tetrahedralize", "meshes/box.obj", "-o", "tests"],
+            "tests: is a directory; name the file to write in it",
+        ),
         // Options of the other mode are refused, not ignored.
         (&["bench", "--every", "5"], "--accuracy"),
         (&["bench", "--max-iterations", "5"], "--accuracy"),

@@ -26,7 +26,8 @@ pub use raw::{GroupKind, NO_TEXCOORD, RawGroup, RawMesh};
 pub use report::{Bounds, GroupSummary, MeshReport};
 pub use tet::{TetMesh, TetMeshError};
 pub use tet_io::{
-    MshVersion, TetIoError, TetIoErrorKind, read_tet_mesh, tetgen_paths, write_tet_mesh,
+    MshVersion, TetIoError, TetIoErrorKind, check_tet_output, read_tet_mesh, tetgen_paths,
+    write_tet_mesh,
 };
 pub use texcoords::TexCoords;
 pub use topology::EdgeTopology;

@@ -75,6 +75,9 @@ pub enum TetIoErrorKind {
         /// The supported extensions, for the message.
         supported: &'static str,
     },
+    /// An output path that is a directory.
+    #[error("is a directory; name the file to write in it ({WRITE_EXTENSIONS})")]
+    IsADirectory,
     /// NUL bytes or invalid UTF-8 where text was expected.
     #[error("binary data where text was expected")]
     NotText,
@@ -288,18 +291,35 @@ pub fn write_tet_mesh(
     mesh: &TetMesh,
     msh_version: MshVersion,
 ) -> Result<(), TetIoError> {
+    check_tet_output(path)?;
     match extension(path).as_str() {
         "node" | "ele" => write_tetgen(path, mesh),
         "msh" => write_msh(path, mesh, msh_version),
-        "vtk" => write_vtk(path, mesh),
-        other => Err(TetIoError::new(
+        _ => write_vtk(path, mesh),
+    }
+}
+
+/// Whether [`write_tet_mesh`] can write to `path`, checked before the work
+/// that makes the mesh: a supported extension, and not a directory.
+///
+/// # Errors
+/// [`TetIoErrorKind::UnsupportedExtension`] for another extension,
+/// [`TetIoErrorKind::IsADirectory`] for a directory.
+pub fn check_tet_output(path: &Path) -> Result<(), TetIoError> {
+    if path.is_dir() {
+        return Err(TetIoError::new(path, TetIoErrorKind::IsADirectory));
+    }
+    let extension = extension(path);
+    if !matches!(extension.as_str(), "node" | "ele" | "msh" | "vtk") {
+        return Err(TetIoError::new(
             path,
             TetIoErrorKind::UnsupportedExtension {
-                extension: other.to_owned(),
+                extension,
                 supported: WRITE_EXTENSIONS,
             },
-        )),
+        ));
     }
+    Ok(())
 }
 
 /// The `.node` and `.ele` files of a TetGen mesh given either of them or their

@@ -196,7 +196,7 @@ pub enum SolverError {
     Cancelled,
     /// The simulation diverged; the state was left at the last good frame.
     #[error(
-        "simulation blew up at frame {frame}: {reason}; paused at the last good frame \
+        "simulation blew up at frame {frame}: {reason}; the state stays at the last good frame \
          (try a smaller time step, more substeps or iterations, or lower the stiffest weight)"
     )]
     BlowUp {
