@@ -374,6 +374,32 @@ fn a_number_box_left_unedited_changes_nothing() {
     assert_eq!(app.session.undo_len(), 1);
 }
 
+/// A typed `nan` or `inf` is no number: the box goes back to the value
+/// (a logarithmic slider turned `nan` into infinity, reported as "inf is
+/// not a finite number").
+#[test]
+fn a_typed_value_that_is_not_finite_changes_nothing() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    let before = harness.state().session.preset().clone();
+    for typed in ["nan", "inf"] {
+        let field = number_box(&harness, "structural");
+        click_at(&mut harness, field, Modifiers::NONE);
+        harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+        harness.step();
+        harness.event(egui::Event::Text(typed.into()));
+        harness.step();
+        harness.key_press(Key::Enter);
+        harness.run();
+        let app = harness.state();
+        assert_eq!(app.session.preset(), &before, "{typed}");
+        assert!(
+            !app.message.starts_with("error"),
+            "{typed}: {}",
+            app.message
+        );
+    }
+}
+
 /// A number typed into a slider's box is one change once entered, not one
 /// per key (typing 0.05 into dt used to send 0 first, an error).
 #[test]

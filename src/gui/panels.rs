@@ -132,7 +132,9 @@ fn gesture(response: &egui::Response, out: &mut Vec<Request>) {
 /// Parses a typed number as egui does (whitespace ignored, `−` for `-`),
 /// except that the text shown for `current`, left unchanged, gives back
 /// `current` exactly: clicking into a box and out again used to apply its
-/// rounded display (a weight of 1234.5678 became 1235).
+/// rounded display (a weight of 1234.5678 became 1235). A value that is
+/// not finite is no value (the field goes back): a logarithmic slider turned
+/// a typed `nan` into infinity, reported as "inf is not a finite number".
 fn keep_unedited(current: f64) -> impl Fn(&str) -> Option<f64> {
     let shown = format_value(current);
     move |text| {
@@ -144,7 +146,7 @@ fn keep_unedited(current: f64) -> impl Fn(&str) -> Option<f64> {
         if text == shown {
             Some(current)
         } else {
-            text.parse().ok()
+            text.parse().ok().filter(|v: &f64| v.is_finite())
         }
     }
 }
