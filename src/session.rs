@@ -56,7 +56,7 @@ use crate::mesh::{ImportError, Vec3};
 use crate::model::tetra::TetraOptions;
 use crate::model::{Attachment, Model, Pins};
 use crate::preset::{
-    Build, BuildKind, Built, MeshSource, Preset, PresetError, PresetErrorKind, Selector,
+    Build, BuildKind, Built, MeshSource, Preset, PresetError, PresetErrorKind, Selector, View,
 };
 use crate::solver::accuracy::{self, Accuracy};
 use crate::solver::{Energies, SimParams, Solver, SolverError, State, StepReport, Timings};
@@ -519,6 +519,19 @@ impl Session {
     /// The preset's file, if it has one.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// Keeps `view` (the editor's camera) as the preset's, for the next
+    /// save to write. A camera is not a change: the preset stays as dirty or
+    /// clean as it was, and undo and redo do not bring another back.
+    pub fn keep_view(&mut self, view: View) {
+        for preset in [&mut self.preset, &mut self.saved]
+            .into_iter()
+            .chain(self.undo.iter_mut())
+            .chain(self.redo.iter_mut())
+        {
+            preset.view = view;
+        }
     }
 
     /// Where to offer saving the preset: its file; for one without (an

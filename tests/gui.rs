@@ -12,11 +12,11 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use softbody::command::{Command, WeightKind};
 use softbody::gui::app::EditorApp;
 use softbody::gui::camera::Projection;
-use softbody::preset::{Build, BuildKind};
+use softbody::preset::{Build, BuildKind, Preset};
 use softbody::session::Session;
 
 mod common;
-use common::scratch_path;
+use common::{scratch_dir, scratch_path};
 
 /// The editor on `preset`, looking at the model head-on (down −z, so
 /// screen down is world down and a grid row is a screen row).
@@ -372,6 +372,44 @@ fn a_number_box_left_unedited_changes_nothing() {
     let app = harness.state();
     assert_eq!(app.session.preset(), &before);
     assert_eq!(app.session.undo_len(), 1);
+}
+
+/// Ctrl+S writes the camera as the preset's view, so the preset reopens
+/// as it was left; turning the camera is no unsaved change, and undo does
+/// not bring the old view back.
+#[test]
+fn saving_keeps_the_camera() {
+    let dir = scratch_dir("gui-view");
+    let file = dir.join("cloth.toml");
+    let mut session = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
+    session.apply(Command::Save(Some(file.clone()))).unwrap();
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    harness.run();
+    let before = Preset::load(&file).unwrap().view;
+    {
+        let orbit = &mut harness.state_mut().viewport.orbit;
+        orbit.yaw += 0.7;
+        orbit.distance *= 1.5;
+    }
+    harness.run();
+    assert!(!harness.state().session.is_dirty(), "turning is no change");
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::S);
+    harness.run();
+    let app = harness.state();
+    assert!(!app.session.is_dirty(), "{}", app.message);
+    let eye = app.viewport.orbit.eye();
+    let saved = Preset::load(&file).unwrap();
+    assert!((saved.view.eye - eye).norm() < 1e-9, "{:?}", saved.view);
+    assert!((saved.view.eye - before.eye).norm() > 0.1);
+    assert_eq!(saved.view.target, app.viewport.orbit.target);
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    assert_eq!(harness.state().session.preset().view, saved.view);
 }
 
 /// A typed `nan` or `inf` is no number: the box goes back to the value

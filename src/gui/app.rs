@@ -236,6 +236,15 @@ impl EditorApp {
         self.applied(outcome, before);
     }
 
+    /// Saves the preset (to its file, or to `path`) with the camera as it
+    /// is now for its view ([`Session::keep_view`]).
+    fn save(&mut self, path: Option<PathBuf>) {
+        if self.work.is_none() {
+            self.session.keep_view(self.viewport.view());
+        }
+        self.apply(Command::Save(path));
+    }
+
     /// Takes in the session a background command made once it is done,
     /// then carries out the requests held meanwhile; until then, looks
     /// again soon.
@@ -501,7 +510,7 @@ impl EditorApp {
                 Request::SaveAsDialog => self.show_dialog(DialogType::SaveFile),
                 Request::Save => {
                     if self.session.path().is_some() {
-                        self.apply(Command::Save(None));
+                        self.save(None);
                     } else {
                         self.show_dialog(DialogType::SaveFile);
                     }
@@ -587,7 +596,7 @@ impl EditorApp {
                 self.dialog = None;
                 match (kind, path) {
                     // The session adds `.toml` when the name has none.
-                    (DialogType::SaveFile, Some(path)) => self.apply(Command::Save(Some(path))),
+                    (DialogType::SaveFile, Some(path)) => self.save(Some(path)),
                     (_, Some(path)) => self.ask_then(ctx, Pending::Open(path)),
                     (_, None) => {}
                 }
@@ -623,7 +632,7 @@ impl EditorApp {
                             self.show_dialog(DialogType::SaveFile);
                             return;
                         }
-                        self.apply(Command::Save(None));
+                        self.save(None);
                         if self.session.is_dirty() {
                             return; // the save failed: the message says why
                         }

@@ -164,6 +164,15 @@ impl Viewport3d {
         self.gesture = None;
     }
 
+    /// The camera as a preset's view.
+    pub fn view(&self) -> crate::preset::View {
+        crate::preset::View {
+            eye: self.orbit.eye(),
+            target: self.orbit.target,
+            fov_deg: self.orbit.fov_deg,
+        }
+    }
+
     /// Where the simulation's vertices appear in the view laid out last
     /// (points; `None` behind the camera).
     pub fn projected(&self) -> &[Option<Projected>] {
