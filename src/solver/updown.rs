@@ -177,8 +177,39 @@ impl Updown {
 
 /// The update's step through the columns `columns` of a supernode's block
 /// (column-major, `rows` rows), with `w` on the rows from the first of
-/// `columns` on.
+/// `columns` on: in AVX2 and FMA where the CPU has them (the rows' loop
+/// ran as SSE2, ~4.5 % of a settling spot.obj jelly's samples).
 fn rotate_columns(
+    block: &mut [f64],
+    rows: usize,
+    columns: std::ops::Range<usize>,
+    w: &mut [f64],
+    sign: f64,
+) -> Result<(), NotPositive> {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2_fma() {
+        // SAFETY: the CPU has the features the copy is compiled for.
+        return unsafe { rotate_columns_avx2(block, rows, columns, w, sign) };
+    }
+    rotate_columns_with(block, rows, columns, w, sign)
+}
+
+/// [`rotate_columns`] compiled for AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn rotate_columns_avx2(
+    block: &mut [f64],
+    rows: usize,
+    columns: std::ops::Range<usize>,
+    w: &mut [f64],
+    sign: f64,
+) -> Result<(), NotPositive> {
+    rotate_columns_with(block, rows, columns, w, sign)
+}
+
+/// The body of [`rotate_columns`], inlined into each CPU's copy.
+#[inline(always)]
+fn rotate_columns_with(
     block: &mut [f64],
     rows: usize,
     columns: std::ops::Range<usize>,
