@@ -412,6 +412,32 @@ fn saving_keeps_the_camera() {
     assert_eq!(harness.state().session.preset().view, saved.view);
 }
 
+/// A sphere collider's row wraps within the side panel (its seven fields
+/// widened the panel, which stayed wide after the sphere was removed).
+#[test]
+fn a_sphere_collider_does_not_widen_the_side_panel() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    let left = |h: &Harness<'static, EditorApp>| h.state().viewport.rect.unwrap().left();
+    let before = left(&harness);
+    let sphere = softbody::solver::Collider::Sphere {
+        center: softbody::mesh::Vec3::new(0.0, -1.0, 0.0),
+        radius: 0.3,
+        friction: 0.3,
+    };
+    harness
+        .state_mut()
+        .apply(Command::SetParam(softbody::command::Param::Colliders(
+            vec![sphere],
+        )));
+    harness.run();
+    assert_eq!(harness.state().session.preset().sim.colliders.len(), 1);
+    assert!(
+        left(&harness) <= before + 1.0,
+        "{} > {before}",
+        left(&harness)
+    );
+}
+
 /// A typed `nan` or `inf` is no number: the box goes back to the value
 /// (a logarithmic slider turned `nan` into infinity, reported as "inf is
 /// not a finite number").

@@ -558,7 +558,8 @@ fn colliders(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     ui.label("colliders");
     let mut remove = None;
     for (i, collider) in edited.iter_mut().enumerate() {
-        ui.horizontal(|ui| {
+        // Wrapped: a sphere's seven fields widened the panel for good.
+        ui.horizontal_wrapped(|ui| {
             let free = f64::NEG_INFINITY..=f64::INFINITY;
             match collider {
                 Collider::Ground { height, friction } => {
