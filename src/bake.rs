@@ -126,6 +126,13 @@ pub enum BakeError {
          bake into another directory (--out) or move the file"
     )]
     Foreign(PathBuf),
+    /// Another bake of the same preset is writing into the directory (its
+    /// energy CSV is locked); nothing is baked.
+    #[error(
+        "{0}: another bake of this preset is writing into this directory; wait for it, \
+         or bake into another directory (--out)"
+    )]
+    Busy(PathBuf),
     /// Writing an output file failed.
     #[error("{path}: cannot write: {source}")]
     Write {
@@ -180,6 +187,9 @@ pub fn bake(
     let summary_path = options.summary_path();
     let csv_path = options.energy_path();
     check_earlier_outputs(&csv_path, &summary_path)?;
+    // Held to the end: two bakes of one preset into one directory mixed
+    // their frames and lost rows of each other's CSV.
+    let csv_file = lock_energy_csv(&csv_path)?;
     let earlier_objs_removed = if options.every > 0 {
         let earlier = earlier_frames(&options.out, &options.stem)?;
         let mut removed = 0;
@@ -216,7 +226,8 @@ pub fn bake(
     };
     let obj_vertices = kept.vertices.as_ref().map_or(render.len(), Vec::len);
 
-    let mut csv = BufWriter::new(File::create(&csv_path).map_err(write_err(&csv_path))?);
+    csv_file.set_len(0).map_err(write_err(&csv_path))?;
+    let mut csv = BufWriter::new(csv_file);
     write_csv_header(&mut csv).map_err(write_err(&csv_path))?;
 
     // OBJ frames go to a writer thread through a short queue (back-pressure
@@ -418,6 +429,28 @@ fn opens_with(path: &Path, start: &[u8]) -> io::Result<bool> {
 ///
 /// # Errors
 /// [`BakeError::Foreign`] for a file that is not; else a read error.
+/// The energy CSV at `path` (an earlier bake's, not yet emptied, or a new
+/// one) under an exclusive lock, which the system releases however the
+/// process ends; none where the file system has no locks.
+///
+/// # Errors
+/// [`BakeError::Busy`] if another process holds it, [`BakeError::Write`]
+/// if it cannot be opened.
+fn lock_energy_csv(path: &Path) -> Result<File, BakeError> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(write_err(path))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(BakeError::Busy(path.to_owned())),
+        Err(std::fs::TryLockError::Error(e)) if e.kind() == io::ErrorKind::Unsupported => Ok(file),
+        Err(std::fs::TryLockError::Error(e)) => Err(write_err(path)(e)),
+    }
+}
+
 fn check_earlier_outputs(csv: &Path, summary: &Path) -> Result<(), BakeError> {
     if csv.exists() {
         // (Empty: a bake stopped before its header; nothing to lose.)

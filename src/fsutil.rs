@@ -2,13 +2,15 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Writes `path` atomically: `write` fills a new temporary file beside it
 /// (same directory, so the rename cannot cross file systems), which is
 /// flushed to disk and then renamed over `path`. Readers see the old file or
-/// the new one, never a half-written one.
+/// the new one, never a half-written one. A symbolic link is followed (the
+/// file it names is replaced, the link stays), and an existing file's
+/// permissions are kept (a `0640` preset used to become `0644`).
 ///
 /// # Errors
 /// Any I/O error of creating, writing, syncing or renaming the temporary
@@ -35,36 +37,105 @@ pub fn write_replacing(
     replace(path, write, false)
 }
 
+/// Writes two files together, as [`write_atomically`] each, both filled
+/// before either is renamed into place: a failure while writing (a full
+/// disk) leaves both old files, not a new one beside an old one (a TetGen
+/// `.node` of one mesh beside the `.ele` of another reads as a wrong mesh).
+///
+/// # Errors
+/// As [`write_atomically`], with the path of the file that failed.
+pub fn write_pair_atomically(
+    (first, write_first): (&Path, impl FnOnce(&mut BufWriter<File>) -> io::Result<()>),
+    (second, write_second): (&Path, impl FnOnce(&mut BufWriter<File>) -> io::Result<()>),
+) -> Result<(), (PathBuf, io::Error)> {
+    let a = Prepared::write(first, write_first, true).map_err(|e| (first.to_owned(), e))?;
+    let b = match Prepared::write(second, write_second, true) {
+        Ok(b) => b,
+        Err(e) => {
+            a.discard();
+            return Err((second.to_owned(), e));
+        }
+    };
+    if let Err(e) = a.commit() {
+        b.discard();
+        return Err((first.to_owned(), e));
+    }
+    b.commit().map_err(|e| (second.to_owned(), e))
+}
+
 fn replace(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
     sync: bool,
 ) -> io::Result<()> {
-    static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
-    let name = path.file_name().ok_or_else(|| {
-        io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
-    })?;
-    let mut temp_name = std::ffi::OsString::from(".");
-    temp_name.push(name);
-    temp_name.push(format!(
-        ".{}-{}.tmp",
-        std::process::id(),
-        TEMP_FILES.fetch_add(1, Ordering::Relaxed)
-    ));
-    let temp = path.with_file_name(temp_name);
-    let result = File::create_new(&temp).and_then(|file| {
-        let mut out = BufWriter::new(file);
-        write(&mut out)?;
-        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-        if sync {
-            file.sync_all()?;
+    Prepared::write(path, write, sync)?.commit()
+}
+
+/// A temporary file written beside the file it is to replace.
+struct Prepared {
+    temp: PathBuf,
+    path: PathBuf,
+}
+
+impl Prepared {
+    /// Fills a new temporary file beside `path` (a symbolic link followed,
+    /// an existing file's permissions kept) with `write`, flushed to disk
+    /// with `sync`; removed again on failure.
+    fn write(
+        path: &Path,
+        write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+        sync: bool,
+    ) -> io::Result<Self> {
+        static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
+        let path = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            std::fs::canonicalize(path)?
+        } else {
+            path.to_owned()
+        };
+        let permissions = std::fs::metadata(&path).ok().map(|m| m.permissions());
+        let name = path.file_name().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
+        })?;
+        let mut temp_name = std::ffi::OsString::from(".");
+        temp_name.push(name);
+        temp_name.push(format!(
+            ".{}-{}.tmp",
+            std::process::id(),
+            TEMP_FILES.fetch_add(1, Ordering::Relaxed)
+        ));
+        let temp = path.with_file_name(temp_name);
+        let result = File::create_new(&temp).and_then(|file| {
+            if let Some(permissions) = permissions {
+                file.set_permissions(permissions)?;
+            }
+            let mut out = BufWriter::new(file);
+            write(&mut out)?;
+            let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+            if sync {
+                file.sync_all()?;
+            }
+            Ok(())
+        });
+        let prepared = Self { temp, path };
+        match result {
+            Ok(()) => Ok(prepared),
+            Err(e) => {
+                prepared.discard();
+                Err(e)
+            }
         }
-        std::fs::rename(&temp, path)
-    });
-    result.inspect_err(|_| {
+    }
+
+    /// Renames the temporary file over the file (removed on failure).
+    fn commit(self) -> io::Result<()> {
+        std::fs::rename(&self.temp, &self.path).inspect_err(|_| self.discard())
+    }
+
+    /// Removes the temporary file.
+    fn discard(&self) {
         // Best effort: the write error matters, not a failed clean-up.
-        let _ = std::fs::remove_file(&temp);
-    })
+        let _ = std::fs::remove_file(&self.temp);
+    }
 }
 
 #[cfg(test)]
@@ -86,6 +157,57 @@ mod tests {
         assert_eq!(err.to_string(), "disk full");
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A pair whose second file fails leaves both old files (the first
+    /// used to be replaced already) and no temporary file.
+    #[test]
+    fn a_pair_is_replaced_together_or_not_at_all() {
+        let dir = std::env::temp_dir().join(format!("softbody-fsutil-pair-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("m.node"), dir.join("m.ele"));
+        let put = |text: &'static [u8]| move |out: &mut BufWriter<File>| out.write_all(text);
+        write_pair_atomically((&a, put(b"node 1")), (&b, put(b"ele 1"))).unwrap();
+        let failing = |out: &mut BufWriter<File>| {
+            out.write_all(b"ele 2")?;
+            Err(io::Error::other("disk full"))
+        };
+        let (path, err) = write_pair_atomically((&a, put(b"node 2")), (&b, failing)).unwrap_err();
+        assert_eq!((path, err.to_string()), (b.clone(), "disk full".to_owned()));
+        assert_eq!(std::fs::read(&a).unwrap(), b"node 1");
+        assert_eq!(std::fs::read(&b).unwrap(), b"ele 1");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        write_pair_atomically((&a, put(b"node 3")), (&b, put(b"ele 3"))).unwrap();
+        assert_eq!(std::fs::read(&b).unwrap(), b"ele 3");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A symbolic link stays one (the file it names is replaced), and the
+    /// replaced file keeps its permissions.
+    #[cfg(unix)]
+    #[test]
+    fn links_and_permissions_are_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("softbody-fsutil-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("real")).unwrap();
+        let target = dir.join("real/target.toml");
+        write_atomically(&target, |out| out.write_all(b"old")).unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.join("link.toml");
+        std::os::unix::fs::symlink("real/target.toml", &link).unwrap();
+        write_atomically(&link, |out| out.write_all(b"new")).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

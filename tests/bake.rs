@@ -411,6 +411,39 @@ fn signal(child: &std::process::Child, name: &str) {
     assert!(kill.success());
 }
 
+/// A second bake of a preset into a directory where one is running is
+/// refused before it touches anything (two at once mixed their frames and
+/// lost rows of each other's CSV); once the first is over, one runs.
+#[cfg(unix)]
+#[test]
+fn a_second_bake_into_the_same_directory_waits_its_turn() {
+    let out = scratch_path("bake-twice");
+    let preset = Path::new("presets/hanging_cloth.toml");
+    let mut first = spawn_bake(preset, "100000", &out);
+    wait_for(&out.join("hanging_cloth_000005.obj"));
+    let second = bake(preset, "3", &out);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("another bake of this preset is writing into this directory"),
+        "{stderr}"
+    );
+    assert!(out.join("hanging_cloth_000005.obj").exists(), "untouched");
+    interrupt(&first);
+    assert_eq!(first.wait().unwrap().code(), Some(130));
+    let csv = std::fs::read_to_string(out.join("hanging_cloth_energy.csv")).unwrap();
+    let frames = csv.lines().count() - 2;
+    assert!(frames >= 5);
+    assert!(out.join(format!("hanging_cloth_{frames:06}.obj")).exists());
+    // Its turn now.
+    let third = bake(preset, "3", &out);
+    assert!(
+        third.status.success(),
+        "{}",
+        String::from_utf8_lossy(&third.stderr)
+    );
+}
+
 /// SIGTERM (`kill`, `timeout`, a job scheduler) and SIGHUP (a closed SSH
 /// session) stop a bake as Ctrl-C does, with its summary written; they used
 /// to end it mid-frame without one.

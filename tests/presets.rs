@@ -673,3 +673,21 @@ fn header_comments_are_the_opening_comment_lines() {
     );
     assert_eq!(header_comments(""), None);
 }
+
+/// A file larger than any preset is refused before it is read whole (a
+/// 4 GB one aborted the process allocating for it).
+#[test]
+fn a_huge_file_is_refused_as_a_preset() {
+    let dir = scratch_dir("presets-huge");
+    let path = dir.join("huge.toml");
+    let file = std::fs::File::create(&path).unwrap();
+    // Sparse: no disk space taken.
+    file.set_len(softbody::preset::MAX_PRESET_BYTES + 1)
+        .unwrap();
+    let err = Preset::load(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("larger than any preset (64 MB at most)"),
+        "{err}"
+    );
+    assert!(err.starts_with(&path.display().to_string()), "{err}");
+}

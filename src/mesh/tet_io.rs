@@ -1398,12 +1398,20 @@ fn write_corners<W: Write>(out: &mut W, tet: &[u32; 4], offset: u64) -> io::Resu
 /// replaced atomically.
 ///
 /// # Errors
-/// [`TetIoErrorKind::Write`] naming the file that could not be written; if the
-/// `.ele` file fails, the new `.node` file is already in place.
+/// [`TetIoErrorKind::Write`] naming the file that could not be written;
+/// both files are written before either replaces the old one, so a failure
+/// while writing leaves the old pair.
 pub fn write_tetgen(path: &Path, mesh: &TetMesh) -> Result<(), TetIoError> {
     let (node_path, ele_path) = tetgen_paths(path);
-    write_atomically(&node_path, |out| write_node_text(out, mesh))?;
-    write_atomically(&ele_path, |out| write_ele_text(out, mesh))
+    crate::fsutil::write_pair_atomically(
+        (&node_path, |out: &mut BufWriter<File>| {
+            write_node_text(out, mesh)
+        }),
+        (&ele_path, |out: &mut BufWriter<File>| {
+            write_ele_text(out, mesh)
+        }),
+    )
+    .map_err(|(path, e)| TetIoError::new(&path, TetIoErrorKind::Write(e.to_string())))
 }
 
 fn write_node_text<W: Write>(out: &mut W, mesh: &TetMesh) -> io::Result<()> {

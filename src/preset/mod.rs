@@ -108,6 +108,10 @@ pub const MAX_GRAVITY: f64 = 1e12;
 /// tissue paper is 0.02 kg/m², osmium 22,590 kg/m³).
 pub const DENSITY_RANGE: (f64, f64) = (1e-6, 1e6);
 
+/// The largest preset file read: far above any real one (every vertex of a
+/// million-vertex mesh pinned by index takes ~8 MB), far below memory.
+pub const MAX_PRESET_BYTES: u64 = 64 << 20;
+
 /// A scene's saved state. See the [module docs](self) for the TOML format.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -434,14 +438,29 @@ impl Preset {
         Self::load_reporting(path).map(|loaded| loaded.preset)
     }
 
-    /// Reads and checks a preset file, migrating an older version.
+    /// Reads and checks a preset file (at most [`MAX_PRESET_BYTES`]),
+    /// migrating an older version.
     ///
     /// # Errors
     /// [`PresetErrorKind::Read`] if the file cannot be read, else as
     /// [`Preset::parse`].
     pub fn load_reporting(path: &Path) -> Result<LoadedPreset, PresetError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| PresetError::new(path, PresetErrorKind::Read(e.to_string())))?;
+        use std::io::Read;
+        let read = |e: std::io::Error| PresetError::new(path, PresetErrorKind::Read(e.to_string()));
+        // At most MAX_PRESET_BYTES and one more: a 4 GB file aborted the
+        // process allocating for it.
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .map_err(read)?
+            .take(MAX_PRESET_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(read)?;
+        if text.len() as u64 > MAX_PRESET_BYTES {
+            return Err(read(std::io::Error::other(format!(
+                "larger than any preset ({} MB at most)",
+                MAX_PRESET_BYTES >> 20
+            ))));
+        }
         Self::parse(&text, path)
     }
 
