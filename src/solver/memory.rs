@@ -4,8 +4,10 @@
 //! the editor's unsaved work) or a machine that swaps for minutes.
 //!
 //! On Linux the free memory is `MemAvailable` from `/proc/meminfo`, lowered
-//! to what a cgroup v2 limit (a container's) leaves; elsewhere it is not
-//! known and nothing is checked.
+//! to what the process's cgroup limits leave (v2 at the root and at its
+//! own cgroup, as in a container or a `systemd-run` scope; v1's memory
+//! controller) and to what its address-space limit (`ulimit -v`) leaves;
+//! elsewhere it is not known and nothing is checked.
 //!
 //! Also the memory the process holds ([`resident`]), which the editor's
 //! status bar, the terminal UI and `softbody bench` report: what a model
@@ -15,13 +17,57 @@ use super::SolverError;
 
 /// Bytes the process may still allocate, if known.
 pub(crate) fn available() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let free = parse_meminfo(&meminfo)?;
-    let limit = cgroup_room(
-        std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok(),
-        std::fs::read_to_string("/sys/fs/cgroup/memory.current").ok(),
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let free = parse_meminfo(&read("/proc/meminfo")?)?;
+    let cgroups = cgroup_files(&read("/proc/self/cgroup").unwrap_or_default());
+    let rooms = (cgroups.iter()).filter_map(|[max, current]| cgroup_room(read(max), read(current)));
+    let address = address_room(
+        &read("/proc/self/limits").unwrap_or_default(),
+        &read("/proc/self/status").unwrap_or_default(),
     );
-    Some(limit.map_or(free, |room| room.min(free)))
+    Some(rooms.chain(address).fold(free, u64::min))
+}
+
+/// The limit and usage files of the memory cgroups of a process whose
+/// `/proc/self/cgroup` reads `proc_cgroup`: v2's at the root (a container's
+/// own view) and at its cgroup (`0::/path`), v1's memory controller's
+/// (`N:…memory…:/path`). A v1 "no limit" is a number beyond any memory.
+fn cgroup_files(proc_cgroup: &str) -> Vec<[String; 2]> {
+    let v2 = |dir: &str| [format!("{dir}/memory.max"), format!("{dir}/memory.current")];
+    let mut files = vec![v2("/sys/fs/cgroup")];
+    for line in proc_cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let path = path.trim_end_matches('/');
+        if controllers.is_empty() {
+            if !path.is_empty() {
+                files.push(v2(&format!("/sys/fs/cgroup{path}")));
+            }
+        } else if controllers.split(',').any(|c| c == "memory") {
+            let dir = format!("/sys/fs/cgroup/memory{path}");
+            files.push([
+                format!("{dir}/memory.limit_in_bytes"),
+                format!("{dir}/memory.usage_in_bytes"),
+            ]);
+        }
+    }
+    files
+}
+
+/// What the address-space limit (`Max address space` of
+/// `/proc/self/limits`, `ulimit -v`) leaves above the process's virtual
+/// size (`VmSize` of `/proc/self/status`); `None` when unlimited.
+fn address_room(limits: &str, status: &str) -> Option<u64> {
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    let limit: u64 = line.split_whitespace().nth(3)?.parse().ok()?;
+    let size = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = size.split_whitespace().nth(1)?.parse().ok()?;
+    Some(limit.saturating_sub(kib.saturating_mul(1024)))
 }
 
 /// `MemAvailable` of `/proc/meminfo`'s text, in bytes.
@@ -156,6 +202,32 @@ mod tests {
         assert_eq!(cgroup_room(some("1000\n"), None), Some(1000));
         assert_eq!(cgroup_room(some("1000"), some("4000")), Some(0));
         assert_eq!(cgroup_room(None, some("4000")), None);
+        // A systemd-run scope (v2) and a v1 memory controller.
+        let files = cgroup_files("0::/system.slice/run-u7.scope\n");
+        assert_eq!(
+            files[1],
+            [
+                "/sys/fs/cgroup/system.slice/run-u7.scope/memory.max".to_owned(),
+                "/sys/fs/cgroup/system.slice/run-u7.scope/memory.current".to_owned()
+            ]
+        );
+        let files = cgroup_files("12:cpu,cpuacct:/\n9:memory:/docker/ab\n0::/\n");
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(
+            files[1][0],
+            "/sys/fs/cgroup/memory/docker/ab/memory.limit_in_bytes"
+        );
+        // `ulimit -v 1500000` (KiB) with 200 MB mapped.
+        let limits = "Max stack size            8388608              unlimited            bytes\n\
+                      Max address space         1536000000           unlimited            bytes\n";
+        let status = "VmPeak:\t  300000 kB\nVmSize:\t  200000 kB\n";
+        assert_eq!(
+            address_room(limits, status),
+            Some(1_536_000_000 - 204_800_000)
+        );
+        let unlimited =
+            "Max address space         unlimited            unlimited            bytes\n";
+        assert_eq!(address_room(unlimited, status), None);
         // This machine has some, whatever it is.
         assert!(available().is_none_or(|bytes| bytes > 0));
     }
