@@ -129,18 +129,29 @@ impl PartialEq for Recovery {
 
 impl Recovery {
     /// The session to continue in: the origin file opened (else an untitled
-    /// default) with the recovered preset put in force as one undoable,
+    /// default, the preset's mesh path made to name the same file from
+    /// there) with the recovered preset put in force as one undoable,
     /// unsaved change.
     ///
     /// # Errors
     /// As [`Session::apply`] when the recovered preset does not build (its
     /// mesh moved, say).
     pub fn into_session(self) -> Result<Session, SessionError> {
-        let mut session = match &self.origin {
-            Some(path) => Session::open(path).or_else(|_| Session::new(Preset::default(), None))?,
+        let mut preset = self.preset;
+        let opened = self.origin.as_deref().and_then(|path| {
+            Session::open(path)
+                .inspect_err(|_| {
+                    // A relative mesh path resolved against the working
+                    // directory found another mesh of that name, or none.
+                    Session::rebase_to_untitled(&mut preset, path);
+                })
+                .ok()
+        });
+        let mut session = match opened {
+            Some(session) => session,
             None => Session::new(Preset::default(), None)?,
         };
-        session.apply(crate::command::Command::Restore(Box::new(self.preset)))?;
+        session.apply(crate::command::Command::Restore(Box::new(preset)))?;
         Ok(session)
     }
 
@@ -507,6 +518,46 @@ mod tests {
         next.recovery().unwrap().decline();
         assert!(next.recovery().is_none());
         assert!(presets_in(&dir).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A preset whose file no longer opens (a syntax error since) is
+    /// recovered untitled with its mesh path still naming its mesh, not one
+    /// of the same relative name from the working directory.
+    #[test]
+    fn a_preset_whose_file_broke_keeps_its_mesh() {
+        let dir = temp_dir("broken-origin");
+        std::fs::create_dir_all(dir.join("proj/p")).unwrap();
+        std::fs::create_dir_all(dir.join("proj/m")).unwrap();
+        let obj = dir.join("proj/m/box.obj");
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/box.obj"),
+            &obj,
+        )
+        .unwrap();
+        let file = dir.join("proj/p/box.toml");
+        Preset::for_obj(Path::new("../m/box.obj"))
+            .save(&file)
+            .unwrap();
+        let mut session = Session::open(&file).unwrap();
+        session.apply(Command::SetDensity(0.3)).unwrap();
+        let state = dir.join("state");
+        let mut autosave = Autosave::new(state.clone(), INTERVAL);
+        assert!(autosave.tick(&session).unwrap());
+        drop(autosave);
+        std::fs::write(&file, "version = 1\n[mesh\n").unwrap();
+        let recovery = Autosave::new(state, INTERVAL).recovery().unwrap();
+        let recovered = recovery.into_session().unwrap();
+        assert_eq!(recovered.path(), None);
+        let MeshSource::Obj(mesh) = &recovered.preset().mesh else {
+            panic!("an OBJ preset")
+        };
+        assert_eq!(mesh.canonicalize().unwrap(), obj.canonicalize().unwrap());
+        assert_eq!(recovered.preset().material.density, 0.3);
+        assert_eq!(
+            recovered.model().vertex_count(),
+            session.model().vertex_count()
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

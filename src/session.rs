@@ -534,6 +534,13 @@ impl Session {
         }
     }
 
+    /// `preset`'s mesh path, relative to the directory of the preset file
+    /// `from`, made to name the same file from an untitled preset (relative
+    /// to the working directory, or absolute).
+    pub(crate) fn rebase_to_untitled(preset: &mut Preset, from: &Path) {
+        rebase_mesh(preset, from, Path::new(UNTITLED));
+    }
+
     /// Where to offer saving the preset: its file; for one without (an
     /// OBJ or tet file opened alone) a `.toml` of the mesh's name beside
     /// it; else `untitled.toml` in the working directory.
@@ -1199,7 +1206,7 @@ impl Session {
 /// side, so the project moves or is shared whole), else absolute (a mesh
 /// further away is not part of the project). So a preset saved away from
 /// its project and then back into it names its mesh relatively again.
-fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
+pub(crate) fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
     let (MeshSource::Obj(mesh) | MeshSource::TetFile(mesh)) = &mut preset.mesh else {
         return;
     };
