@@ -96,13 +96,26 @@ impl Prepared {
         let name = path.file_name().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
         })?;
-        let mut temp_name = std::ffi::OsString::from(".");
-        temp_name.push(name);
-        temp_name.push(format!(
+        let suffix = format!(
             ".{}-{}.tmp",
             std::process::id(),
             TEMP_FILES.fetch_add(1, Ordering::Relaxed)
-        ));
+        );
+        let mut temp_name = std::ffi::OsString::from(".");
+        // At most 255 bytes, as file systems take: a legal name of 241 bytes
+        // or more used to fail ("File name too long") for its temporary's.
+        let room = 255 - 1 - suffix.len();
+        if name.len() <= room {
+            temp_name.push(name);
+        } else {
+            let lossy = name.to_string_lossy();
+            let end = (0..=room)
+                .rev()
+                .find(|&i| lossy.is_char_boundary(i))
+                .unwrap_or(0);
+            temp_name.push(&lossy[..end]);
+        }
+        temp_name.push(suffix);
         let temp = path.with_file_name(temp_name);
         let result = File::create_new(&temp).and_then(|file| {
             if let Some(permissions) = permissions {
@@ -156,6 +169,22 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.to_string(), "disk full");
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file name of 255 bytes, the most file systems take, is written
+    /// (its temporary's name is cut to fit).
+    #[test]
+    fn the_longest_names_are_written() {
+        let dir = std::env::temp_dir().join(format!("softbody-fsutil-long-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{}.toml", "é".repeat(125)));
+        assert_eq!(path.file_name().unwrap().len(), 255);
+        write_atomically(&path, |out| out.write_all(b"long")).unwrap();
+        write_atomically(&path, |out| out.write_all(b"longer")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"longer");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         std::fs::remove_dir_all(&dir).unwrap();
     }
