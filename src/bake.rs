@@ -422,13 +422,6 @@ fn opens_with(path: &Path, start: &[u8]) -> io::Result<bool> {
     Ok(read == start)
 }
 
-/// Checks that the energy CSV and the summary a bake is about to replace,
-/// where they exist, are an earlier bake's: the CSV opens with
-/// [`CSV_HEADER_START`], the summary is a JSON object with a bake summary's
-/// fields.
-///
-/// # Errors
-/// [`BakeError::Foreign`] for a file that is not; else a read error.
 /// The energy CSV at `path` (an earlier bake's, not yet emptied, or a new
 /// one) under an exclusive lock, which the system releases however the
 /// process ends; none where the file system has no locks.
@@ -451,6 +444,13 @@ fn lock_energy_csv(path: &Path) -> Result<File, BakeError> {
     }
 }
 
+/// Checks that the energy CSV and the summary a bake is about to replace,
+/// where they exist, are an earlier bake's: the CSV opens with
+/// [`CSV_HEADER_START`], the summary is a JSON object with a bake summary's
+/// fields.
+///
+/// # Errors
+/// [`BakeError::Foreign`] for a file that is not; else a read error.
 fn check_earlier_outputs(csv: &Path, summary: &Path) -> Result<(), BakeError> {
     if csv.exists() {
         // (Empty: a bake stopped before its header; nothing to lose.)

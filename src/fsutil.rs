@@ -156,10 +156,18 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    /// A new empty directory for the test `name`.
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("softbody-fsutil-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn a_failing_writer_leaves_the_old_file_and_no_temporary() {
-        let dir = std::env::temp_dir().join(format!("softbody-fsutil-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("old");
         let path = dir.join("data.txt");
         write_atomically(&path, |out| out.write_all(b"old")).unwrap();
         let err = write_atomically(&path, |out| {
@@ -177,9 +185,7 @@ mod tests {
     /// (its temporary's name is cut to fit).
     #[test]
     fn the_longest_names_are_written() {
-        let dir = std::env::temp_dir().join(format!("softbody-fsutil-long-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("long");
         let path = dir.join(format!("{}.toml", "é".repeat(125)));
         assert_eq!(path.file_name().unwrap().len(), 255);
         write_atomically(&path, |out| out.write_all(b"long")).unwrap();
@@ -193,9 +199,7 @@ mod tests {
     /// used to be replaced already) and no temporary file.
     #[test]
     fn a_pair_is_replaced_together_or_not_at_all() {
-        let dir = std::env::temp_dir().join(format!("softbody-fsutil-pair-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("pair");
         let (a, b) = (dir.join("m.node"), dir.join("m.ele"));
         let put = |text: &'static [u8]| move |out: &mut BufWriter<File>| out.write_all(text);
         write_pair_atomically((&a, put(b"node 1")), (&b, put(b"ele 1"))).unwrap();
@@ -219,8 +223,7 @@ mod tests {
     #[test]
     fn links_and_permissions_are_kept() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("softbody-fsutil-link-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = scratch("link");
         std::fs::create_dir_all(dir.join("real")).unwrap();
         let target = dir.join("real/target.toml");
         write_atomically(&target, |out| out.write_all(b"old")).unwrap();

@@ -168,8 +168,7 @@ pub enum SessionError {
 /// [`SessionError::IsADirectory`] for an existing directory or a path
 /// ending in a separator.
 pub fn preset_path(mut path: PathBuf) -> Result<PathBuf, SessionError> {
-    let separator = |c: char| std::path::is_separator(c);
-    if path.is_dir() || path.to_string_lossy().ends_with(separator) {
+    if path.is_dir() || path.to_string_lossy().ends_with(std::path::is_separator) {
         return Err(SessionError::IsADirectory(path));
     }
     match path.extension() {
@@ -549,10 +548,9 @@ impl Session {
             return path.clone();
         }
         match &self.preset.mesh {
-            MeshSource::Obj(mesh) | MeshSource::TetFile(mesh) => {
-                let base = Path::new(UNTITLED).parent().unwrap_or(Path::new(""));
-                base.join(mesh).with_extension("toml")
-            }
+            // (An untitled preset's mesh path is relative to the working
+            // directory, as the untitled name is.)
+            MeshSource::Obj(mesh) | MeshSource::TetFile(mesh) => mesh.with_extension("toml"),
             MeshSource::Grid(_) => PathBuf::from(UNTITLED),
         }
     }
@@ -1206,7 +1204,7 @@ impl Session {
 /// side, so the project moves or is shared whole), else absolute (a mesh
 /// further away is not part of the project). So a preset saved away from
 /// its project and then back into it names its mesh relatively again.
-pub(crate) fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
+fn rebase_mesh(preset: &mut Preset, from: &Path, to: &Path) {
     let (MeshSource::Obj(mesh) | MeshSource::TetFile(mesh)) = &mut preset.mesh else {
         return;
     };

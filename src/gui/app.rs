@@ -239,9 +239,7 @@ impl EditorApp {
     /// Saves the preset (to its file, or to `path`) with the camera as it
     /// is now for its view ([`Session::keep_view`]).
     fn save(&mut self, path: Option<PathBuf>) {
-        if self.work.is_none() {
-            self.session.keep_view(self.viewport.view());
-        }
+        self.session.keep_view(self.viewport.view());
         self.apply(Command::Save(path));
     }
 

@@ -300,9 +300,12 @@ fn check_moved(
             seen += 1.0;
         }
     }
+    if seen == 0.0 {
+        return Ok(());
+    }
     let moved = [sum[0] / seen, sum[1] / seen];
     let distance = moved[0].hypot(moved[1]);
-    if seen == 0.0 || distance < MOVED_PIXELS {
+    if distance < MOVED_PIXELS {
         return Ok(());
     }
     let (Some(c0), Some(c1)) = (

@@ -110,21 +110,20 @@ impl DynamicMesh {
     /// the positions and normals only (or, where three-d refuses those, the
     /// mesh again with the triangles it had).
     fn update(&mut self, context: &Context, data: MeshData) {
-        let same_vertices = data.positions.len() == self.vertices;
         match data.indices {
             Some(indices) => self.indices = indices,
-            None if same_vertices && self.mesh.is_some() => {
+            None if data.positions.len() == self.vertices => {
                 if let Some(gm) = &mut self.mesh
                     && write_vertices(&mut gm.geometry, &data).is_ok()
                 {
                     return;
                 }
+                // Refused (or not made yet): made again from its triangles.
             }
             // Unshared vertices (the tets): triangle i is 3i, 3i+1, 3i+2.
             None if self.sequential => self.indices = (0..data.positions.len() as u32).collect(),
             // A vertex count changed without triangles: wait for them.
-            None if !same_vertices => return,
-            None => {}
+            None => return,
         }
         self.vertices = data.positions.len();
         let cpu = CpuMesh {

@@ -6,8 +6,7 @@
 //! with any of the `v`, `v/vt`, `v//vn`, `v/vt/vn` forms and with negative
 //! (relative) indices resolved at the face's line, statements continued
 //! over lines ending in `\` (errors name the line they start on), `o`/`g`
-//! names, which
-//! become named vertex sets, and texture coordinates (`vt u v`, referenced
+//! names, which become named vertex sets, and texture coordinates (`vt u v`, referenced
 //! per face corner), which the exports carry. A texture coordinate that is
 //! not a finite number, or a corner that refers to one not defined, drops
 //! the texture coordinates (the report says which line), not the mesh: they

@@ -284,18 +284,18 @@ pub fn read_tet_mesh(path: &Path) -> Result<TetMesh, TetIoError> {
 /// [`write_vtk`]). Each file is replaced atomically.
 ///
 /// # Errors
-/// [`TetIoErrorKind::UnsupportedExtension`] for any other extension (nothing is
-/// written), or [`TetIoErrorKind::Write`] naming the file that failed.
+/// [`TetIoErrorKind::UnsupportedExtension`] for any other extension and
+/// [`TetIoErrorKind::IsADirectory`] for a directory (nothing is written),
+/// or [`TetIoErrorKind::Write`] naming the file that failed.
 pub fn write_tet_mesh(
     path: &Path,
     mesh: &TetMesh,
     msh_version: MshVersion,
 ) -> Result<(), TetIoError> {
-    check_tet_output(path)?;
-    match extension(path).as_str() {
-        "node" | "ele" => write_tetgen(path, mesh),
-        "msh" => write_msh(path, mesh, msh_version),
-        _ => write_vtk(path, mesh),
+    match output_format(path)? {
+        Written::TetGen => write_tetgen(path, mesh),
+        Written::Msh => write_msh(path, mesh, msh_version),
+        Written::Vtk => write_vtk(path, mesh),
     }
 }
 
@@ -303,23 +303,35 @@ pub fn write_tet_mesh(
 /// that makes the mesh: a supported extension, and not a directory.
 ///
 /// # Errors
-/// [`TetIoErrorKind::UnsupportedExtension`] for another extension,
-/// [`TetIoErrorKind::IsADirectory`] for a directory.
+/// As [`write_tet_mesh`] before it writes.
 pub fn check_tet_output(path: &Path) -> Result<(), TetIoError> {
+    output_format(path).map(|_| ())
+}
+
+/// The formats [`write_tet_mesh`] writes.
+enum Written {
+    TetGen,
+    Msh,
+    Vtk,
+}
+
+/// The format `path` names (see [`check_tet_output`]).
+fn output_format(path: &Path) -> Result<Written, TetIoError> {
     if path.is_dir() {
         return Err(TetIoError::new(path, TetIoErrorKind::IsADirectory));
     }
-    let extension = extension(path);
-    if !matches!(extension.as_str(), "node" | "ele" | "msh" | "vtk") {
-        return Err(TetIoError::new(
+    match extension(path).as_str() {
+        "node" | "ele" => Ok(Written::TetGen),
+        "msh" => Ok(Written::Msh),
+        "vtk" => Ok(Written::Vtk),
+        other => Err(TetIoError::new(
             path,
             TetIoErrorKind::UnsupportedExtension {
-                extension,
+                extension: other.to_owned(),
                 supported: WRITE_EXTENSIONS,
             },
-        ));
+        )),
     }
-    Ok(())
 }
 
 /// The `.node` and `.ele` files of a TetGen mesh given either of them or their

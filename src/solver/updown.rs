@@ -163,7 +163,14 @@ impl Updown {
             self.local.extend_from_slice(&self.work[j..end]);
             self.local.extend(pattern.iter().map(|&r| self.work[r]));
             let rows = end - start + pattern.len();
-            let step = rotate_columns(block, rows, j - start..end - start, &mut self.local, sign);
+            let step = Rotation {
+                block,
+                rows,
+                columns: j - start..end - start,
+                w: &mut self.local,
+                sign,
+            }
+            .apply();
             self.work[j..end].fill(0.0);
             for (&r, &w) in pattern.iter().zip(&self.local[end - j..]) {
                 self.work[r] = w;
@@ -177,66 +184,66 @@ impl Updown {
 
 /// The update's step through the columns `columns` of a supernode's block
 /// (column-major, `rows` rows), with `w` on the rows from the first of
-/// `columns` on: in AVX2 and FMA where the CPU has them (the rows' loop
-/// ran as SSE2, ~4.5 % of a settling spot.obj jelly's samples).
-fn rotate_columns(
-    block: &mut [f64],
+/// `columns` on.
+struct Rotation<'a> {
+    block: &'a mut [f64],
     rows: usize,
     columns: std::ops::Range<usize>,
-    w: &mut [f64],
+    w: &'a mut [f64],
     sign: f64,
-) -> Result<(), NotPositive> {
-    #[cfg(target_arch = "x86_64")]
-    if super::has_avx2_fma() {
-        // SAFETY: the CPU has the features the copy is compiled for.
-        return unsafe { rotate_columns_avx2(block, rows, columns, w, sign) };
-    }
-    rotate_columns_with(block, rows, columns, w, sign)
 }
 
-/// [`rotate_columns`] compiled for AVX2 and FMA.
+impl Rotation<'_> {
+    /// Takes the step: in AVX2 and FMA where the CPU has them (the rows'
+    /// loop ran as SSE2, ~4.5 % of a settling spot.obj jelly's samples).
+    fn apply(self) -> Result<(), NotPositive> {
+        #[cfg(target_arch = "x86_64")]
+        if super::has_avx2_fma() {
+            // SAFETY: the CPU has the features the copy is compiled for.
+            return unsafe { rotate_avx2(self) };
+        }
+        self.run()
+    }
+
+    /// The step, inlined into each CPU's copy.
+    #[inline(always)]
+    fn run(self) -> Result<(), NotPositive> {
+        let Self {
+            block,
+            rows,
+            columns,
+            w,
+            sign,
+        } = self;
+        let first = columns.start;
+        for c in columns {
+            let wc = w[c - first];
+            if wc == 0.0 {
+                continue;
+            }
+            let col = &mut block[c * rows..(c + 1) * rows];
+            let l = col[c];
+            let r2 = l * l + sign * wc * wc;
+            if !(r2 > 0.0 && r2.is_finite()) {
+                return Err(NotPositive);
+            }
+            let r = r2.sqrt();
+            let (cos, sin) = (r / l, wc / l);
+            let (inv_cos, along) = (l / r, sign * sin);
+            col[c] = r;
+            for (lij, wi) in col[c + 1..].iter_mut().zip(&mut w[c + 1 - first..]) {
+                let updated = (*lij + along * *wi) * inv_cos;
+                *wi = cos * *wi - sin * updated;
+                *lij = updated;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// [`Rotation::apply`] compiled for AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn rotate_columns_avx2(
-    block: &mut [f64],
-    rows: usize,
-    columns: std::ops::Range<usize>,
-    w: &mut [f64],
-    sign: f64,
-) -> Result<(), NotPositive> {
-    rotate_columns_with(block, rows, columns, w, sign)
-}
-
-/// The body of [`rotate_columns`], inlined into each CPU's copy.
-#[inline(always)]
-fn rotate_columns_with(
-    block: &mut [f64],
-    rows: usize,
-    columns: std::ops::Range<usize>,
-    w: &mut [f64],
-    sign: f64,
-) -> Result<(), NotPositive> {
-    let first = columns.start;
-    for c in columns {
-        let wc = w[c - first];
-        if wc == 0.0 {
-            continue;
-        }
-        let col = &mut block[c * rows..(c + 1) * rows];
-        let l = col[c];
-        let r2 = l * l + sign * wc * wc;
-        if !(r2 > 0.0 && r2.is_finite()) {
-            return Err(NotPositive);
-        }
-        let r = r2.sqrt();
-        let (cos, sin) = (r / l, wc / l);
-        let (inv_cos, along) = (l / r, sign * sin);
-        col[c] = r;
-        for (lij, wi) in col[c + 1..].iter_mut().zip(&mut w[c + 1 - first..]) {
-            let updated = (*lij + along * *wi) * inv_cos;
-            *wi = cos * *wi - sin * updated;
-            *lij = updated;
-        }
-    }
-    Ok(())
+fn rotate_avx2(rotation: Rotation<'_>) -> Result<(), NotPositive> {
+    rotation.run()
 }

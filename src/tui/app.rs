@@ -120,15 +120,6 @@ pub enum Mode {
     Recover(Box<Recovery>),
 }
 
-/// The action of saving to `path` (`None`: the preset's file), then what
-/// comes `after`.
-fn save(path: Option<PathBuf>, after: After) -> Action {
-    match after {
-        After::Stay => Action::Apply(Command::Save(path)),
-        after => Action::Save { path, after },
-    }
-}
-
 /// What follows a save asked for on the way out of the preset: nothing,
 /// quitting or opening another preset (once the save worked).
 #[derive(Clone, Debug, PartialEq)]
@@ -139,6 +130,15 @@ pub enum After {
     Quit,
     /// Open this preset.
     Open(PathBuf),
+}
+
+/// The action of saving to `path` (`None`: the preset's file), then what
+/// comes `after`.
+fn save(path: Option<PathBuf>, after: After) -> Action {
+    match after {
+        After::Stay => Action::Apply(Command::Save(path)),
+        after => Action::Save { path, after },
+    }
 }
 
 /// What a key asks for.
@@ -654,8 +654,8 @@ impl App {
     }
 
     /// Saves to the preset's file and then does what comes `after` (see
-    /// [`save`]); asks
-    /// for a path first when the preset has none yet (an OBJ opened alone).
+    /// [`save`]); asks for a path first when the preset has none yet (an
+    /// OBJ opened alone).
     fn save_then(&mut self, after: After) -> Action {
         if self.session.path().is_some() {
             save(None, after)
