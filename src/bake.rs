@@ -310,6 +310,12 @@ pub fn bake(
                 elapsed: start.elapsed().as_secs_f64(),
             });
         }
+        // Stopped early, the last frame simulated ends the sequence too.
+        let last = frame_ms.len();
+        if stopped.is_some() && last > 0 && !wants(last) && options.every > 0 {
+            model.render_positions(&state.positions, &mut render);
+            send(last, &render);
+        }
         drop(frames_tx);
         let written = writer.join().expect("the OBJ writer does not panic");
         // (A fold from +0: an empty sum is −0.)

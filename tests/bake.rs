@@ -373,10 +373,17 @@ fn bake_every(preset: &Path, frames: &str, every: &str, out: &Path) -> std::proc
 /// `softbody bake PRESET --frames FRAMES --out OUT` in the background.
 #[cfg(unix)]
 fn spawn_bake(preset: &Path, frames: &str, out: &Path) -> std::process::Child {
+    spawn_bake_every(preset, frames, "1", out)
+}
+
+/// `softbody bake PRESET --frames FRAMES --every EVERY --out OUT` in the
+/// background.
+#[cfg(unix)]
+fn spawn_bake_every(preset: &Path, frames: &str, every: &str, out: &Path) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_softbody"))
         .arg("bake")
         .arg(preset)
-        .args(["--frames", frames, "--out"])
+        .args(["--frames", frames, "--every", every, "--out"])
         .arg(out)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::null())
@@ -570,6 +577,48 @@ fn a_sparse_sequence_ends_with_the_last_frame() {
         let wanted = [0, 4, 8, 10].contains(&frame);
         assert_eq!(path.exists(), wanted, "frame {frame}");
     }
+}
+
+/// A sparse sequence stopped early ends with the last frame simulated too,
+/// as one that ran to the end does.
+#[cfg(unix)]
+#[test]
+fn a_stopped_sparse_sequence_ends_with_the_last_frame_simulated() {
+    let out = scratch_path("bake-every-interrupt");
+    let mut child = spawn_bake_every(
+        Path::new("presets/hanging_cloth.toml"),
+        "1000000",
+        "100000",
+        &out,
+    );
+    let csv = out.join("hanging_cloth_energy.csv");
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&csv).map_or(0, |c| c.lines().count()) < 30 {
+        assert!(started.elapsed().as_secs() < 120, "no 30 rows in {}", csv.display());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    interrupt(&child);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("hanging_cloth_summary.json")).unwrap(),
+    )
+    .unwrap();
+    let frames = summary["frames"].as_u64().unwrap() as usize;
+    assert!((28..100_000).contains(&frames), "{frames}");
+    let mut objs: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".obj"))
+        .collect();
+    objs.sort();
+    assert_eq!(
+        objs,
+        [
+            "hanging_cloth_0000000.obj".to_owned(),
+            format!("hanging_cloth_{frames:07}.obj")
+        ]
+    );
+    assert_eq!(summary["objs_written"].as_u64(), Some(2));
 }
 
 /// A bake into a directory holding an earlier bake's frames removes them

@@ -952,3 +952,25 @@ fn slow_changes_apply_in_the_background_in_order() {
     assert!(!app.is_busy());
     assert_eq!(app.session.preset().material.density, 900.0);
 }
+
+/// In a narrow window the 3D view stays within it: the view's rectangle
+/// reached past the window's right edge at 800 points, where the drawing
+/// (clamped to the window) and the picking and overlays (the whole
+/// rectangle) no longer lined up: the cloth was drawn 42 points left of
+/// its pins, and a box around it selected nothing.
+#[test]
+fn the_view_stays_within_a_narrow_window() {
+    for size in [[800.0, 600.0], [640.0, 480.0], [1280.0, 800.0]] {
+        let session = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
+        let mut harness = Harness::builder()
+            .with_size(size)
+            .build_eframe(move |cc| EditorApp::new(cc, session, None));
+        harness.run();
+        let rect = harness.state().viewport.rect.unwrap();
+        let screen = egui::Rect::from_min_size(Pos2::ZERO, size.into());
+        assert!(
+            screen.contains_rect(rect) && rect.width() > 100.0,
+            "{size:?}: the view {rect:?}"
+        );
+    }
+}

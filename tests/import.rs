@@ -658,6 +658,7 @@ fn all_degenerate_faces_is_an_error() {
     raw.push_polygon(&[0, 1, 2], 1, 0);
     let err = validate(&raw, Path::new("dot.obj"), &ValidateOptions::default()).unwrap_err();
     assert_eq!(err.kind, ImportErrorKind::NoValidTriangles { faces: 1 });
+    assert!(err.to_string().contains("the only face is degenerate"), "{err}");
 }
 
 /// A mesh in the wrong units is refused with its size: at 1e-100 or 1e200
@@ -690,6 +691,19 @@ fn meshes_far_too_small_or_large_are_refused_with_their_size() {
         let message = err.to_string();
         assert!(message.contains("scaled.obj") && message.contains(&format!("{d:.3e}")));
     }
+    // Coordinates near the largest double: their span overflows (this was
+    // "all faces are degenerate").
+    let mut raw = unit.clone();
+    raw.positions[0].x = -1e308;
+    raw.positions[1].x = 1e308;
+    let err = validate(&raw, Path::new("huge.obj"), &ValidateOptions::default()).unwrap_err();
+    assert_eq!(
+        err.kind,
+        ImportErrorKind::Size {
+            diagonal: f64::INFINITY
+        }
+    );
+    assert!(err.to_string().contains("too large to measure across"), "{err}");
 }
 
 /// A polygon whose triangles are all degenerate is listed by its line once

@@ -156,6 +156,50 @@ fn the_jelly_settles_where_it_stands() {
     );
 }
 
+/// The surface a pin rule or a group covers stays exactly where it was on
+/// a tet body: the rule pins the corners of the tets carrying it too. (Its
+/// skin vertices ride on tets whose other corners the rule missed, and a
+/// clamped face moved by 2.5 mm on the 0.5 m soft rubber cube.)
+#[test]
+fn a_pinned_surface_stays_put_on_a_tet_body() {
+    let rule = presets_dir().join("soft_rubber.toml");
+    let rule = Preset::load(&rule).unwrap().build(&rule).unwrap();
+    let on_face = |x: &Vec3| (x.x + 0.25).abs() < 1e-9;
+    let dir = scratch_dir("presets-pinned-skin");
+    let file = dir.join("box.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "version = 1\n[mesh]\nobj = {:?}\n[material]\ndensity = 1100.0\n",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/box.obj")
+        ),
+    )
+    .unwrap();
+    let group = text_with_group(&file, "left", "tets");
+    for built in [rule, group] {
+        let mut surface = Vec::new();
+        built.model.render_positions(&built.model.rest, &mut surface);
+        let held: Vec<usize> = (0..surface.len()).filter(|&v| on_face(&surface[v])).collect();
+        assert_eq!(held.len(), 81);
+        let mut solver = Solver::new(&built.model, &built.params).unwrap();
+        let mut state = State::at_rest(&built.model);
+        for _ in 0..30 {
+            solver.step(&mut state).unwrap();
+        }
+        let mut moved = Vec::new();
+        built.model.render_positions(&state.positions, &mut moved);
+        let sag = moved.iter().map(|x| x.y).fold(f64::MAX, f64::min);
+        assert!(sag < -0.26, "the body sags: lowest {sag}");
+        for v in held {
+            assert!(
+                (moved[v] - surface[v]).norm() < 1e-12,
+                "surface vertex {v} moved {} m",
+                (moved[v] - surface[v]).norm()
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Round trip.
 
@@ -467,7 +511,8 @@ fn an_unknown_group_lists_the_mesh_groups() {
             .pins
             .hard_vertices()
             .iter()
-            .all(|&v| tets.model.rest[v as usize].x < -0.2)
+            // The tets carrying the face: within a lattice cell (0.5 m / 8).
+            .all(|&v| tets.model.rest[v as usize].x < -0.25 + 0.0625)
     );
 }
 

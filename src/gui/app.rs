@@ -439,7 +439,9 @@ impl EditorApp {
             } else {
                 "right drag orbits · middle drag pans · wheel zooms · F frames all"
             };
-            ui.weak(hint);
+            // Cut to the room left (with the full text on hover): wider, it
+            // widened the view past a narrow window's edge.
+            ui.add(egui::Label::new(egui::RichText::new(hint).weak()).truncate());
         });
     }
 

@@ -213,7 +213,45 @@ fn save_and_check(
         return Err("no OpenGL context: the 3D view was not drawn".into());
     }
     let region = region.ok_or("the 3D view was not laid out")?;
+    check_in_place([w, h], &rgb, region)?;
     check_not_blank([w, h], &rgb, region)
+}
+
+/// Whether a pixel is the 3D view's clear colour (within 3 levels).
+fn is_clear(p: [u8; 3]) -> bool {
+    p.iter().zip(CLEAR).all(|(&a, b)| a.abs_diff(b) <= 3)
+}
+
+/// Checks that the 3D view (`region`, pixels) lies within the window
+/// (`size`) and that its drawing stays in it: the rows just above it (the
+/// toolbar's) are not mostly its clear colour. In a narrow window the view
+/// once reached past the right edge, where the drawing (clamped to the
+/// window) and the picking no longer lined up; and the drawing cleared the
+/// whole panel, toolbar included.
+///
+/// # Errors
+/// What is out of place.
+fn check_in_place(size: [usize; 2], pixels: &[[u8; 3]], region: [usize; 4]) -> Result<(), String> {
+    let [w, h] = size;
+    let [x0, y0, x1, y1] = region;
+    // (A pixel over is rounding.)
+    if x1 > w + 1 || y1 > h + 1 {
+        return Err(format!(
+            "the 3D view ({x0}..{x1} × {y0}..{y1} pixels) reaches past the window ({w} × {h}): \
+             the drawing and the picking do not line up"
+        ));
+    }
+    let (x1, rows) = (x1.min(w), y0.min(8));
+    let strip = (y0 - rows..y0).flat_map(|y| (x0..x1).map(move |x| y * w + x));
+    let cleared = strip.filter(|&i| is_clear(pixels[i])).count();
+    if rows > 0 && cleared * 2 > rows * (x1 - x0) {
+        return Err(format!(
+            "the 3D drawing covers the toolbar above the view ({cleared} of {} pixels there \
+             are its clear colour)",
+            rows * (x1 - x0)
+        ));
+    }
+    Ok(())
 }
 
 /// Checks that a screenshot's 3D region (`region`, pixels, within the
@@ -241,7 +279,7 @@ pub fn check_not_blank(
     if x1 <= x0 || y1 <= y0 {
         return Err("the 3D view has no area".into());
     }
-    let differs = |p: [u8; 3]| p.iter().zip(CLEAR).any(|(&a, b)| a.abs_diff(b) > 3);
+    let differs = |p: [u8; 3]| !is_clear(p);
     let count_in = |[x0, y0, x1, y1]: [usize; 4]| {
         (y0..y1)
             .flat_map(|y| (x0..x1).map(move |x| y * w + x))
@@ -400,6 +438,25 @@ mod tests {
             "the tets"
         );
         assert!(!is_surface(clear));
+    }
+
+    #[test]
+    fn a_view_past_the_window_or_drawn_over_its_toolbar_is_refused() {
+        let panel = [27, 27, 27];
+        // A 30 × 30 window, the view below a 10-row toolbar.
+        let window = |toolbar: [u8; 3]| {
+            let mut pixels = vec![CLEAR; 900];
+            pixels[..300].fill(toolbar);
+            pixels
+        };
+        let (size, view) = ([30, 30], [0, 10, 30, 30]);
+        assert_eq!(check_in_place(size, &window(panel), view), Ok(()));
+        let err = check_in_place(size, &window(CLEAR), view).unwrap_err();
+        assert!(err.contains("covers the toolbar"), "{err}");
+        let err = check_in_place(size, &window(panel), [0, 10, 36, 30]).unwrap_err();
+        assert!(err.contains("reaches past the window"), "{err}");
+        // A view at the top has no toolbar to cover.
+        assert_eq!(check_in_place(size, &window(CLEAR), [0, 0, 30, 30]), Ok(()));
     }
 
     #[test]

@@ -182,7 +182,9 @@ impl Viewport3d {
     /// Lays out the view in `ui`'s remaining space, handles the mouse and
     /// draws; returns what the person did.
     pub fn show(&mut self, ui: &mut egui::Ui, input: &ViewInput<'_>) -> Vec<ViewEvent> {
-        let rect = ui.available_rect_before_wrap();
+        // Within what is shown: the drawing is clamped to the window, and
+        // the picking and overlays must use the same rectangle.
+        let rect = ui.available_rect_before_wrap().intersect(ui.clip_rect());
         let response = ui.allocate_rect(rect, Sense::click_and_drag());
         self.rect = Some(rect);
         self.navigate(ui, &response, rect);
@@ -402,7 +404,10 @@ impl Viewport3d {
                 s.render(&info, &orbit);
             }
         });
-        ui.painter().add(egui::PaintCallback {
+        // Clipped to the view: the callback clears its clip rectangle, and
+        // the panel's (the toolbar above the view included) wiped the
+        // toolbar.
+        ui.painter_at(rect).add(egui::PaintCallback {
             rect,
             callback: Arc::new(callback),
         });

@@ -123,14 +123,19 @@ pub enum ImportErrorKind {
         vertices: usize,
     },
     /// Faces exist but all of them are degenerate or duplicated.
-    #[error("all {faces} faces are degenerate (zero area) or duplicates: nothing to simulate")]
+    #[error(
+        "{} degenerate (zero area) or {}: nothing to simulate",
+        if *faces == 1 { "the only face is" } else { "all faces are" },
+        if *faces == 1 { "a duplicate" } else { "duplicates" }
+    )]
     NoValidTriangles {
         /// Faces before validation.
         faces: usize,
     },
     /// The mesh is too small or too large to simulate in metres.
     #[error(
-        "the mesh is {diagonal:.3e} across (its bounding box's diagonal); meshes from 1e-9 to 1e9 across can be simulated: scale it in your modeller"
+        "the mesh is {} (its bounding box's diagonal); meshes from 1e-9 to 1e9 across can be simulated: scale it in your modeller",
+        if diagonal.is_finite() { format!("{diagonal:.3e} across") } else { "too large to measure across".to_owned() }
     )]
     Size {
         /// The bounding box's diagonal.

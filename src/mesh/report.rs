@@ -101,37 +101,40 @@ impl MeshReport {
                 "at the same position".to_owned()
             };
             warnings.push(format!(
-                "welded {} coincident vertices ({apart})",
-                v.welded_vertices
+                "welded {} ({apart})",
+                counted(v.welded_vertices, "coincident vertex", "coincident vertices")
             ));
         }
         if v.degenerate_triangles > 0 {
             warnings.push(format!(
-                "dropped {} zero-area triangles{}",
-                v.degenerate_triangles,
+                "dropped {}{}",
+                counted(v.degenerate_triangles, "zero-area triangle", "zero-area triangles"),
                 lines_suffix(&v.degenerate_lines, v.degenerate_polygons)
             ));
         }
         if v.duplicate_triangles > 0 {
             warnings.push(format!(
-                "dropped {} duplicate triangles",
-                v.duplicate_triangles
+                "dropped {}",
+                counted(v.duplicate_triangles, "duplicate triangle", "duplicate triangles")
             ));
         }
         if v.unreferenced_vertices > 0 {
             warnings.push(format!(
-                "dropped {} vertices no face uses",
-                v.unreferenced_vertices
+                "dropped {} no face uses",
+                counted(v.unreferenced_vertices, "vertex", "vertices")
             ));
         }
         if non_manifold_edges > 0 {
             warnings.push(format!(
-                "{non_manifold_edges} non-manifold edges (3+ faces): no bending springs across them"
+                "{} (3+ faces): no bending springs across {}",
+                counted(non_manifold_edges, "non-manifold edge", "non-manifold edges"),
+                if non_manifold_edges == 1 { "it" } else { "them" }
             ));
         }
         if inconsistent_edges > 0 {
             warnings.push(format!(
-                "{inconsistent_edges} edges where neighbouring faces disagree in winding"
+                "{} where neighbouring faces disagree in winding",
+                counted(inconsistent_edges, "edge", "edges")
             ));
         }
         if volume.is_some_and(|vol| vol < 0.0) {
@@ -210,6 +213,11 @@ impl MeshReport {
 
 /// ` (lines 3, 8, ...)`: the known lines of `lines`, the first of `of`
 /// polygons, with `...` when some were not listed; empty when none is known.
+/// `n` and the noun that goes with it: `1 edge`, `2 edges`.
+pub(crate) fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn lines_suffix(lines: &[u32], of: usize) -> String {
     let known: Vec<String> = lines
         .iter()
@@ -220,7 +228,8 @@ fn lines_suffix(lines: &[u32], of: usize) -> String {
         String::new()
     } else {
         format!(
-            " (lines {}{})",
+            " ({} {}{})",
+            if known.len() == 1 && of <= lines.len() { "line" } else { "lines" },
             known.join(", "),
             if of > lines.len() { ", ..." } else { "" }
         )

@@ -232,7 +232,10 @@ pub fn validate(
     // Scaled first: the squares inside the norm of a diagonal of 1e200
     // overflow.
     let extent = (hi - lo).amax();
-    let diagonal = if extent > 0.0 {
+    let diagonal = if extent.is_infinite() {
+        // Coordinates near ±1.8e308: their span overflows.
+        f64::INFINITY
+    } else if extent > 0.0 {
         extent * ((hi - lo) / extent).norm()
     } else {
         0.0

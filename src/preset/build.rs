@@ -5,7 +5,7 @@ use std::path::Path;
 use super::{BuildKind, MeshSource, PinSpec, Preset, PresetError, PresetErrorKind, Selector};
 use crate::mesh::{self, ImportOptions, SurfaceMesh, TexCoords, ValidateOptions, Vec3};
 use crate::model::tetra::{self, TetraOptions};
-use crate::model::{Attachment, ClothGrid, Model, Pins};
+use crate::model::{Attachment, ClothGrid, Model, Pins, Skin};
 use crate::solver::SimParams;
 
 /// What [`Preset::build`] makes.
@@ -278,6 +278,13 @@ impl Preset {
     }
 }
 
+/// The corners of the tet carrying skin vertex `v` that it moves with (its
+/// weight in them is not zero): pinned, they hold it exactly.
+fn carriers(skin: &Skin, v: usize) -> impl Iterator<Item = u32> + '_ {
+    let (corners, weights) = (skin.embedding.corners[v], skin.embedding.weights[v]);
+    (0..4).filter(move |&k| weights[k] != 0.0).map(move |k| corners[k])
+}
+
 /// The model vertices `selector` picks (unsorted, possibly repeated).
 fn select(
     selector: &Selector,
@@ -286,10 +293,23 @@ fn select(
     surface: Option<&SurfaceMesh>,
     grid: Option<&ClothGrid>,
 ) -> Result<Vec<u32>, PresetErrorKind> {
+    // The model vertices at rest where `keep` holds; on a tet model with a
+    // skin, also every corner that carries a surface vertex there, so that
+    // the surface the rule covers is held exactly (the skin's vertices lie
+    // inside tets whose other corners the rule may miss: a clamped face
+    // moved by up to 0.6 % of the body's size).
     let where_rest = |keep: &dyn Fn(&Vec3) -> bool| -> Vec<u32> {
-        (0..model.vertex_count() as u32)
+        let mut selected: Vec<u32> = (0..model.vertex_count() as u32)
             .filter(|&v| keep(&model.rest[v as usize]))
-            .collect()
+            .collect();
+        if let (Some(skin), Some(surface)) = (&model.skin, surface) {
+            for (v, p) in surface.positions().iter().enumerate() {
+                if keep(p) {
+                    selected.extend(carriers(skin, v));
+                }
+            }
+        }
+        selected
     };
     match selector {
         Selector::Indices(indices) => {
@@ -313,20 +333,11 @@ fn select(
                 }
             })?;
             Ok(match &model.skin {
-                // The tet vertex each surface vertex leans on most.
+                // The tet corners that carry the group's surface vertices.
                 Some(skin) => group
                     .vertices
                     .iter()
-                    .map(|&v| {
-                        let (corners, weights) = (
-                            skin.embedding.corners[v as usize],
-                            skin.embedding.weights[v as usize],
-                        );
-                        let best = (0..4)
-                            .max_by(|&a, &b| weights[a].total_cmp(&weights[b]))
-                            .unwrap_or(0);
-                        corners[best]
-                    })
+                    .flat_map(|&v| carriers(skin, v as usize))
                     .collect(),
                 None => group.vertices.clone(),
             })

@@ -85,13 +85,14 @@ pub enum TetraError {
     },
     /// All vertices lie in one plane: there is no volume to fill.
     #[error(
-        "the surface is flat ({} {diagonal:.3e} across): it encloses no volume; build it as \
-         springs (cloth) instead",
+        "the surface is flat ({} {} across): it encloses no volume; build it as springs \
+         (cloth) instead",
         if *thickness == 0.0 {
             "all vertices in one plane,".to_owned()
         } else {
             format!("all vertices within {thickness:.3e} of one plane,")
-        }
+        },
+        crate::param::format_value(*diagonal)
     )]
     Flat {
         /// Largest distance of a vertex from the best-fit plane.
