@@ -542,7 +542,9 @@ impl Session {
 
     /// Where to offer saving the preset: its file; for one without (an
     /// OBJ or tet file opened alone) a `.toml` of the mesh's name beside
-    /// it; else `untitled.toml` in the working directory.
+    /// it; else a `.toml` of the preset's name in the working directory
+    /// (`hanging_cloth.toml` for "Hanging cloth"; `untitled.toml` for a name
+    /// without letters or digits).
     pub fn suggested_path(&self) -> PathBuf {
         if let Some(path) = &self.path {
             return path.clone();
@@ -551,7 +553,19 @@ impl Session {
             // (An untitled preset's mesh path is relative to the working
             // directory, as the untitled name is.)
             MeshSource::Obj(mesh) | MeshSource::TetFile(mesh) => mesh.with_extension("toml"),
-            MeshSource::Grid(_) => PathBuf::from(UNTITLED),
+            MeshSource::Grid(_) => {
+                let words: Vec<String> = self
+                    .preset
+                    .name
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_lowercase)
+                    .collect();
+                match words.join("_") {
+                    stem if stem.is_empty() => PathBuf::from(UNTITLED),
+                    stem => PathBuf::from(stem).with_extension("toml"),
+                }
+            }
         }
     }
 
@@ -1380,8 +1394,10 @@ fn nearest_vertex(points: &[Vec3], x: &Vec3) -> Option<u32> {
 fn build(preset: &Preset, path: Option<&Path>) -> Result<(Built, Solver), SessionError> {
     let base = path.unwrap_or(Path::new(UNTITLED));
     let built = preset.build(base).map_err(|e| match *e.kind {
-        // Without a file there is no preset file or field to name.
+        // Without a file there is no preset file or field to name (the
+        // error named an `untitled.toml` that does not exist).
         PresetErrorKind::Mesh { error, .. } if path.is_none() => SessionError::Import(error),
+        kind if path.is_none() => SessionError::Rejected(Box::new(kind)),
         kind => PresetError {
             kind: Box::new(kind),
             ..e

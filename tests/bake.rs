@@ -594,7 +594,11 @@ fn a_stopped_sparse_sequence_ends_with_the_last_frame_simulated() {
     let csv = out.join("hanging_cloth_energy.csv");
     let started = std::time::Instant::now();
     while std::fs::read_to_string(&csv).map_or(0, |c| c.lines().count()) < 30 {
-        assert!(started.elapsed().as_secs() < 120, "no 30 rows in {}", csv.display());
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "no 30 rows in {}",
+            csv.display()
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     interrupt(&child);

@@ -658,7 +658,10 @@ fn all_degenerate_faces_is_an_error() {
     raw.push_polygon(&[0, 1, 2], 1, 0);
     let err = validate(&raw, Path::new("dot.obj"), &ValidateOptions::default()).unwrap_err();
     assert_eq!(err.kind, ImportErrorKind::NoValidTriangles { faces: 1 });
-    assert!(err.to_string().contains("the only face is degenerate"), "{err}");
+    assert!(
+        err.to_string().contains("the only face is degenerate"),
+        "{err}"
+    );
 }
 
 /// A mesh in the wrong units is refused with its size: at 1e-100 or 1e200
@@ -703,7 +706,10 @@ fn meshes_far_too_small_or_large_are_refused_with_their_size() {
             diagonal: f64::INFINITY
         }
     );
-    assert!(err.to_string().contains("too large to measure across"), "{err}");
+    assert!(
+        err.to_string().contains("too large to measure across"),
+        "{err}"
+    );
 }
 
 /// A polygon whose triangles are all degenerate is listed by its line once

@@ -178,8 +178,12 @@ fn a_pinned_surface_stays_put_on_a_tet_body() {
     let group = text_with_group(&file, "left", "tets");
     for built in [rule, group] {
         let mut surface = Vec::new();
-        built.model.render_positions(&built.model.rest, &mut surface);
-        let held: Vec<usize> = (0..surface.len()).filter(|&v| on_face(&surface[v])).collect();
+        built
+            .model
+            .render_positions(&built.model.rest, &mut surface);
+        let held: Vec<usize> = (0..surface.len())
+            .filter(|&v| on_face(&surface[v]))
+            .collect();
         assert_eq!(held.len(), 81);
         let mut solver = Solver::new(&built.model, &built.params).unwrap();
         let mut state = State::at_rest(&built.model);

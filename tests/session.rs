@@ -473,8 +473,20 @@ fn bad_commands_leave_the_session_unchanged() {
 fn saving_is_offered_beside_an_opened_mesh() {
     let obj = Session::new(Preset::for_obj(Path::new("meshes/box.obj")), None).unwrap();
     assert_eq!(obj.suggested_path(), PathBuf::from("meshes/box.toml"));
+    // A generated cloth: under the preset's name.
     let grid = Session::new(Preset::default(), None).unwrap();
-    assert_eq!(grid.suggested_path(), PathBuf::from("untitled.toml"));
+    assert_eq!(grid.suggested_path(), PathBuf::from("hanging_cloth.toml"));
+    for (name, file) in [
+        ("Mädchen's  Rock (2)", "mädchen_s_rock_2.toml"),
+        ("?!", "untitled.toml"),
+    ] {
+        let preset = Preset {
+            name: name.to_owned(),
+            ..Preset::default()
+        };
+        let grid = Session::new(preset, None).unwrap();
+        assert_eq!(grid.suggested_path(), PathBuf::from(file), "{name}");
+    }
     let file = Session::open(Path::new("presets/denim.toml")).unwrap();
     assert_eq!(file.suggested_path(), PathBuf::from("presets/denim.toml"));
 }
@@ -880,7 +892,12 @@ fn pinning_an_obj_group_pins_it_by_name() {
     assert_eq!(s.preset().pins.hard, vec![left]);
     let pinned = s.model().pins.hard_vertices();
     assert!(!pinned.is_empty());
-    assert!(pinned.iter().all(|&v| s.model().rest[v as usize].x < -0.2));
+    // The tets carrying the face: within a lattice cell (0.5 m / 8) of it.
+    assert!(
+        pinned
+            .iter()
+            .all(|&v| s.model().rest[v as usize].x < -0.25 + 0.0625)
+    );
 }
 
 /// A density's unit changes with the build (kg/m² ↔ kg/m³), so switching
@@ -945,4 +962,20 @@ fn a_material_keeps_the_attachment_weight() {
     assert_eq!(material.weights.structural, denim.weights.structural);
     assert_eq!(material.density, denim.density);
     assert_eq!(s.model().weights.attachment, 250.0);
+}
+
+/// A build that fails on a mesh opened alone names no preset file: there
+/// is none (the message began "untitled.toml: build:").
+#[test]
+fn a_failed_build_of_a_mesh_opened_alone_names_no_preset_file() {
+    use softbody::preset::{Build, BuildKind};
+    let mut s = Session::new(Preset::for_obj(Path::new("meshes/cloth_tri.obj")), None).unwrap();
+    let err = s
+        .apply(Command::SetBuild(Build {
+            kind: BuildKind::Tets,
+            ..Build::default()
+        }))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("flat") && !err.contains("untitled"), "{err}");
 }

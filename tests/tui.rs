@@ -684,7 +684,7 @@ fn save_and_save_as() {
     assert_eq!(
         app.mode,
         Mode::SaveAs {
-            text: "untitled.toml".to_owned(),
+            text: "hanging_cloth.toml".to_owned(),
             after: After::Stay,
         }
     );
@@ -1162,7 +1162,7 @@ fn save_and_quit_asks_for_a_path_when_there_is_no_file() {
     assert_eq!(
         app.mode,
         Mode::SaveAs {
-            text: "untitled.toml".to_owned(),
+            text: "hanging_cloth.toml".to_owned(),
             after: After::Quit,
         }
     );

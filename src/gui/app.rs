@@ -77,6 +77,9 @@ pub struct EditorApp {
     pub live_refactor_ms: f64,
     dialog: Option<FileDialog>,
     pending: Option<Pending>,
+    /// What to do once an untitled scene's "Save" (asked about unsaved
+    /// changes) has a file: the save dialog comes first.
+    after_save: Option<Pending>,
     /// Closing was confirmed (or nothing was unsaved).
     may_close: bool,
     show_controls: bool,
@@ -146,6 +149,7 @@ impl EditorApp {
             live_refactor_ms: LIVE_REFACTOR_MS,
             dialog: None,
             pending: None,
+            after_save: None,
             may_close: false,
             show_controls: false,
             autosave: None,
@@ -182,6 +186,12 @@ impl EditorApp {
         self.unsynced = true;
         self.background = true;
         self
+    }
+
+    /// Whether the editor has decided to close (a quit carried out: its
+    /// window closes).
+    pub fn is_closing(&self) -> bool {
+        self.may_close
     }
 
     /// Whether a command is applying in the background.
@@ -554,11 +564,13 @@ impl EditorApp {
     }
 
     fn show_dialog(&mut self, kind: DialogType) {
+        // Absolute, so the dialog's path field says where it is (it read ".").
         let start = self
             .session
             .path()
             .and_then(Path::parent)
             .map_or_else(|| PathBuf::from("."), Path::to_owned);
+        let start = std::path::absolute(&start).unwrap_or(start);
         let filter: egui_file::Filter<PathBuf> = Box::new(|p: &Path| {
             p.extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("toml") || e.eq_ignore_ascii_case("obj"))
@@ -571,8 +583,9 @@ impl EditorApp {
                     |n| n.to_string_lossy().into_owned(),
                 );
                 let dir = suggested.parent().filter(|d| !d.as_os_str().is_empty());
+                let dir = dir.map_or(start, |d| std::path::absolute(d).unwrap_or(d.to_owned()));
                 FileDialog::save_file()
-                    .initial_path(dir.map_or(start, Path::to_owned))
+                    .initial_path(dir)
                     .default_filename(name)
             }
             _ => FileDialog::open_file()
@@ -604,6 +617,14 @@ impl EditorApp {
                 self.dialog = None;
             }
         }
+        // Saved (the dialog closed and nothing is left to apply): carry on.
+        // Cancelled or failed (still unsaved): the action is dropped.
+        if self.after_save.is_some() && self.dialog.is_none() && !self.is_busy() {
+            let next = self.after_save.take();
+            if let Some(next) = next.filter(|_| !self.session.is_dirty()) {
+                self.carry_out(ctx, next);
+            }
+        }
         if let Some(pending) = self.pending.clone() {
             let mut answer = None;
             egui::Modal::new(egui::Id::unique("unsaved")).show(ctx, |ui| {
@@ -630,6 +651,7 @@ impl EditorApp {
                     if save {
                         if self.session.path().is_none() {
                             self.show_dialog(DialogType::SaveFile);
+                            self.after_save = Some(pending);
                             return;
                         }
                         self.save(None);

@@ -83,8 +83,12 @@ pub fn menu_bar(
     out: &mut Vec<Request>,
 ) {
     let item = |ui: &mut egui::Ui, label: &str, keys: &str, enabled: bool| {
-        ui.add_enabled(enabled, egui::Button::new(label).shortcut_text(keys))
-            .clicked()
+        // (An empty shortcut named the item "Quit " for screen readers.)
+        let button = match keys {
+            "" => egui::Button::new(label),
+            keys => egui::Button::new(label).shortcut_text(keys),
+        };
+        ui.add_enabled(enabled, button).clicked()
     };
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| {

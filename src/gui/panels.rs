@@ -176,18 +176,47 @@ fn number(
     gesture(&response, out);
 }
 
-/// The slider range of a parameter and whether it is logarithmic.
-fn range(param: ParamId) -> (RangeInclusive<f64>, bool) {
+/// How a parameter's slider maps to values: its range, and for a
+/// logarithmic one the smallest positive value it reaches by dragging
+/// (below it, one end of the slider is 0).
+struct SliderScale {
+    range: RangeInclusive<f64>,
+    log: Option<f64>,
+}
+
+/// The slider scale of a parameter on a cloth (`volume` false) or a tet
+/// body: the values that kind of model takes, so that a drag is fine
+/// enough to tune with (one decade per ~30 points at the panel's slider
+/// width). The range of all weights, 1e-3 to 1e9 in 100 points, moved a
+/// weight by a decade every 7 points. Typed values may lie outside it.
+fn scale(param: ParamId, volume: bool) -> SliderScale {
+    let linear = |range| SliderScale { range, log: None };
+    let log = |range, smallest| SliderScale {
+        range,
+        log: Some(smallest),
+    };
     match param {
-        ParamId::Weight(_) => (0.0..=1e9, true),
-        ParamId::Density => (1e-3..=1e5, true),
-        ParamId::Dt => (1e-5..=0.1, true),
-        ParamId::Iterations => (1.0..=200.0, false),
-        ParamId::Tolerance => (0.0..=0.1, true),
-        ParamId::Damping => (0.0..=1.0, false),
-        ParamId::GravityY => (-30.0..=30.0, false),
+        // N/m, cloth: silk's 100 to leather's 8000.
+        ParamId::Weight(WeightKind::Structural | WeightKind::Shear) => log(0.0..=1e5, 1.0),
+        // Silk's 0.5 to leather's 800.
+        ParamId::Weight(WeightKind::Bending) => log(0.0..=1e4, 1e-2),
+        ParamId::Weight(WeightKind::Attachment) => log(0.0..=1e6, 1.0),
+        // Pa: a jelly's 2e4 to firm rubber's 1e6.
+        ParamId::Weight(_) => log(0.0..=1e8, 1e2),
+        // kg/m³ for volumes, kg/m² for cloth.
+        ParamId::Density if volume => log(10.0..=1e4, 10.0),
+        ParamId::Density => log(1e-2..=10.0, 1e-2),
+        ParamId::Dt => log(1e-4..=0.1, 1e-4),
+        ParamId::Iterations => linear(1.0..=200.0),
+        ParamId::Tolerance => log(0.0..=0.1, 1e-6),
+        ParamId::Damping => linear(0.0..=1.0),
+        ParamId::GravityY => linear(-30.0..=30.0),
     }
 }
+
+/// The width of the parameters' sliders (points): a decade of a weight
+/// every ~30 of them.
+const SLIDER_WIDTH: f32 = 160.0;
 
 /// What a parameter means, for its tooltip.
 fn help(param: ParamId) -> &'static str {
@@ -231,21 +260,17 @@ fn param_slider(
     let defer = sliders == Sliders::OnRelease && param.refactors();
     let deferred = Deferred::load(ui, egui::Id::unique(("deferred slider", param.label())));
     let mut value = deferred.shown(current);
-    let (range, log) = range(param);
+    let SliderScale { range, log } = scale(param, !session.model().tets.is_empty());
+    ui.spacing_mut().slider_width = SLIDER_WIDTH;
     let mut slider = egui::Slider::new(&mut value, range)
-        .logarithmic(log)
+        .logarithmic(log.is_some())
         .clamping(egui::SliderClamping::Never)
         .text(param.label())
         .custom_formatter(|v, _| format_value(v))
         .custom_parser(keep_unedited(current))
         // A typed number is one change once entered, not one per key.
         .update_while_editing(false);
-    if log {
-        let smallest = if param == ParamId::Tolerance {
-            1e-6
-        } else {
-            1e-3
-        };
+    if let Some(smallest) = log {
         slider = slider.smallest_positive(smallest);
     }
     if param == ParamId::Iterations {
@@ -789,7 +814,10 @@ pub fn status_bar(ui: &mut egui::Ui, session: &Session, info: &StatusInfo<'_>) {
             } else {
                 ui.visuals().text_color()
             };
-            ui.colored_label(colour, info.message);
+            // Cut at the window's edge with "…", the whole of it on hover
+            // (a long error ran off the edge, unreadable).
+            let text = egui::RichText::new(info.message).color(colour);
+            ui.add(egui::Label::new(text).truncate());
         }
     });
 }

@@ -102,20 +102,32 @@ impl MeshReport {
             };
             warnings.push(format!(
                 "welded {} ({apart})",
-                counted(v.welded_vertices, "coincident vertex", "coincident vertices")
+                counted(
+                    v.welded_vertices,
+                    "coincident vertex",
+                    "coincident vertices"
+                )
             ));
         }
         if v.degenerate_triangles > 0 {
             warnings.push(format!(
                 "dropped {}{}",
-                counted(v.degenerate_triangles, "zero-area triangle", "zero-area triangles"),
+                counted(
+                    v.degenerate_triangles,
+                    "zero-area triangle",
+                    "zero-area triangles"
+                ),
                 lines_suffix(&v.degenerate_lines, v.degenerate_polygons)
             ));
         }
         if v.duplicate_triangles > 0 {
             warnings.push(format!(
                 "dropped {}",
-                counted(v.duplicate_triangles, "duplicate triangle", "duplicate triangles")
+                counted(
+                    v.duplicate_triangles,
+                    "duplicate triangle",
+                    "duplicate triangles"
+                )
             ));
         }
         if v.unreferenced_vertices > 0 {
@@ -127,8 +139,16 @@ impl MeshReport {
         if non_manifold_edges > 0 {
             warnings.push(format!(
                 "{} (3+ faces): no bending springs across {}",
-                counted(non_manifold_edges, "non-manifold edge", "non-manifold edges"),
-                if non_manifold_edges == 1 { "it" } else { "them" }
+                counted(
+                    non_manifold_edges,
+                    "non-manifold edge",
+                    "non-manifold edges"
+                ),
+                if non_manifold_edges == 1 {
+                    "it"
+                } else {
+                    "them"
+                }
             ));
         }
         if inconsistent_edges > 0 {
@@ -229,7 +249,11 @@ fn lines_suffix(lines: &[u32], of: usize) -> String {
     } else {
         format!(
             " ({} {}{})",
-            if known.len() == 1 && of <= lines.len() { "line" } else { "lines" },
+            if known.len() == 1 && of <= lines.len() {
+                "line"
+            } else {
+                "lines"
+            },
             known.join(", "),
             if of > lines.len() { ", ..." } else { "" }
         )

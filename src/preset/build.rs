@@ -282,7 +282,9 @@ impl Preset {
 /// weight in them is not zero): pinned, they hold it exactly.
 fn carriers(skin: &Skin, v: usize) -> impl Iterator<Item = u32> + '_ {
     let (corners, weights) = (skin.embedding.corners[v], skin.embedding.weights[v]);
-    (0..4).filter(move |&k| weights[k] != 0.0).map(move |k| corners[k])
+    (0..4)
+        .filter(move |&k| weights[k] != 0.0)
+        .map(move |k| corners[k])
 }
 
 /// The model vertices `selector` picks (unsorted, possibly repeated).

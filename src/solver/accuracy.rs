@@ -36,7 +36,18 @@ pub struct Accuracy {
     /// ratios of round-off and mean nothing (a body at rest read "error
     /// 1.0e0, 1e-3 in > 100 its").
     pub at_rest: bool,
+    /// The exact step's size relative to the body's: the root mean square
+    /// of its vertices' displacements over the body's bounding-box
+    /// diagonal. Below [`NEARLY_AT_REST`] the relative errors are of a
+    /// step too small to see, and the line says so.
+    pub step: f64,
 }
+
+/// The step, relative to the body's size, below which the body is said to
+/// be nearly at rest in [`Accuracy`]'s line: a micrometre a frame on a
+/// metre. (A cloth settling for minutes read "error 5.3e-1", an error of
+/// half a step of a few nanometres.)
+pub const NEARLY_AT_REST: f64 = 1e-6;
 
 /// The step, relative to the body's size, below which a body counts as at
 /// rest for [`Accuracy::at_rest`]: well above the round-off of positions
@@ -216,6 +227,7 @@ pub fn measure_against(
         reference_converged: reference.converged,
         newton_ms: reference.ms,
         at_rest: is_at_rest(&reference.positions, &state.positions),
+        step: relative_step(&reference.positions, &state.positions),
     })
 }
 
@@ -223,8 +235,15 @@ pub fn measure_against(
 /// size of `start` (its bounding box's diagonal), per vertex (root mean
 /// square).
 fn is_at_rest(end: &[Vec3], start: &[Vec3]) -> bool {
+    relative_step(end, start) < AT_REST
+}
+
+/// The step from `start` to `end` relative to the size of `start` (its
+/// bounding box's diagonal), per vertex (root mean square); 0 for no
+/// vertices or a body of no size.
+fn relative_step(end: &[Vec3], start: &[Vec3]) -> f64 {
     if start.is_empty() {
-        return true;
+        return 0.0;
     }
     let (lo, hi) = crate::mesh::bounds(start);
     let size = (hi - lo).norm();
@@ -233,7 +252,8 @@ fn is_at_rest(end: &[Vec3], start: &[Vec3]) -> bool {
         .zip(start)
         .map(|(a, b)| (a - b).norm_squared())
         .sum();
-    (squares / start.len() as f64).sqrt() < AT_REST * size
+    let step = (squares / start.len() as f64).sqrt();
+    if size > 0.0 { step / size } else { 0.0 }
 }
 
 /// A measurement to run away from the session (its Newton solve takes
@@ -377,6 +397,14 @@ impl std::fmt::Display for Accuracy {
                 None => write!(f, "{tolerance:.0e} in > {measured} its")?,
             }
         }
+        if self.step < NEARLY_AT_REST {
+            write!(
+                f,
+                " (nearly at rest: the step is {:.0e} of the body's size, so a tiny error is a \
+                 large part of it)",
+                self.step
+            )?;
+        }
         if !self.reference_converged {
             write!(
                 f,
@@ -473,6 +501,26 @@ mod tests {
             .map(|x| x + Vec3::new(0.0, -1e-11 * size, 0.0))
             .collect();
         assert!(!is_at_rest(&moved, &state.positions));
+        let (lo, hi) = crate::mesh::bounds(&state.positions);
+        let relative = relative_step(&moved, &state.positions) * (hi - lo).norm();
+        // (Within the round-off of adding 1e-11 to coordinates of 0.5.)
+        assert!((relative / 1e-11 - 1.0).abs() < 1e-6, "{relative:e}");
+        // A step too small to see is said to be one.
+        let line = |step: f64| {
+            Accuracy {
+                errors: vec![1.0, 0.5],
+                at_rest: false,
+                step,
+                ..accuracy.clone()
+            }
+            .to_string()
+        };
+        assert!(
+            line(1e-9).contains("nearly at rest: the step is 1e-9"),
+            "{}",
+            line(1e-9)
+        );
+        assert!(!line(1e-4).contains("rest"), "{}", line(1e-4));
     }
 
     /// With a tolerance, the figure is at the iteration where the step stops.

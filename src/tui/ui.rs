@@ -17,6 +17,7 @@ use ratatui::widgets::{
 use super::app::{After, App, KEYS, Mode, PIN_KEYS, format_value};
 use crate::mesh::Vec3;
 use crate::solver::Energies;
+use crate::solver::accuracy::NEARLY_AT_REST;
 use crate::solver::memory::size;
 
 /// Frames the energy chart shows at most (ten seconds at 60 Hz).
@@ -315,6 +316,8 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
                 |(frame, a)| {
                     if a.at_rest {
                         format!("error  – at rest @{frame}")
+                    } else if a.step < NEARLY_AT_REST {
+                        format!("error  {:.1e} @{frame} ≈rest", a.error())
                     } else {
                         format!("error  {:.1e} @{frame}", a.error())
                     }
