@@ -122,9 +122,13 @@ fn the_status_bar_reports_the_memory_held() {
     );
 }
 
+/// An upright 30 × 30 cloth held by its top corners (the default scene
+/// starts lying flat, edge-on to the head-on view).
+const UPRIGHT: &str = "presets/denim.toml";
+
 #[test]
 fn box_selecting_the_bottom_edge_and_pinning_it_pins_those_vertices() {
-    let mut harness = editor("presets/hanging_cloth.toml");
+    let mut harness = editor(UPRIGHT);
     let app = harness.state();
     let rest = &app.session.model().rest;
     let bottom_y = rest.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
@@ -201,7 +205,7 @@ fn drag_with_ctrl(harness: &mut Harness<'static, EditorApp>, a: Pos2, b: Pos2) {
 
 #[test]
 fn a_click_picks_the_vertex_under_the_cursor_and_shift_adds() {
-    let mut harness = editor("presets/hanging_cloth.toml");
+    let mut harness = editor(UPRIGHT);
     let screen = screen_positions(harness.state());
     // A vertex in the middle of the cloth, clicked a little off.
     let (a, b) = (465_usize, 470_usize);

@@ -259,7 +259,8 @@ prop_compose! {
     fn preset()(
         name in "[ -~]{0,12}",
         mesh in prop_oneof![
-            (0..5000usize, finite()).prop_map(|(n, width)| MeshSource::Grid(GridSpec { n, width })),
+            (0..5000usize, finite(), any::<bool>())
+                .prop_map(|(n, width, horizontal)| MeshSource::Grid(GridSpec { n, width, horizontal })),
             "[a-z/._é]{1,12}".prop_map(|p| MeshSource::Obj(p.into())),
             "[a-z/._]{1,12}".prop_map(|p| MeshSource::TetFile(p.into())),
         ],

@@ -23,6 +23,7 @@ fn small_cloth() -> Preset {
         mesh: MeshSource::Grid(GridSpec {
             n: N as usize,
             width: 1.0,
+            horizontal: false,
         }),
         ..Preset::default()
     }

@@ -135,7 +135,11 @@ fn command(op: &Op, file: &Path) -> Option<Command> {
 
 fn small_cloth() -> Preset {
     Preset {
-        mesh: MeshSource::Grid(GridSpec { n: N, width: 1.0 }),
+        mesh: MeshSource::Grid(GridSpec {
+            n: N,
+            width: 1.0,
+            horizontal: false,
+        }),
         ..Preset::default()
     }
 }

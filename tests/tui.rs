@@ -2,6 +2,7 @@
 //! `TestBackend`, and every key's action and its effect on the session.
 #![cfg(feature = "tui")]
 
+use std::f64::consts::TAU;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -819,8 +820,22 @@ fn pin_menu_sets_pin_rules() {
         hard(Selector::Group("sleeve".to_owned()))
     );
 
+    // The default cloth lies flat: its top plane would hold it all.
+    app.on_key(ch('p'));
+    app.on_key(ch('y'));
+    assert!(
+        app.status.starts_with("the model lies flat"),
+        "{}",
+        app.status
+    );
+    assert_eq!(app.session.model().pins.hard_vertices().len(), 2);
+
     // In the session: the top edge pins the grid's whole top row, the top
     // plane the same vertices; undo goes back to the corners.
+    let mut app = App::new(
+        Session::open(Path::new("presets/denim.toml")).unwrap(),
+        "presets".into(),
+    );
     app.on_key(ch('p'));
     app.on_key(ch('t'));
     assert_eq!(app.session.model().pins.hard_vertices().len(), 30);
@@ -850,13 +865,17 @@ fn pin_menu_sets_pin_rules() {
 #[test]
 fn arrows_and_brackets_rotate_the_preview() {
     let mut app = cloth();
+    // It starts looking as the preset's camera does: from above and to
+    // the right (the cloth lies flat, and looked at level it was a line).
+    let (yaw, pitch) = (app.yaw, app.pitch);
+    assert!(pitch > 0.1 && (yaw - (-1.2f64).atan2(1.9).rem_euclid(TAU)).abs() < 1e-12);
     assert_eq!(app.handle_key(key(KeyCode::Right)), Action::None);
-    assert!(app.yaw > 0.0);
+    assert!(app.yaw != yaw);
     assert_eq!(app.handle_key(ch(']')), Action::None);
-    assert!(app.pitch > 0.0);
+    assert!(app.pitch > pitch);
     app.handle_key(key(KeyCode::Left));
     app.handle_key(ch('['));
-    assert!(app.yaw.abs() < 1e-12 && app.pitch.abs() < 1e-12);
+    assert!((app.yaw - yaw).abs() < 1e-12 && (app.pitch - pitch).abs() < 1e-12);
 }
 
 #[test]

@@ -306,7 +306,11 @@ mod tests {
 
     fn small() -> Session {
         let preset = Preset {
-            mesh: MeshSource::Grid(GridSpec { n: 8, width: 1.0 }),
+            mesh: MeshSource::Grid(GridSpec {
+                n: 8,
+                width: 1.0,
+                horizontal: false,
+            }),
             ..Preset::default()
         };
         Session::new(preset, None).unwrap()

@@ -73,6 +73,17 @@ impl ClothGrid {
         }
     }
 
+    /// Lays the grid flat: rotated about its top edge (row 0, which stays
+    /// at `y = width / 2`, `z = 0`) into the horizontal `x`-`z` plane, the
+    /// rows reaching towards +z. Held by its top corners or edge, it then
+    /// falls and swings down to where the upright grid hangs.
+    pub fn lie_flat(&mut self) {
+        let top = self.positions.first().map_or(0.0, |p| p.y);
+        for p in &mut self.positions {
+            *p = Vec3::new(p.x, top, top - p.y);
+        }
+    }
+
     /// The two top corners, which the seed scene pins.
     pub fn top_corners(&self) -> [u32; 2] {
         [0, (self.n - 1) as u32]

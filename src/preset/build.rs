@@ -212,7 +212,10 @@ impl Preset {
         let tets = self.build.kind == BuildKind::Tets;
         let mut source = match &self.mesh {
             MeshSource::Grid(spec) => {
-                let grid = ClothGrid::new(spec.n, spec.width);
+                let mut grid = ClothGrid::new(spec.n, spec.width);
+                if spec.horizontal {
+                    grid.lie_flat();
+                }
                 Source {
                     model: Model::from_cloth_grid(&grid, material.density, material.weights),
                     surface: None,

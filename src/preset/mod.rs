@@ -160,6 +160,13 @@ pub struct GridSpec {
     pub n: usize,
     /// Side length in metres, positive.
     pub width: f64,
+    /// Whether the cloth starts lying flat, its top edge where the hanging
+    /// cloth's is and its rows reaching towards +z, so that it falls and
+    /// swings down from its pins when played (see
+    /// [`ClothGrid::lie_flat`](crate::model::ClothGrid::lie_flat)). Default
+    /// false: hanging in the `x`-`y` plane, the seed's layout.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub horizontal: bool,
 }
 
 /// How a model is built from its mesh.
@@ -338,12 +345,17 @@ pub struct LoadedPreset {
 
 impl Default for Preset {
     /// The scene the editor opens on: a 1 m cotton cloth, a 30 × 30 grid,
-    /// hanging from its two top corners (`presets/hanging_cloth.toml`).
+    /// held by its two top corners, lying flat until it is played: it then
+    /// falls and swings down to hang (`presets/hanging_cloth.toml`).
     fn default() -> Self {
         Self {
             version: CURRENT_VERSION,
             name: "Hanging cloth".to_owned(),
-            mesh: MeshSource::Grid(GridSpec { n: 30, width: 1.0 }),
+            mesh: MeshSource::Grid(GridSpec {
+                n: 30,
+                width: 1.0,
+                horizontal: true,
+            }),
             build: Build::default(),
             material: Material {
                 density: BuildKind::Springs.default_density(),
@@ -730,7 +742,7 @@ mod validate {
             edge_springs,
         } = *build;
         match mesh {
-            MeshSource::Grid(GridSpec { n, width }) => {
+            MeshSource::Grid(GridSpec { n, width, .. }) => {
                 if !(2..=MAX_GRID_NODES).contains(n) {
                     return fail(
                         "mesh.grid.n",

@@ -243,12 +243,13 @@ struct Report {
 impl App {
     /// The UI over `session`, looking for presets to open in `preset_dir`.
     pub fn new(session: Session, preset_dir: PathBuf) -> Self {
+        let [yaw, pitch] = view_angles(&session.preset().view);
         Self {
             session,
             selected: 0,
             mode: Mode::Normal,
-            yaw: 0.0,
-            pitch: 0.0,
+            yaw,
+            pitch,
             status: String::new(),
             preset_dir,
             pacer: Pacer::default(),
@@ -606,8 +607,15 @@ impl App {
         match code {
             KeyCode::Char('t') => self.pin_rule(Selector::TopEdge),
             KeyCode::Char('c') => self.pin_rule(Selector::TopCorners),
-            KeyCode::Char('y') => self.pin_rule(extreme_plane(model, true)),
-            KeyCode::Char('b') => self.pin_rule(extreme_plane(model, false)),
+            KeyCode::Char(c @ ('y' | 'b')) => match extreme_plane(model, c == 'y') {
+                Some(plane) => self.pin_rule(plane),
+                None => {
+                    self.status = "the model lies flat: its top and bottom planes hold every \
+                                   vertex; pin the top edge (t), the corners (c) or a group (g)"
+                        .to_owned();
+                    Action::None
+                }
+            },
             KeyCode::Char('g') => {
                 self.mode = Mode::PinGroup {
                     text: String::new(),
@@ -904,6 +912,7 @@ impl App {
             Ok(Applied::Reloaded) if report.loading => {
                 self.selected = 0;
                 self.pacer.forget();
+                [self.yaw, self.pitch] = view_angles(&self.session.preset().view);
                 format!("opened {}", self.session.preset().name)
             }
             Ok(Applied::BlewUp { frames, error }) => {
@@ -1017,18 +1026,32 @@ fn edit_text(text: &mut String, key: KeyEvent) -> Typed {
     Typed::Editing
 }
 
+/// The preview's `[yaw, pitch]` looking as the preset's camera does (from
+/// above, a cloth that lies flat is no edge-on line).
+fn view_angles(view: &crate::preset::View) -> [f64; 2] {
+    let d = view.eye - view.target;
+    let across = d.x.hypot(d.z);
+    if !(across > 0.0 || d.y != 0.0) {
+        return [0.0, 0.0];
+    }
+    [
+        (-d.x).atan2(d.z).rem_euclid(std::f64::consts::TAU),
+        d.y.atan2(across),
+    ]
+}
+
 /// The horizontal plane through the highest (`top`) or lowest rest vertex,
-/// selecting the vertices within 1 % of the model's height of it.
-fn extreme_plane(model: &Model, top: bool) -> Selector {
-    let ys = model.rest.iter().map(|x| x.y);
-    let (low, high) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
-        (lo.min(y), hi.max(y))
-    });
-    Selector::Plane {
+/// selecting the vertices within 1 % of the model's height of it; `None`
+/// for a model that lies flat (its height under 1 % of its size), whose
+/// planes would hold every vertex (the default cloth at rest).
+fn extreme_plane(model: &Model, top: bool) -> Option<Selector> {
+    let (lo, hi) = crate::mesh::bounds(&model.rest);
+    let (low, high) = (lo.y, hi.y);
+    (high - low > 0.01 * (hi - lo).norm()).then(|| Selector::Plane {
         point: Vec3::new(0.0, if top { high } else { low }, 0.0),
         normal: Vec3::y(),
         distance: 0.01 * (high - low),
-    }
+    })
 }
 
 /// The presets (`*.toml`) in `dir`, sorted by file name.
