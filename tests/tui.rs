@@ -1372,3 +1372,23 @@ fn slow_changes_apply_in_the_background_and_keys_wait() {
     assert_eq!(app.status, "opened Jelly");
     assert!(!app.session.model().tets.is_empty());
 }
+
+/// In a narrow terminal a parameter's label gives way to its value (the
+/// value was cut silently: the jelly's strain weight 20000 read "2000"),
+/// and the energy legend keeps every name (its values go first).
+#[test]
+fn a_narrow_terminal_cuts_labels_not_values() {
+    let app = App::new(
+        Session::open(Path::new("presets/jelly.toml")).unwrap(),
+        "presets".into(),
+    );
+    let wide = screen(&app, 120, 40);
+    assert!(wide.contains("strain       20000"), "{wide}");
+    for width in [20, 24, 30] {
+        let text = screen(&app, width, 12);
+        assert!(text.contains("20000"), "{width} columns:\n{text}");
+        assert!(!text.contains("2000 "), "{width} columns:\n{text}");
+    }
+    let text = screen(&app, 60, 20);
+    assert_shows(&text, &["kin", "grav", "elast", "total"]);
+}

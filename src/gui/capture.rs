@@ -69,6 +69,10 @@ pub struct ScriptRun {
     drawn: usize,
     first: Option<Shot>,
     last: Option<Shot>,
+    /// Whether the screenshot was saved and checked: the frames drawn
+    /// while the window closes do nothing more (they saved, checked and
+    /// reported it again).
+    done: bool,
 }
 
 impl ScriptRun {
@@ -80,6 +84,7 @@ impl ScriptRun {
             drawn: 0,
             first: None,
             last: None,
+            done: false,
         }
     }
 
@@ -99,6 +104,9 @@ impl ScriptRun {
         frame: u64,
         woken: bool,
     ) {
+        if self.done {
+            return;
+        }
         self.drawn += 1;
         if !woken || self.drawn >= self.script.frames {
             ctx.request_repaint();
@@ -152,6 +160,7 @@ impl ScriptRun {
         if let Ok(mut o) = self.script.outcome.lock() {
             *o = result.map(|_| ());
         }
+        self.done = true;
         ctx.send_viewport_cmd(egui::ViewportCommand::Close);
     }
 }

@@ -87,7 +87,10 @@ pub fn menu_bar(
         let button = match keys {
             "" => egui::Button::new(label),
             keys => egui::Button::new(label).shortcut_text(keys),
-        };
+        }
+        // Never wrapped: an open menu keeps its first width, and "Pause"
+        // (wider than the "Play" it was opened with) read "Pau / se".
+        .wrap_mode(egui::TextWrapMode::Extend);
         ui.add_enabled(enabled, button).clicked()
     };
     egui::MenuBar::new().ui(ui, |ui| {

@@ -141,11 +141,10 @@ fn accuracy(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         }
         match session.accuracy() {
             // Cut to the panel's width (it pushed the plot out of the
-            // window), whole on hover.
+            // window), whole on hover (a truncated label's own tooltip: a
+            // second one showed the same text twice).
             Some((frame, accuracy)) => {
-                let text = format!("frame {frame}: {accuracy}");
-                ui.add(egui::Label::new(&text).truncate())
-                    .on_hover_text(text)
+                ui.add(egui::Label::new(format!("frame {frame}: {accuracy}")).truncate())
             }
             None => ui.weak("not measured"),
         };
@@ -216,18 +215,38 @@ fn labelled_steps(input: GridInput) -> Vec<GridMark> {
         .collect()
 }
 
-/// The energies over the last [`WINDOW_SECONDS`].
+/// The energies over the last [`WINDOW_SECONDS`]. Before a second frame
+/// the axes span a second and ±1 J (a single point's bounds labelled the
+/// time axis in picoseconds and the energies in 1e-12 J).
 pub fn energy(ui: &mut egui::Ui, model: &Model, history: &History) {
-    live_plot("energy", ["time (s)", "energy (J)"], "t", "J")
-        .legend(Legend::default())
-        .show(ui, |plot| {
-            for s in SERIES.iter().filter(|s| (s.present)(model)) {
-                let points: PlotPoints = window(history)
-                    .map(|f| [f.time, (s.value)(&f.energies)])
-                    .collect();
-                plot.line(Line::new(s.name, points));
+    let mut plot =
+        live_plot("energy", ["time (s)", "energy (J)"], "t", "J").legend(Legend::default());
+    if let (1, Some(only)) = (history.frames().len(), history.frames().front()) {
+        plot = plot
+            .include_x(only.time)
+            .include_x(only.time + 1.0)
+            .include_y(-1.0)
+            .include_y(1.0);
+    }
+    plot.show(ui, |plot| {
+        for (i, s) in SERIES.iter().enumerate() {
+            if !(s.present)(model) {
+                continue;
             }
-        });
+            let points: PlotPoints = window(history)
+                .map(|f| [f.time, (s.value)(&f.energies)])
+                .collect();
+            plot.line(Line::new(s.name, points).color(series_colour(i)));
+        }
+    });
+}
+
+/// The colour of the `i`-th of [`SERIES`], whichever the model has (as
+/// egui_plot picks them, by the series' place among all: numbered among
+/// the drawn ones, "total" was purple on a cloth and orange elsewhere).
+fn series_colour(i: usize) -> egui::Color32 {
+    let golden_ratio = (5f32.sqrt() - 1.0) / 2.0;
+    egui::ecolor::Hsva::new(i as f32 * golden_ratio, 0.85, 0.5, 1.0).into()
 }
 
 /// The PD objective after each iteration of the last frame's last

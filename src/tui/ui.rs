@@ -117,9 +117,15 @@ fn render_params(frame: &mut Frame, area: Rect, app: &App) {
     let items: Vec<ListItem> = params
         .iter()
         .map(|p| {
+            // Borders and the selection mark take 3 columns.
+            let (label, value) = fit(
+                p.label(),
+                format_value(app.value(*p)),
+                usize::from(area.width.saturating_sub(3)),
+            );
             ListItem::new(Line::from(vec![
-                Span::raw(format!("{:<13}", p.label())),
-                Span::styled(format_value(app.value(*p)), Style::new().cyan()),
+                Span::raw(label),
+                Span::styled(value, Style::new().cyan()),
             ]))
         })
         .collect();
@@ -129,6 +135,27 @@ fn render_params(frame: &mut Frame, area: Rect, app: &App) {
         .highlight_symbol("›");
     let mut state = ListState::default().with_selected(Some(app.selected.min(params.len() - 1)));
     frame.render_stateful_widget(list, area, &mut state);
+}
+
+/// A parameter's label (padded to 13 columns, a space included) and value within `width`
+/// columns: the label gives way first, cut with "…", then the value. (In a
+/// narrow terminal the value was cut silently: 20000 read "2000".)
+fn fit(label: &str, value: String, width: usize) -> (String, String) {
+    let cut = |text: &str, room: usize| -> String {
+        if text.chars().count() <= room {
+            text.to_owned()
+        } else if room == 0 {
+            String::new()
+        } else {
+            text.chars().take(room - 1).chain(['…']).collect()
+        }
+    };
+    let value_width = value.chars().count();
+    let label_room = width.saturating_sub(value_width + 1).min(12);
+    if label_room == 0 {
+        return (String::new(), cut(&value, width));
+    }
+    (format!("{:<label_room$} ", cut(label, label_room)), value)
 }
 
 /// Projects `x` for the view: rotated by `yaw` about the vertical axis,
@@ -236,12 +263,27 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
         .collect();
     // The legend, with the newest values, in the bottom border: the
     // chart's own legend would hide data in a small terminal.
-    let legend: Vec<Span> = SERIES
+    // Where the values do not fit, the names alone (the values were cut
+    // off, "total" first).
+    let entries: Vec<(String, Color)> = SERIES
         .iter()
         .zip(&series)
         .map(|((name, color, _), data)| {
             let value = data.last().map_or(0.0, |&(_, y)| y);
-            Span::styled(format!("{name} {value:.1e} "), *color)
+            (format!("{name} {value:.1e} "), *color)
+        })
+        .collect();
+    let room = usize::from(area.width.saturating_sub(2));
+    let fits = entries
+        .iter()
+        .map(|(text, _)| text.chars().count())
+        .sum::<usize>()
+        <= room;
+    let legend: Vec<Span> = entries
+        .into_iter()
+        .zip(&SERIES)
+        .map(|((text, color), (name, ..))| {
+            Span::styled(if fits { text } else { format!("{name} ") }, color)
         })
         .collect();
     // Axes take two rows and a label's width: in a small terminal they
