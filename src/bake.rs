@@ -1,6 +1,8 @@
 //! Baking: simulate a built preset for a number of frames and write what it
-//! did: an OBJ per frame (every `k`-th; the full-resolution skin of a tet
-//! model), `{stem}_energy.csv` (one row per frame, from the rest pose's
+//! did: an OBJ per frame (every `k`-th; a model built from an OBJ, springs
+//! or tets, in the file's own layout: its vertices in order and its
+//! polygons as written, so each frame lines up with the asset vertex for
+//! vertex), `{stem}_energy.csv` (one row per frame, from the rest pose's
 //! frame 0: every energy series and the solver's phase timings, empty for
 //! frame 0, which took no step) and `{stem}_summary.json`: named after the
 //! preset, so bakes of several presets share a directory.
@@ -20,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use crate::mesh::{TexCoords, Vec3};
+use crate::mesh::{SourceLayout, TexCoords, Vec3};
 use crate::preset::Built;
 use crate::solver::{Energies, Solver, SolverError, State, Timings};
 
@@ -66,8 +68,9 @@ pub struct BakeSummary {
     pub earlier_objs_removed: usize,
     /// Vertices of each OBJ.
     pub obj_vertices: usize,
-    /// Triangles of each OBJ.
-    pub obj_triangles: usize,
+    /// Faces of each OBJ: the source OBJ's polygons, else the drawn
+    /// surface's triangles.
+    pub obj_faces: usize,
     /// Texture coordinates of each OBJ ([`TexCoords::exported`]; 0
     /// without, or when no OBJ is written).
     pub obj_texcoords: usize,
@@ -211,20 +214,37 @@ pub fn bake(
     let mut state = State::at_rest(model);
     let mut render = Vec::new();
     model.render_positions(&state.positions, &mut render);
-    // Only the vertices the faces use: a tet file's interior nodes would be
-    // loose points inside the mesh an importer reads.
-    let kept = Kept::of(model.render_triangles(), render.len());
-    let triangles = kept
-        .triangles
-        .as_deref()
-        .unwrap_or(model.render_triangles());
+    let layout = match &built.surface {
+        // (The drawn surface is the OBJ's: its vertices, or the skin's.)
+        Some(surface) if surface.positions().len() == render.len() => {
+            Layout::Source(surface.source())
+        }
+        _ => Layout::Drawn(Kept::of(model.render_triangles(), render.len())),
+    };
     // Everything after the vertices is the same in every frame.
+    let (faces, obj_vertices, obj_face_count) = match &layout {
+        Layout::Source(source) => (
+            source_faces(source),
+            source.positions.len(),
+            source.polygon_count(),
+        ),
+        Layout::Drawn(kept) => {
+            let triangles = kept
+                .triangles
+                .as_deref()
+                .unwrap_or(model.render_triangles());
+            (
+                obj_faces(triangles, built.texcoords()),
+                kept.vertices.as_ref().map_or(render.len(), Vec::len),
+                triangles.len(),
+            )
+        }
+    };
     let faces = if options.every > 0 {
-        obj_faces(triangles, built.texcoords())
+        faces
     } else {
         ObjFaces::default()
     };
-    let obj_vertices = kept.vertices.as_ref().map_or(render.len(), Vec::len);
 
     csv_file.set_len(0).map_err(write_err(&csv_path))?;
     let mut csv = BufWriter::new(csv_file);
@@ -254,9 +274,13 @@ pub fn bake(
         let send = |frame: usize, positions: &[Vec3]| {
             let mut buffer = spare_rx.try_recv().unwrap_or_default();
             buffer.clear();
-            match &kept.vertices {
-                Some(vertices) => buffer.extend(vertices.iter().map(|&v| positions[v as usize])),
-                None => buffer.extend_from_slice(positions),
+            match &layout {
+                Layout::Source(source) => source.positions_of(positions, &mut buffer),
+                Layout::Drawn(Kept {
+                    vertices: Some(vertices),
+                    ..
+                }) => buffer.extend(vertices.iter().map(|&v| positions[v as usize])),
+                Layout::Drawn(_) => buffer.extend_from_slice(positions),
             }
             // A closed queue means the writer failed; its error is reported
             // when it is joined.
@@ -327,7 +351,7 @@ pub fn bake(
             objs_written: 0,
             earlier_objs_removed,
             obj_vertices,
-            obj_triangles: triangles.len(),
+            obj_faces: obj_face_count,
             obj_texcoords: faces.texcoords,
             sim_vertices: model.vertex_count(),
             stopped,
@@ -586,6 +610,56 @@ fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> ObjFaces 
         text,
         texcoords: texcoords.map_or(0, TexCoords::exported),
     }
+}
+
+/// How a bake's OBJ frames lay out their vertices and faces.
+enum Layout<'a> {
+    /// The source OBJ's own (a model built from one): its vertices in its
+    /// order, its polygons and texture coordinates, so that each frame
+    /// lines up with the asset vertex for vertex (the frames had the
+    /// welded, triangulated surface: 3,241 vertices for the teapot's 3,644).
+    Source(&'a SourceLayout),
+    /// The drawn surface's (a grid, a tet file), over the vertices its
+    /// triangles use.
+    Drawn(Kept),
+}
+
+/// The `vt` and `f` lines of every frame's OBJ in the source's layout:
+/// its texture coordinates in its order and its polygons as written, as
+/// `f v/vt` where the file has texture coordinates (a corner without one,
+/// or with one out of range, gets an extra one at `(0, 0)`: one form for
+/// every face), else `f v`; in smoothing group 1 (see [`obj_faces`]).
+fn source_faces(source: &SourceLayout) -> ObjFaces {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let coords = &source.texcoords;
+    let known = |t: Option<u32>| t.filter(|&t| (t as usize) < coords.len());
+    let corners = || (0..source.polygon_count()).flat_map(|p| source.polygon(p));
+    let textured = corners().any(|(_, t)| known(t).is_some());
+    let blank = coords.len() as u32;
+    let mut texcoords = 0;
+    if textured {
+        for [u, v] in coords {
+            let _ = writeln!(text, "vt {u:?} {v:?}");
+        }
+        texcoords = coords.len();
+        if corners().any(|(_, t)| known(t).is_none()) {
+            let _ = writeln!(text, "vt 0.0 0.0");
+            texcoords += 1;
+        }
+    }
+    text.push_str("s 1\n");
+    for p in 0..source.polygon_count() {
+        text.push('f');
+        for (v, t) in source.polygon(p) {
+            let _ = match textured {
+                true => write!(text, " {}/{}", v + 1, known(t).unwrap_or(blank) + 1),
+                false => write!(text, " {}", v + 1),
+            };
+        }
+        text.push('\n');
+    }
+    ObjFaces { text, texcoords }
 }
 
 /// The vertices an OBJ frame keeps: those its triangles use, when some are

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use softbody::mesh::Vec3;
 use softbody::preset::Preset;
 
 mod common;
@@ -18,7 +19,12 @@ use common::{scratch_path, softbody};
 type ObjRead = (Vec<[f64; 3]>, Vec<[usize; 3]>, Vec<[[f32; 2]; 3]>);
 
 fn read_obj(path: &Path) -> ObjRead {
-    let (models, _) = tobj::load_obj(path, &tobj::LoadOptions::default()).unwrap();
+    // Polygons as triangle fans, as an importer may cut them.
+    let options = tobj::LoadOptions {
+        triangulate: true,
+        ..Default::default()
+    };
+    let (models, _) = tobj::load_obj(path, &options).unwrap();
     assert_eq!(models.len(), 1, "{}", path.display());
     let mesh = &models[0].mesh;
     let p = mesh
@@ -41,6 +47,37 @@ fn read_obj(path: &Path) -> ObjRead {
         .map(|c| [uv(&c[0]), uv(&c[1]), uv(&c[2])])
         .collect();
     (p, t, texcoords)
+}
+
+/// A face's corners: (1-based vertex, texture coordinate).
+type Face = Vec<(usize, Option<usize>)>;
+
+/// An OBJ frame's `v` and `vt` lines and its faces' corners (1-based
+/// vertex, texture coordinate), read as the bake writes them.
+fn obj_layout(path: &Path) -> (Vec<Vec3>, Vec<[f64; 2]>, Vec<Face>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let numbers = |line: &str| -> Vec<f64> {
+        line.split_whitespace()
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect()
+    };
+    let (mut vertices, mut coords, mut faces) = (Vec::new(), Vec::new(), Vec::new());
+    for line in text.lines() {
+        if line.starts_with("v ") {
+            vertices.push(Vec3::from_column_slice(&numbers(line)));
+        } else if line.starts_with("vt ") {
+            let uv = numbers(line);
+            coords.push([uv[0], uv[1]]);
+        } else if line.starts_with("f ") {
+            let corner = |c: &str| {
+                let mut parts = c.split('/').map(|x| x.parse::<usize>().unwrap());
+                (parts.next().unwrap(), parts.next())
+            };
+            faces.push(line.split_whitespace().skip(1).map(corner).collect());
+        }
+    }
+    (vertices, coords, faces)
 }
 
 /// The faces of a cube whose corner `k` has bit 1, 2 and 4 of `k` set
@@ -94,6 +131,42 @@ fn every_shipped_preset_bakes_and_reads_back() {
         for frame in [0, 40, 80, 120] {
             let file = out.join(format!("{stem}_{frame:04}.obj"));
             let (positions, tris, uvs) = read_obj(&file);
+            if let Some(surface) = &built.surface {
+                // An OBJ's preset: the frames have the file's own layout,
+                // its vertices, polygons and texture coordinates; frame 0
+                // has its positions.
+                let source = surface.source();
+                let softbody::preset::MeshSource::Obj(mesh) =
+                    Preset::load(&preset_path).unwrap().mesh
+                else {
+                    panic!("{stem}: an OBJ preset")
+                };
+                let (raw, _) = softbody::mesh::import_obj(
+                    &preset_path.parent().unwrap().join(mesh),
+                    &Default::default(),
+                )
+                .unwrap();
+                let (vertices, coords, faces) = obj_layout(&file);
+                assert_eq!(vertices.len(), raw.positions.len(), "{stem} frame {frame}");
+                assert_eq!(faces.len(), raw.polygon_count(), "{stem} frame {frame}");
+                assert_eq!(source.polygon_count(), raw.polygon_count());
+                assert_eq!(coords, raw.texcoords, "{stem} frame {frame}");
+                for (p, face) in faces.iter().enumerate() {
+                    let expected: Face = source
+                        .polygon(p)
+                        .map(|(v, t)| (v as usize + 1, t.map(|t| t as usize + 1)))
+                        .collect();
+                    assert_eq!(face, &expected, "{stem} frame {frame} face {p}");
+                }
+                if frame == 0 {
+                    // (A tet body's skin: its positions from barycentric
+                    // coordinates, to round-off.)
+                    for (k, (p, r)) in vertices.iter().zip(&raw.positions).enumerate() {
+                        assert!((p - r).norm() < 1e-12, "{stem} vertex {k}: {p:?} vs {r:?}");
+                    }
+                }
+                continue;
+            }
             assert_eq!(positions.len(), rest.len(), "{stem} frame {frame}");
             assert_eq!(tris.len(), triangles.len(), "{stem} frame {frame}");
             match texcoords {
@@ -165,11 +238,12 @@ fn every_shipped_preset_bakes_and_reads_back() {
         .unwrap();
         assert_eq!(summary["frames"], 120);
         assert_eq!(summary["objs_written"], 4);
-        assert_eq!(
-            summary["obj_texcoords"],
-            texcoords.map_or(0, |t| t.exported()),
-            "{stem}"
-        );
+        let written = std::fs::read_to_string(out.join(format!("{stem}_0000.obj"))).unwrap();
+        let vt = written.lines().filter(|l| l.starts_with("vt ")).count();
+        assert_eq!(summary["obj_texcoords"], vt, "{stem}");
+        if built.surface.is_none() {
+            assert_eq!(vt, texcoords.map_or(0, |t| t.exported()), "{stem}");
+        }
         let total = header.split(',').position(|c| c == "total").unwrap();
         let last: f64 = rows[120].split(',').nth(total).unwrap().parse().unwrap();
         assert_eq!(summary["final_total"].as_f64(), Some(last), "{stem}");
@@ -783,4 +857,81 @@ fn a_name_with_a_newline_stays_one_line() {
         obj.lines().next().unwrap().contains("cloth v 9 9 9 #"),
         "{obj:.80}"
     );
+}
+
+/// A bake of an OBJ writes each frame in the file's own layout, so that it
+/// lines up with the asset vertex for vertex (Blender's shape keys and
+/// Mesh Cache read by index): every vertex in the file's order (coincident
+/// ones, welded for the simulation, move together; one no face uses stays
+/// put), and its polygons as written, quads included. The frames had the
+/// welded, triangulated surface.
+#[test]
+fn an_obj_is_baked_in_its_own_layout() {
+    let dir = scratch_path("bake-source-layout");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Two quads side by side, their shared edge written twice (2 = 5, 3 =
+    // 6, as at a texture seam), and a loose vertex 9 no face uses.
+    let obj = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 1 0 0\nv 1 1 0\nv 2 0 0\nv 2 1 0\n\
+               v 5 5 5\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n\
+               f 1/1 2/2 3/3 4/4\nf 5/1 7/2 8/3 6/4\n";
+    std::fs::write(dir.join("strip.obj"), obj).unwrap();
+    let preset_path = dir.join("strip.toml");
+    std::fs::write(
+        &preset_path,
+        "version = 1\nname = \"Strip\"\n[mesh]\nobj = \"strip.obj\"\n[material]\ndensity = 0.2\n\
+         [pins]\nhard = [{ plane = { point = [0.0, 1.0, 0.0], normal = [0.0, 1.0, 0.0], distance = 0.001 } }]\n",
+    )
+    .unwrap();
+    let built = Preset::load(&preset_path)
+        .unwrap()
+        .build(&preset_path)
+        .unwrap();
+    assert_eq!(
+        built.model.vertex_count(),
+        6,
+        "welded, without the loose one"
+    );
+    let out = dir.join("out");
+    let o = bake(&preset_path, "10", &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for frame in ["0000", "0010"] {
+        let (v, vt, faces) = obj_layout(&out.join(format!("strip_{frame}.obj")));
+        assert_eq!(v.len(), 9, "frame {frame}");
+        assert_eq!(vt, [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]);
+        let quad =
+            |v: [usize; 4]| -> Face { v.iter().zip(1..).map(|(&v, t)| (v, Some(t))).collect() };
+        assert_eq!(
+            faces,
+            [quad([1, 2, 3, 4]), quad([5, 7, 8, 6])],
+            "frame {frame}"
+        );
+        assert_eq!(
+            (v[1], v[2]),
+            (v[4], v[5]),
+            "frame {frame}: the seam moves as one"
+        );
+        assert_eq!(
+            v[8],
+            Vec3::new(5.0, 5.0, 5.0),
+            "frame {frame}: the loose vertex stays"
+        );
+        if frame == "0010" {
+            assert!(v[0].y < -1e-4, "the free edge falls: {:?}", v[0]);
+            assert_eq!(v[3], Vec3::new(0.0, 1.0, 0.0), "the pinned edge stays");
+        }
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("strip_summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (
+            &summary["obj_vertices"],
+            &summary["obj_faces"],
+            &summary["obj_texcoords"]
+        ),
+        (&9.into(), &2.into(), &4.into())
+    );
+    // Blender-like readers take it: two quads, four triangles cut.
+    let (_, triangles, uvs) = read_obj(&out.join("strip_0010.obj"));
+    assert_eq!((triangles.len(), uvs.len()), (4, 4));
 }

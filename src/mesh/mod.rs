@@ -32,7 +32,7 @@ pub use tet_io::{
 pub use texcoords::TexCoords;
 pub use topology::EdgeTopology;
 pub use validate::{
-    SIZE_RANGE, SurfaceMesh, ValidateOptions, ValidationStats, VertexGroup, validate,
+    SIZE_RANGE, SourceLayout, SurfaceMesh, ValidateOptions, ValidationStats, VertexGroup, validate,
 };
 
 /// A position in model space (metres by convention).
