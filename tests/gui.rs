@@ -122,24 +122,9 @@ fn the_status_bar_reports_the_memory_held() {
     );
 }
 
-/// The hanging cloth upright, as the seed hangs it (the default scene
-/// starts lying flat, edge-on to the head-on view, and falls as it plays),
-/// written to a scratch directory named after `test` (kept while the
-/// returned guard lives), and its path.
-fn upright(test: &str) -> (common::Scratch, String) {
-    let dir = scratch_dir(test);
-    let path = dir.join("upright_cloth.toml");
-    let text = std::fs::read_to_string("presets/hanging_cloth.toml").unwrap();
-    assert!(text.contains(", horizontal = true"));
-    std::fs::write(&path, text.replace(", horizontal = true", "")).unwrap();
-    let path = path.to_str().unwrap().to_owned();
-    (dir, path)
-}
-
 #[test]
 fn box_selecting_the_bottom_edge_and_pinning_it_pins_those_vertices() {
-    let (_dir, cloth) = upright("gui-box_selecting_the_bo");
-    let mut harness = editor(&cloth);
+    let mut harness = editor("presets/hanging_cloth.toml");
     let app = harness.state();
     let rest = &app.session.model().rest;
     let bottom_y = rest.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
@@ -216,8 +201,7 @@ fn drag_with_ctrl(harness: &mut Harness<'static, EditorApp>, a: Pos2, b: Pos2) {
 
 #[test]
 fn a_click_picks_the_vertex_under_the_cursor_and_shift_adds() {
-    let (_dir, cloth) = upright("gui-a_click_picks_the_ve");
-    let mut harness = editor(&cloth);
+    let mut harness = editor("presets/hanging_cloth.toml");
     let screen = screen_positions(harness.state());
     // A vertex in the middle of the cloth, clicked a little off.
     let (a, b) = (465_usize, 470_usize);
@@ -812,8 +796,7 @@ fn the_acceleration_is_chosen_and_the_accuracy_measured_from_the_panels() {
 
 #[test]
 fn dragging_the_mesh_while_playing_grabs_and_pulls_a_vertex() {
-    let (_dir, cloth) = upright("gui-dragging_the_mesh_wh");
-    let mut harness = editor(&cloth);
+    let mut harness = editor("presets/hanging_cloth.toml");
     harness.state_mut().apply(Command::Play);
     let screen = screen_positions(harness.state());
     let v = 435_usize;

@@ -820,22 +820,23 @@ fn pin_menu_sets_pin_rules() {
         hard(Selector::Group("sleeve".to_owned()))
     );
 
-    // The default cloth lies flat: its top plane would hold it all.
-    app.on_key(ch('p'));
-    app.on_key(ch('y'));
-    assert!(
-        app.status.starts_with("the model lies flat"),
-        "{}",
-        app.status
+    // Silk lies flat until played: its top plane would hold it all.
+    let mut silk = App::new(
+        Session::open(Path::new("presets/silk.toml")).unwrap(),
+        "presets".into(),
     );
-    assert_eq!(app.session.model().pins.hard_vertices().len(), 2);
+    let before = silk.session.model().pins.hard_vertices().len();
+    silk.on_key(ch('p'));
+    silk.on_key(ch('y'));
+    assert!(
+        silk.status.starts_with("the model lies flat"),
+        "{}",
+        silk.status
+    );
+    assert_eq!(silk.session.model().pins.hard_vertices().len(), before);
 
     // In the session: the top edge pins the grid's whole top row, the top
     // plane the same vertices; undo goes back to the corners.
-    let mut app = App::new(
-        Session::open(Path::new("presets/denim.toml")).unwrap(),
-        "presets".into(),
-    );
     app.on_key(ch('p'));
     app.on_key(ch('t'));
     assert_eq!(app.session.model().pins.hard_vertices().len(), 30);
@@ -866,7 +867,7 @@ fn pin_menu_sets_pin_rules() {
 fn arrows_and_brackets_rotate_the_preview() {
     let mut app = cloth();
     // It starts looking as the preset's camera does: from above and to
-    // the right (the cloth lies flat, and looked at level it was a line).
+    // the right (looked at level, a cloth lying flat was a line).
     let (yaw, pitch) = (app.yaw, app.pitch);
     assert!(pitch > 0.1 && (yaw - (-1.2f64).atan2(1.9).rem_euclid(TAU)).abs() < 1e-12);
     assert_eq!(app.handle_key(key(KeyCode::Right)), Action::None);
@@ -1391,4 +1392,11 @@ fn a_narrow_terminal_cuts_labels_not_values() {
     }
     let text = screen(&app, 60, 20);
     assert_shows(&text, &["kin", "grav", "elast", "total"]);
+    // Narrower still, the names that do not fit give way to "…" (the
+    // legend read "kin grav ela").
+    let text = screen(&app, 40, 12);
+    assert!(
+        text.contains("kin grav …") && !text.contains(" ela"),
+        "{text}"
+    );
 }

@@ -85,6 +85,13 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
         ));
     }
     let title = format!("Softbody Studio — {}", session.preset().name);
+    // A scripted run keeps its state in a file of its own, removed after:
+    // it starts from the default layout whatever an earlier run left (a
+    // side panel scrolled down in someone's session scrolled the README's
+    // screenshots) and leaves no trace.
+    let scratch_state = options.frames.map(|_| {
+        std::env::temp_dir().join(format!("softbody-scripted-{}.ron", std::process::id()))
+    });
     let native = eframe::NativeOptions {
         renderer: eframe::Renderer::Glow,
         depth_buffer: 24,
@@ -95,6 +102,7 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
             .with_inner_size([1280.0, 800.0]),
         // A scripted run starts from the default layout and leaves no trace.
         persist_window: options.frames.is_none(),
+        persistence_path: scratch_state.clone(),
         ..Default::default()
     };
     let outcome: Arc<Mutex<Result<(), String>>> = Arc::new(Mutex::new(Ok(())));
@@ -103,7 +111,7 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
         screenshot: options.screenshot.clone(),
         outcome: Arc::clone(&outcome),
     });
-    eframe::run_native(
+    let ran = eframe::run_native(
         "Softbody Studio",
         native,
         Box::new(move |cc| {
@@ -120,7 +128,11 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
             Ok(Box::new(app))
         }),
     )
-    .map_err(|e| GuiError::Window(without_source_location(&e.to_string())))?;
+    .map_err(|e| GuiError::Window(without_source_location(&e.to_string())));
+    if let Some(file) = scratch_state {
+        let _ = std::fs::remove_file(file);
+    }
+    ran?;
     let result = outcome
         .lock()
         .map_or_else(|_| Err("the editor panicked".to_owned()), |r| r.clone());

@@ -241,12 +241,24 @@ pub fn energy(ui: &mut egui::Ui, model: &Model, history: &History) {
     });
 }
 
-/// The colour of the `i`-th of [`SERIES`], whichever the model has (as
-/// egui_plot picks them, by the series' place among all: numbered among
-/// the drawn ones, "total" was purple on a cloth and orange elsewhere).
+/// The colour of the `i`-th of [`SERIES`], whichever the model has (egui_plot
+/// numbers the drawn series: "total" was purple on a cloth and orange
+/// elsewhere), each apart from the others; the total white.
 fn series_colour(i: usize) -> egui::Color32 {
-    let golden_ratio = (5f32.sqrt() - 1.0) / 2.0;
-    egui::ecolor::Hsva::new(i as f32 * golden_ratio, 0.85, 0.5, 1.0).into()
+    const COLOURS: [[u8; 3]; SERIES.len()] = [
+        [235, 95, 85],   // kinetic: red
+        [85, 145, 235],  // gravitational: blue
+        [120, 205, 95],  // structural: green
+        [215, 105, 215], // shear: magenta
+        [75, 205, 205],  // bending: cyan
+        [235, 175, 65],  // attachment: amber
+        [40, 160, 110],  // strain: sea green
+        [245, 240, 110], // strain limit: light yellow
+        [155, 125, 245], // volume: violet
+        [235, 235, 235], // total: white
+    ];
+    let [r, g, b] = COLOURS[i % COLOURS.len()];
+    egui::Color32::from_rgb(r, g, b)
 }
 
 /// The PD objective after each iteration of the last frame's last
@@ -293,6 +305,28 @@ pub fn convergence(ui: &mut egui::Ui, history: &History) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each energy series keeps one colour, apart from every other's
+    /// (numbered among all, "gravitational" and "total" came out both blue).
+    #[test]
+    fn the_energy_series_have_colours_of_their_own() {
+        for (a, first) in SERIES.iter().enumerate() {
+            for (b, second) in SERIES.iter().enumerate().take(a) {
+                let (x, y) = (series_colour(a), series_colour(b));
+                let apart = [
+                    x.r().abs_diff(y.r()),
+                    x.g().abs_diff(y.g()),
+                    x.b().abs_diff(y.b()),
+                ];
+                assert!(
+                    apart.iter().any(|&d| d >= 50),
+                    "{} and {}: {x:?} {y:?}",
+                    first.name,
+                    second.name
+                );
+            }
+        }
+    }
     use crate::preset::Preset;
     use crate::session::Session;
 

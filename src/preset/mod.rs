@@ -345,8 +345,7 @@ pub struct LoadedPreset {
 
 impl Default for Preset {
     /// The scene the editor opens on: a 1 m cotton cloth, a 30 × 30 grid,
-    /// held by its two top corners, lying flat until it is played: it then
-    /// falls and swings down to hang (`presets/hanging_cloth.toml`).
+    /// hanging from its two top corners (`presets/hanging_cloth.toml`).
     fn default() -> Self {
         Self {
             version: CURRENT_VERSION,
@@ -354,7 +353,7 @@ impl Default for Preset {
             mesh: MeshSource::Grid(GridSpec {
                 n: 30,
                 width: 1.0,
-                horizontal: true,
+                horizontal: false,
             }),
             build: Build::default(),
             material: Material {

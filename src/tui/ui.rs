@@ -279,13 +279,19 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
         .map(|(text, _)| text.chars().count())
         .sum::<usize>()
         <= room;
-    let legend: Vec<Span> = entries
-        .into_iter()
-        .zip(&SERIES)
-        .map(|((text, color), (name, ..))| {
-            Span::styled(if fits { text } else { format!("{name} ") }, color)
-        })
-        .collect();
+    let mut legend: Vec<Span> = Vec::new();
+    let mut used = 0;
+    for ((text, color), (name, ..)) in entries.into_iter().zip(&SERIES) {
+        let text = if fits { text } else { format!("{name} ") };
+        // Names that do not fit either give way to "…" (they were cut
+        // mid-word: "kin grav ela").
+        if !fits && used + text.chars().count() > room.saturating_sub(1) {
+            legend.push(Span::raw("…"));
+            break;
+        }
+        used += text.chars().count();
+        legend.push(Span::styled(text, color));
+    }
     // Axes take two rows and a label's width: in a small terminal they
     // would leave the data a row or none, so the curves get the room.
     let axes = area.height >= MIN_CHART_HEIGHT_WITH_AXES;
