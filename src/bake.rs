@@ -221,29 +221,19 @@ pub fn bake(
         }
         _ => Layout::Drawn(Kept::of(model.render_triangles(), render.len())),
     };
-    // Everything after the vertices is the same in every frame.
-    let (faces, obj_vertices, obj_face_count) = match &layout {
-        Layout::Source(source) => (
-            source_faces(source),
-            source.positions.len(),
-            source.polygon_count(),
+    let all = model.render_triangles();
+    let (obj_vertices, obj_face_count) = match &layout {
+        Layout::Source(source) => (source.raw.positions.len(), source.raw.polygon_count()),
+        Layout::Drawn(kept) => (
+            kept.vertices.as_ref().map_or(render.len(), Vec::len),
+            kept.triangles_or(all).len(),
         ),
-        Layout::Drawn(kept) => {
-            let triangles = kept
-                .triangles
-                .as_deref()
-                .unwrap_or(model.render_triangles());
-            (
-                obj_faces(triangles, built.texcoords()),
-                kept.vertices.as_ref().map_or(render.len(), Vec::len),
-                triangles.len(),
-            )
-        }
     };
-    let faces = if options.every > 0 {
-        faces
-    } else {
-        ObjFaces::default()
+    // Everything after the vertices is the same in every frame.
+    let faces = match &layout {
+        _ if options.every == 0 => ObjFaces::default(),
+        Layout::Source(source) => source_faces(source),
+        Layout::Drawn(kept) => obj_faces(kept.triangles_or(all), built.texcoords()),
     };
 
     csv_file.set_len(0).map_err(write_err(&csv_path))?;
@@ -626,35 +616,41 @@ enum Layout<'a> {
 
 /// The `vt` and `f` lines of every frame's OBJ in the source's layout:
 /// its texture coordinates in its order and its polygons as written, as
-/// `f v/vt` where the file has texture coordinates (a corner without one,
+/// `f v/vt` where the file has texture coordinates (a polygon without them,
+/// [`RawMesh::polygon_texcoords`](crate::mesh::RawMesh::polygon_texcoords),
 /// or with one out of range, gets an extra one at `(0, 0)`: one form for
 /// every face), else `f v`; in smoothing group 1 (see [`obj_faces`]).
 fn source_faces(source: &SourceLayout) -> ObjFaces {
     use std::fmt::Write as _;
+    let raw = &source.raw;
+    let coords = &raw.texcoords;
+    let polygons = 0..raw.polygon_count();
+    let texcoords_of = |p: usize| {
+        raw.polygon_texcoords(p)
+            .filter(|t| t.iter().all(|&t| (t as usize) < coords.len()))
+    };
+    let textured = polygons.clone().any(|p| texcoords_of(p).is_some());
     let mut text = String::new();
-    let coords = &source.texcoords;
-    let known = |t: Option<u32>| t.filter(|&t| (t as usize) < coords.len());
-    let corners = || (0..source.polygon_count()).flat_map(|p| source.polygon(p));
-    let textured = corners().any(|(_, t)| known(t).is_some());
-    let blank = coords.len() as u32;
     let mut texcoords = 0;
     if textured {
         for [u, v] in coords {
             let _ = writeln!(text, "vt {u:?} {v:?}");
         }
         texcoords = coords.len();
-        if corners().any(|(_, t)| known(t).is_none()) {
+        if polygons.clone().any(|p| texcoords_of(p).is_none()) {
             let _ = writeln!(text, "vt 0.0 0.0");
             texcoords += 1;
         }
     }
     text.push_str("s 1\n");
-    for p in 0..source.polygon_count() {
+    let blank = coords.len() as u32;
+    for p in polygons {
         text.push('f');
-        for (v, t) in source.polygon(p) {
-            let _ = match textured {
-                true => write!(text, " {}/{}", v + 1, known(t).unwrap_or(blank) + 1),
-                false => write!(text, " {}", v + 1),
+        let corners = raw.polygon(p).iter().enumerate();
+        for (c, v) in corners {
+            let _ = match (textured, texcoords_of(p)) {
+                (false, _) => write!(text, " {}", v + 1),
+                (true, t) => write!(text, " {}/{}", v + 1, t.map_or(blank, |t| t[c]) + 1),
             };
         }
         text.push('\n');
@@ -672,6 +668,12 @@ struct Kept {
 }
 
 impl Kept {
+    /// The triangles over the kept vertices: renumbered, or `all` (the
+    /// drawn ones) where every vertex is kept.
+    fn triangles_or<'a>(&'a self, all: &'a [[u32; 3]]) -> &'a [[u32; 3]] {
+        self.triangles.as_deref().unwrap_or(all)
+    }
+
     /// The vertices of `vertices` that `triangles` use.
     fn of(triangles: &[[u32; 3]], vertices: usize) -> Self {
         let mut index = vec![u32::MAX; vertices];

@@ -1394,10 +1394,16 @@ fn nearest_vertex(points: &[Vec3], x: &Vec3) -> Option<u32> {
 fn build(preset: &Preset, path: Option<&Path>) -> Result<(Built, Solver), SessionError> {
     let base = path.unwrap_or(Path::new(UNTITLED));
     let built = preset.build(base).map_err(|e| match *e.kind {
-        // Without a file there is no preset file or field to name (the
-        // error named an `untitled.toml` that does not exist).
+        // Without a file there is no preset file or field to name: the
+        // mesh's file is named, if there is one (the error named an
+        // `untitled.toml` that does not exist).
         PresetErrorKind::Mesh { error, .. } if path.is_none() => SessionError::Import(error),
-        kind if path.is_none() => SessionError::Rejected(Box::new(kind)),
+        kind if path.is_none() => match &preset.mesh {
+            MeshSource::Obj(mesh) | MeshSource::TetFile(mesh) => {
+                PresetError::new(mesh, kind).into()
+            }
+            MeshSource::Grid(_) => SessionError::Rejected(Box::new(kind)),
+        },
         kind => PresetError {
             kind: Box::new(kind),
             ..e

@@ -117,10 +117,18 @@ fn every_shipped_preset_bakes_and_reads_back() {
         );
 
         // The model the preset builds, for counts and the rest pose.
-        let built = Preset::load(&preset_path)
-            .unwrap()
-            .build(&preset_path)
-            .unwrap();
+        let preset = Preset::load(&preset_path).unwrap();
+        let built = preset.build(&preset_path).unwrap();
+        // An OBJ's preset: the file as read, whose layout its frames have.
+        let source = built.surface.as_ref().map(|_| {
+            let softbody::preset::MeshSource::Obj(mesh) = &preset.mesh else {
+                panic!("{stem}: an OBJ preset")
+            };
+            let file = preset_path.parent().unwrap().join(mesh);
+            softbody::mesh::import_obj(&file, &Default::default())
+                .unwrap()
+                .0
+        });
         let mut rest = Vec::new();
         built.model.render_positions(&built.model.rest, &mut rest);
         let triangles = built.model.render_triangles();
@@ -131,30 +139,17 @@ fn every_shipped_preset_bakes_and_reads_back() {
         for frame in [0, 40, 80, 120] {
             let file = out.join(format!("{stem}_{frame:04}.obj"));
             let (positions, tris, uvs) = read_obj(&file);
-            if let Some(surface) = &built.surface {
-                // An OBJ's preset: the frames have the file's own layout,
-                // its vertices, polygons and texture coordinates; frame 0
+            if let Some(raw) = &source {
+                // Its vertices, polygons and texture coordinates; frame 0
                 // has its positions.
-                let source = surface.source();
-                let softbody::preset::MeshSource::Obj(mesh) =
-                    Preset::load(&preset_path).unwrap().mesh
-                else {
-                    panic!("{stem}: an OBJ preset")
-                };
-                let (raw, _) = softbody::mesh::import_obj(
-                    &preset_path.parent().unwrap().join(mesh),
-                    &Default::default(),
-                )
-                .unwrap();
                 let (vertices, coords, faces) = obj_layout(&file);
                 assert_eq!(vertices.len(), raw.positions.len(), "{stem} frame {frame}");
                 assert_eq!(faces.len(), raw.polygon_count(), "{stem} frame {frame}");
-                assert_eq!(source.polygon_count(), raw.polygon_count());
                 assert_eq!(coords, raw.texcoords, "{stem} frame {frame}");
                 for (p, face) in faces.iter().enumerate() {
-                    let expected: Face = source
-                        .polygon(p)
-                        .map(|(v, t)| (v as usize + 1, t.map(|t| t as usize + 1)))
+                    let t = raw.polygon_texcoords(p);
+                    let expected: Face = (raw.polygon(p).iter().enumerate())
+                        .map(|(c, &v)| (v as usize + 1, t.map(|t| t[c] as usize + 1)))
                         .collect();
                     assert_eq!(face, &expected, "{stem} frame {frame} face {p}");
                 }
@@ -294,21 +289,16 @@ fn a_tet_body_keeps_the_texture_coordinates_of_its_surface() {
         );
     }
     std::fs::write(dir.join("cube.obj"), obj).unwrap();
-    let preset_path = dir.join("textured.toml");
-    std::fs::write(
-        &preset_path,
+    let (preset_path, built) = write_preset(
+        &dir,
+        "textured.toml",
         "version = 1\nname = \"Textured\"\n[mesh]\nobj = \"cube.obj\"\n\
          [build]\nkind = \"tets\"\nresolution = 4\n\
          [material]\ndensity = 1100.0\nweights = { strain = 1.0e5 }\n",
-    )
-    .unwrap();
+    );
     let out = dir.join("out");
     let o = bake(&preset_path, "2", &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let built = Preset::load(&preset_path)
-        .unwrap()
-        .build(&preset_path)
-        .unwrap();
     assert!(built.model.skin.is_some());
     assert_eq!(built.texcoords().map(|t| t.coords.len()), Some(24));
     // Frame 0 is the rest pose: each triangle lies in one face of the cube,
@@ -370,18 +360,13 @@ fn a_tet_file_body_writes_no_interior_vertices() {
     }
     std::fs::write(dir.join("cube.node"), node).unwrap();
     std::fs::write(dir.join("cube.ele"), ele).unwrap();
-    let preset_path = dir.join("block.toml");
-    std::fs::write(
-        &preset_path,
+    let (preset_path, built) = write_preset(
+        &dir,
+        "block.toml",
         "version = 1\nname = \"Block\"\n[mesh]\ntet_file = \"cube.node\"\n\
          [build]\nkind = \"tets\"\n\
          [material]\ndensity = 1100.0\nweights = { strain = 1.0e5 }\n",
-    )
-    .unwrap();
-    let built = Preset::load(&preset_path)
-        .unwrap()
-        .build(&preset_path)
-        .unwrap();
+    );
     assert_eq!(
         (built.model.vertex_count(), built.model.tets.len()),
         (9, 12)
@@ -423,6 +408,15 @@ fn bad_presets_exit_2_and_name_the_file() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("preset.toml"));
     assert!(!out.exists(), "nothing written for bad input");
+}
+
+/// Writes `text` as the preset `name` in `dir`: its path, and the model
+/// it builds.
+fn write_preset(dir: &Path, name: &str, text: &str) -> (PathBuf, softbody::preset::Built) {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    let built = Preset::load(&path).unwrap().build(&path).unwrap();
+    (path, built)
 }
 
 /// `softbody bake PRESET --frames FRAMES --out OUT`, to its end.
@@ -875,17 +869,12 @@ fn an_obj_is_baked_in_its_own_layout() {
                v 5 5 5\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n\
                f 1/1 2/2 3/3 4/4\nf 5/1 7/2 8/3 6/4\n";
     std::fs::write(dir.join("strip.obj"), obj).unwrap();
-    let preset_path = dir.join("strip.toml");
-    std::fs::write(
-        &preset_path,
+    let (preset_path, built) = write_preset(
+        &dir,
+        "strip.toml",
         "version = 1\nname = \"Strip\"\n[mesh]\nobj = \"strip.obj\"\n[material]\ndensity = 0.2\n\
          [pins]\nhard = [{ plane = { point = [0.0, 1.0, 0.0], normal = [0.0, 1.0, 0.0], distance = 0.001 } }]\n",
-    )
-    .unwrap();
-    let built = Preset::load(&preset_path)
-        .unwrap()
-        .build(&preset_path)
-        .unwrap();
+    );
     assert_eq!(
         built.model.vertex_count(),
         6,

@@ -965,10 +965,10 @@ fn a_material_keeps_the_attachment_weight() {
     assert_eq!(s.model().weights.attachment, 250.0);
 }
 
-/// A build that fails on a mesh opened alone names no preset file: there
-/// is none (the message began "untitled.toml: build:").
+/// A build that fails on a mesh opened alone names the mesh's file, not a
+/// preset file: there is none (the message began "untitled.toml: build:").
 #[test]
-fn a_failed_build_of_a_mesh_opened_alone_names_no_preset_file() {
+fn a_failed_build_of_a_mesh_opened_alone_names_the_mesh_file() {
     use softbody::preset::{Build, BuildKind};
     let mut s = Session::new(Preset::for_obj(Path::new("meshes/cloth_tri.obj")), None).unwrap();
     let err = s
@@ -978,5 +978,10 @@ fn a_failed_build_of_a_mesh_opened_alone_names_no_preset_file() {
         }))
         .unwrap_err()
         .to_string();
-    assert!(err.contains("flat") && !err.contains("untitled"), "{err}");
+    assert!(
+        err.starts_with("meshes/cloth_tri.obj: ")
+            && err.contains("flat")
+            && !err.contains("untitled"),
+        "{err}"
+    );
 }

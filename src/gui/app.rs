@@ -219,7 +219,7 @@ impl EditorApp {
     fn aim(&mut self) {
         let view = &self.session.preset().view;
         self.viewport.orbit.fov_deg = view.fov_deg;
-        self.viewport.orbit.look_along(view.eye, view.target);
+        self.viewport.orbit.look_along(view);
         self.viewport
             .frame_all(self.session.model(), &self.session.state().positions);
     }
@@ -402,6 +402,7 @@ impl EditorApp {
 
     /// The collapsible sections of the left panel.
     fn side_panels(&mut self, ui: &mut egui::Ui, out: &mut Vec<Request>) {
+        ui.spacing_mut().slider_width = panels::SLIDER_WIDTH;
         let sliders = if self.session.factorises_slowly(self.live_refactor_ms) {
             Sliders::OnRelease
         } else {

@@ -5,6 +5,7 @@
 use nalgebra::{Matrix4, Point3, Vector4};
 
 use crate::mesh::Vec3;
+use crate::preset::View;
 
 /// The orbit camera: looks at `target` from `distance` along the direction
 /// given by `yaw` (about +y) and `pitch` (up from the horizontal).
@@ -88,13 +89,12 @@ impl Orbit {
         self.distance = 1.15 * radius / (self.fov_deg.to_radians() / 2.0).sin();
     }
 
-    /// Looks from the direction of `eye` towards `target` (a preset's
-    /// view), keeping the target and distance.
-    pub fn look_along(&mut self, eye: Vec3, target: Vec3) {
-        let d = eye - target;
-        if d.norm() > 1e-9 {
-            self.yaw = d.x.atan2(d.z);
-            self.pitch = (d.y / d.norm()).asin().clamp(-MAX_PITCH, MAX_PITCH);
+    /// Looks along a preset's `view` ([`View::angles`]), keeping the
+    /// target and distance.
+    pub fn look_along(&mut self, view: &View) {
+        if let Some([yaw, pitch]) = view.angles() {
+            self.yaw = yaw;
+            self.pitch = pitch.clamp(-MAX_PITCH, MAX_PITCH);
         }
     }
 

@@ -216,7 +216,7 @@ fn scale(param: ParamId, volume: bool) -> SliderScale {
 
 /// The width of the parameters' sliders (points): a decade of a weight
 /// every ~30 of them.
-const SLIDER_WIDTH: f32 = 160.0;
+pub const SLIDER_WIDTH: f32 = 160.0;
 
 /// What a parameter means, for its tooltip.
 fn help(param: ParamId) -> &'static str {
@@ -261,7 +261,6 @@ fn param_slider(
     let deferred = Deferred::load(ui, egui::Id::unique(("deferred slider", param.label())));
     let mut value = deferred.shown(current);
     let SliderScale { range, log } = scale(param, !session.model().tets.is_empty());
-    ui.spacing_mut().slider_width = SLIDER_WIDTH;
     let mut slider = egui::Slider::new(&mut value, range)
         .logarithmic(log.is_some())
         .clamping(egui::SliderClamping::Never)

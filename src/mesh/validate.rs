@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::Vec3;
 use super::obj::{ImportError, ImportErrorKind};
-use super::raw::{GroupKind, NO_TEXCOORD, RawMesh};
+use super::raw::{GroupKind, RawMesh};
 use super::texcoords::TexCoords;
 use super::topology::EdgeTopology;
 use super::triangulate::Triangulator;
@@ -63,62 +63,43 @@ pub struct SurfaceMesh {
     source: Arc<SourceLayout>,
 }
 
-/// The input's own layout of a surface: its vertices in their order, each
-/// with the surface vertex it became (coincident ones welded into one
-/// share it), and its polygons as written (quads stay quads) with their
-/// texture coordinates. Exports that must line up with the asset vertex
-/// for vertex (a bake that Blender's shape keys or Mesh Cache read onto
-/// the original) write this layout.
+/// The input's own layout of a surface: the mesh as read (its vertices in
+/// their order, its polygons as written, quads staying quads, and their
+/// texture coordinates), each vertex with the surface vertex it became
+/// (coincident ones welded into one share it). Exports that must line up
+/// with the asset vertex for vertex (a bake that Blender's shape keys or
+/// Mesh Cache read onto the original) write this layout.
 #[derive(Debug, PartialEq)]
 pub struct SourceLayout {
-    /// The input's vertex positions, in order.
-    pub positions: Vec<Vec3>,
+    /// The input as read.
+    pub raw: RawMesh,
     /// For each input vertex, the surface vertex it became, or
     /// [`SourceLayout::UNUSED`] where no face of the surface uses it (it
     /// stays where it was).
     pub vertex_of: Vec<u32>,
-    /// Polygon start offsets into `indices`, `polygons + 1` entries from 0.
-    pub offsets: Vec<u32>,
-    /// Polygon corners: input vertex indices.
-    pub indices: Vec<u32>,
-    /// Texture coordinates `(u, v)`, in the order defined.
-    pub texcoords: Vec<[f64; 2]>,
-    /// The texture coordinate of each corner ([`NO_TEXCOORD`] for none;
-    /// shorter than `indices` where the last polygons have none).
-    pub corner_texcoords: Vec<u32>,
 }
 
 impl SourceLayout {
     /// [`SourceLayout::vertex_of`] of an input vertex no face uses.
     pub const UNUSED: u32 = u32::MAX;
 
-    /// Number of polygons.
-    pub fn polygon_count(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
-    }
-
-    /// The corners of polygon `p`, with their texture coordinates (`None`
-    /// where a corner has none).
-    pub fn polygon(&self, p: usize) -> impl Iterator<Item = (u32, Option<u32>)> + '_ {
-        let range = self.offsets[p] as usize..self.offsets[p + 1] as usize;
-        range.map(|c| {
-            let t = self.corner_texcoords.get(c).copied();
-            (self.indices[c], t.filter(|&t| t != NO_TEXCOORD))
-        })
-    }
-
     /// Writes the input's vertices for surface vertex positions `surface`
     /// into `out`: each the position of the surface vertex it became, or
     /// its own where no face uses it.
     pub fn positions_of(&self, surface: &[Vec3], out: &mut Vec<Vec3>) {
         out.clear();
-        out.extend(self.vertex_of.iter().zip(&self.positions).map(|(&v, p)| {
-            if v == Self::UNUSED {
-                *p
-            } else {
-                surface[v as usize]
-            }
-        }));
+        out.extend(
+            self.vertex_of
+                .iter()
+                .zip(&self.raw.positions)
+                .map(|(&v, p)| {
+                    if v == Self::UNUSED {
+                        *p
+                    } else {
+                        surface[v as usize]
+                    }
+                }),
+        );
     }
 }
 
@@ -414,17 +395,13 @@ pub fn validate(
     }
     let groups = vertex_groups(raw, positions.len(), &triangles, &tri_polygon);
     let source = SourceLayout {
-        positions: raw.positions.clone(),
+        raw: raw.clone(),
         vertex_of: (0..n)
             .map(|i| match used[i] {
                 true => new_index[remap[i] as usize],
                 false => SourceLayout::UNUSED,
             })
             .collect(),
-        offsets: raw.offsets.clone(),
-        indices: raw.indices.clone(),
-        texcoords: raw.texcoords.clone(),
-        corner_texcoords: raw.corner_texcoords.clone(),
     };
     Ok((
         SurfaceMesh {

@@ -322,6 +322,17 @@ pub struct View {
     pub fov_deg: f64,
 }
 
+impl View {
+    /// Where the eye lies from the target, as `[yaw, pitch]` (radians): yaw
+    /// about +y from +z towards +x, pitch up from the horizontal; `None`
+    /// where the eye is at the target.
+    pub fn angles(&self) -> Option<[f64; 2]> {
+        let d = self.eye - self.target;
+        let norm = d.norm();
+        (norm > 1e-9).then(|| [d.x.atan2(d.z), (d.y / norm).asin()])
+    }
+}
+
 impl Default for View {
     /// Looking at the origin along −z from 2.5 m, 45° (a 1 m cloth or body
     /// fills about half the height).

@@ -31,15 +31,11 @@ pub struct Accuracy {
     /// Wall time of the reference, in milliseconds (the Newton solve and
     /// the solver's step it starts from).
     pub newton_ms: f64,
-    /// Whether the exact step moves the body by less than [`AT_REST`] of
-    /// its size (root mean square over the vertices): the errors are then
-    /// ratios of round-off and mean nothing (a body at rest read "error
-    /// 1.0e0, 1e-3 in > 100 its").
-    pub at_rest: bool,
     /// The exact step's size relative to the body's: the root mean square
     /// of its vertices' displacements over the body's bounding-box
     /// diagonal. Below [`NEARLY_AT_REST`] the relative errors are of a
-    /// step too small to see, and the line says so.
+    /// step too small to see, and the line says so; below [`AT_REST`] the
+    /// body is at rest ([`Accuracy::at_rest`]).
     pub step: f64,
 }
 
@@ -56,6 +52,13 @@ pub const NEARLY_AT_REST: f64 = 1e-6;
 pub const AT_REST: f64 = 1e-12;
 
 impl Accuracy {
+    /// Whether the exact step moves the body by less than [`AT_REST`] of
+    /// its size: the errors are then ratios of round-off and mean nothing
+    /// (a body at rest read "error 1.0e0, 1e-3 in > 100 its").
+    pub fn at_rest(&self) -> bool {
+        self.step < AT_REST
+    }
+
     /// The error with the solver's own iteration count (or after the last
     /// measured iteration, if fewer were measured).
     pub fn error(&self) -> f64 {
@@ -226,16 +229,8 @@ pub fn measure_against(
         newton_iterations: reference.iterations,
         reference_converged: reference.converged,
         newton_ms: reference.ms,
-        at_rest: is_at_rest(&reference.positions, &state.positions),
         step: relative_step(&reference.positions, &state.positions),
     })
-}
-
-/// Whether the step from `start` to `end` is below [`AT_REST`] of the
-/// size of `start` (its bounding box's diagonal), per vertex (root mean
-/// square).
-fn is_at_rest(end: &[Vec3], start: &[Vec3]) -> bool {
-    relative_step(end, start) < AT_REST
 }
 
 /// The step from `start` to `end` relative to the size of `start` (its
@@ -377,7 +372,7 @@ fn failure(error: &SolverError) -> String {
 /// 1e-5 in 18 its` ("> N its" when not reached within the measured ones).
 impl std::fmt::Display for Accuracy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.at_rest {
+        if self.at_rest() {
             return f.write_str(
                 "at rest: the exact step moves the body by less than 1e-12 of its size, \
                  so there is no error to measure",
@@ -461,7 +456,7 @@ mod tests {
             let k = accuracy.iterations_to(1e-3).unwrap();
             assert!(accuracy.errors[k] <= 1e-3 && (k == 0 || accuracy.errors[k - 1] > 1e-3));
             assert!(accuracy.reference_converged);
-            assert!(!accuracy.at_rest);
+            assert!(!accuracy.at_rest());
             let line = accuracy.to_string();
             assert!(line.starts_with("error ") && line.contains(&format!("1e-3 in {k} its")));
             assert!(!line.contains("approximate"));
@@ -483,7 +478,7 @@ mod tests {
         let solver = Solver::new(&model, &params).unwrap();
         let state = State::at_rest(&model);
         let accuracy = measure(&solver, &state, 20).unwrap();
-        assert!(accuracy.at_rest);
+        assert!(accuracy.at_rest());
         assert!(accuracy.to_string().starts_with("at rest"), "{accuracy}");
         // Round-off of a settled body is still rest: the step moves every
         // vertex by 1e-14 of the body's size (1 m); the first step at the
@@ -494,13 +489,13 @@ mod tests {
             .iter()
             .map(|x| x + Vec3::repeat(1e-14 * size))
             .collect();
-        assert!(is_at_rest(&nudged, &state.positions));
+        assert!(relative_step(&nudged, &state.positions) < AT_REST);
         let moved: Vec<Vec3> = state
             .positions
             .iter()
             .map(|x| x + Vec3::new(0.0, -1e-11 * size, 0.0))
             .collect();
-        assert!(!is_at_rest(&moved, &state.positions));
+        assert!(relative_step(&moved, &state.positions) >= AT_REST);
         let (lo, hi) = crate::mesh::bounds(&state.positions);
         let relative = relative_step(&moved, &state.positions) * (hi - lo).norm();
         // (Within the round-off of adding 1e-11 to coordinates of 0.5.)
@@ -509,7 +504,6 @@ mod tests {
         let line = |step: f64| {
             Accuracy {
                 errors: vec![1.0, 0.5],
-                at_rest: false,
                 step,
                 ..accuracy.clone()
             }

@@ -1026,24 +1026,20 @@ fn edit_text(text: &mut String, key: KeyEvent) -> Typed {
     Typed::Editing
 }
 
-/// The preview's `[yaw, pitch]` looking as the preset's camera does (from
-/// above, a cloth that lies flat is no edge-on line).
+/// The preview's `[yaw, pitch]` looking as the preset's camera does
+/// ([`View::angles`](crate::preset::View::angles); the preview turns the
+/// other way about +y). From above, a cloth that lies flat is no edge-on
+/// line.
 fn view_angles(view: &crate::preset::View) -> [f64; 2] {
-    let d = view.eye - view.target;
-    let across = d.x.hypot(d.z);
-    if !(across > 0.0 || d.y != 0.0) {
-        return [0.0, 0.0];
-    }
-    [
-        (-d.x).atan2(d.z).rem_euclid(std::f64::consts::TAU),
-        d.y.atan2(across),
-    ]
+    view.angles().map_or([0.0, 0.0], |[yaw, pitch]| {
+        [(-yaw).rem_euclid(std::f64::consts::TAU), pitch]
+    })
 }
 
 /// The horizontal plane through the highest (`top`) or lowest rest vertex,
 /// selecting the vertices within 1 % of the model's height of it; `None`
 /// for a model that lies flat (its height under 1 % of its size), whose
-/// planes would hold every vertex (the default cloth at rest).
+/// planes would hold every vertex (silk at rest).
 fn extreme_plane(model: &Model, top: bool) -> Option<Selector> {
     let (lo, hi) = crate::mesh::bounds(&model.rest);
     let (low, high) = (lo.y, hi.y);

@@ -264,33 +264,28 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
     // The legend, with the newest values, in the bottom border: the
     // chart's own legend would hide data in a small terminal.
     // Where the values do not fit, the names alone (the values were cut
-    // off, "total" first).
-    let entries: Vec<(String, Color)> = SERIES
+    // off, "total" first); names that do not fit either give way to "…"
+    // (they were cut mid-word: "kin grav ela").
+    let with_values: Vec<String> = SERIES
         .iter()
         .zip(&series)
-        .map(|((name, color, _), data)| {
+        .map(|((name, ..), data)| {
             let value = data.last().map_or(0.0, |&(_, y)| y);
-            (format!("{name} {value:.1e} "), *color)
+            format!("{name} {value:.1e} ")
         })
         .collect();
     let room = usize::from(area.width.saturating_sub(2));
-    let fits = entries
-        .iter()
-        .map(|(text, _)| text.chars().count())
-        .sum::<usize>()
-        <= room;
+    let fits = with_values.iter().map(|t| t.chars().count()).sum::<usize>() <= room;
     let mut legend: Vec<Span> = Vec::new();
     let mut used = 0;
-    for ((text, color), (name, ..)) in entries.into_iter().zip(&SERIES) {
+    for (text, (name, color, _)) in with_values.into_iter().zip(&SERIES) {
         let text = if fits { text } else { format!("{name} ") };
-        // Names that do not fit either give way to "…" (they were cut
-        // mid-word: "kin grav ela").
-        if !fits && used + text.chars().count() > room.saturating_sub(1) {
+        used += text.chars().count();
+        if !fits && used > room.saturating_sub(1) {
             legend.push(Span::raw("…"));
             break;
         }
-        used += text.chars().count();
-        legend.push(Span::styled(text, color));
+        legend.push(Span::styled(text, *color));
     }
     // Axes take two rows and a label's width: in a small terminal they
     // would leave the data a row or none, so the curves get the room.
@@ -362,7 +357,7 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
             app.session.accuracy().map_or_else(
                 || "error  – (a: measure)".to_owned(),
                 |(frame, a)| {
-                    if a.at_rest {
+                    if a.at_rest() {
                         format!("error  – at rest @{frame}")
                     } else if a.step < NEARLY_AT_REST {
                         format!("error  {:.1e} @{frame} ≈rest", a.error())
