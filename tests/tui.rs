@@ -178,7 +178,7 @@ fn the_memory_held_is_shown_where_there_is_room() {
 #[test]
 fn small_and_resized_terminals_render() {
     let mut app = cloth();
-    for mode in [Mode::Normal, Mode::Help, Mode::Pins] {
+    for mode in [Mode::Normal, Mode::Help { top: 0 }, Mode::Pins] {
         app.mode = mode;
         for (w, h) in [(80, 24), (40, 12), (200, 60), (10, 5), (1, 1)] {
             screen(&app, w, h);
@@ -208,15 +208,107 @@ fn small_and_resized_terminals_render() {
 fn help_overlay_lists_every_key() {
     let mut app = cloth();
     assert_eq!(app.handle_key(ch('?')), Action::None);
-    assert_eq!(app.mode, Mode::Help);
+    assert_eq!(app.mode, Mode::Help { top: 0 });
     let text = screen(&app, 80, 24);
     assert_shows(&text, &["Help"]);
     for (key, what) in KEYS {
         assert_shows(&text, &[key, what]);
     }
-    // Any key closes it without acting.
+    // Any key closes it without acting, the arrows too where it fits.
     assert_eq!(app.handle_key(ch('q')), Action::None);
     assert_eq!(app.mode, Mode::Normal);
+    app.handle_key(ch('?'));
+    screen(&app, 80, 24);
+    assert_eq!(app.handle_key(key(KeyCode::Down)), Action::None);
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+/// In a terminal too short for the help, the arrows and pages scroll it
+/// to every key, its borders say so and where it is, and any other key
+/// closes it.
+#[test]
+fn help_scrolls_in_a_short_terminal() {
+    let mut app = cloth();
+    app.handle_key(ch('?'));
+    let (rows, count) = (12, KEYS.len());
+    let visible = usize::from(rows) - 2;
+    let first = screen(&app, 80, rows);
+    assert_shows(&first, &["scroll", &format!("1–{visible} of {count}")]);
+    let (last_key, last_what) = KEYS[count - 1];
+    assert!(!first.contains(last_what), "{first}");
+    let mut seen: Vec<&str> = Vec::new();
+    let mut text = first;
+    for _ in 0..count {
+        seen.extend(
+            KEYS.iter()
+                .filter(|(_, w)| text.contains(w))
+                .map(|(_, w)| *w),
+        );
+        app.handle_key(key(KeyCode::Down));
+        assert!(
+            matches!(app.mode, Mode::Help { .. }),
+            "closed: {:?}",
+            app.mode
+        );
+        text = screen(&app, 80, rows);
+    }
+    // Scrolled to the end, and no further: the last key on the last row.
+    let hidden = count - visible;
+    assert_eq!(app.mode, Mode::Help { top: hidden });
+    assert_shows(
+        &text,
+        &[
+            last_key,
+            last_what,
+            &format!("{}–{count} of {count}", hidden + 1),
+        ],
+    );
+    for (_, what) in KEYS {
+        assert!(seen.contains(what), "{what:?} never shown");
+    }
+    // One step up shows the line before again: no overscroll to wind back.
+    app.handle_key(key(KeyCode::Up));
+    assert_eq!(app.mode, Mode::Help { top: hidden - 1 });
+    app.handle_key(key(KeyCode::Home));
+    assert_eq!(app.mode, Mode::Help { top: 0 });
+    app.handle_key(key(KeyCode::PageDown));
+    assert!(
+        matches!(app.mode, Mode::Help { top } if top > 1),
+        "{:?}",
+        app.mode
+    );
+    app.handle_key(key(KeyCode::End));
+    assert_eq!(app.mode, Mode::Help { top: hidden });
+    assert_eq!(app.handle_key(ch('x')), Action::None);
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+/// In a narrow terminal a popup's title and the header end in "…" where
+/// they are cut, and the help's descriptions wrap at their words onto
+/// lines of their own instead of being cut at the border.
+#[test]
+fn narrow_terminals_cut_titles_with_an_ellipsis_and_wrap_the_help() {
+    let mut app = cloth();
+    let text = screen(&app, 30, 24);
+    let header = text.lines().next().unwrap();
+    assert!(header.trim_end().ends_with('…'), "{header:?}");
+    app.handle_key(ch('?'));
+    let text = screen(&app, 20, 60);
+    let top = text.lines().find(|l| l.contains("Help")).unwrap();
+    assert!(top.ends_with("…┐"), "{top:?}\n{text}");
+    // At 40 columns every word of every description is on screen, whole.
+    let text = screen(&app, 40, 80);
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == '│')
+        .collect();
+    for (_, what) in KEYS {
+        for word in what.split(' ') {
+            assert!(
+                words.contains(&word),
+                "{word:?} of {what:?} not whole:\n{text}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -767,6 +859,18 @@ fn open_chooses_a_preset() {
         app.handle_key(key(KeyCode::Enter)),
         Action::Apply(Command::Load(PathBuf::from("presets/cotton.toml")))
     );
+    // In a short terminal the list scrolls to keep the highlighted entry
+    // in view.
+    app.handle_key(key(KeyCode::Esc));
+    app.handle_key(ch('o'));
+    for _ in 0..files.len() {
+        app.handle_key(key(KeyCode::Down));
+    }
+    let last = files[files.len() - 1].display().to_string();
+    let short = screen(&app, 80, 6);
+    assert_shows(&short, &[&last]);
+    assert!(!short.contains(&files[0].display().to_string()), "{short}");
+    app.handle_key(key(KeyCode::Esc));
     app.apply(Command::Load(PathBuf::from("presets/cotton.toml")));
     assert_eq!(app.session.path(), Some(Path::new("presets/cotton.toml")));
     assert!(app.status.starts_with("opened"), "{}", app.status);

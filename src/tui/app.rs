@@ -7,6 +7,7 @@
 //! session and reports the outcome in the status line. The mapping is
 //! therefore testable without a terminal and without stepping anything.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -55,6 +56,9 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The lines Page Up and Page Down scroll the help by.
+const HELP_PAGE: usize = 8;
+
 /// The entries of the pin menu, in the order it lists them.
 pub const PIN_KEYS: &[(&str, &str)] = &[
     ("t", "hard-pin the top edge (grids)"),
@@ -99,8 +103,12 @@ pub enum Mode {
         /// The text typed so far.
         text: String,
     },
-    /// The help overlay.
-    Help,
+    /// The help overlay, its first `top` lines scrolled out of view
+    /// (where the terminal is too short for all of them).
+    Help {
+        /// Lines scrolled past.
+        top: usize,
+    },
     /// Quitting with unsaved changes: save, discard or stay.
     ConfirmQuit,
     /// Save-as onto an existing preset: replace it or stay.
@@ -209,6 +217,9 @@ pub struct App {
     farewell: Option<&'static str>,
     /// Reads the memory the process holds (see [`App::memory`]).
     memory: Gauge,
+    /// The help overlay's lines that did not fit when it was last drawn
+    /// (how far it scrolls).
+    help_hidden: Cell<usize>,
 }
 
 /// Told when the UI ends with unsaved changes kept for the next start.
@@ -263,7 +274,14 @@ impl App {
             held: Vec::new(),
             farewell: None,
             memory: Gauge::default(),
+            help_hidden: Cell::new(0),
         }
+    }
+
+    /// Tells the keys how many of the help's lines the terminal left out
+    /// (the renderer calls it as it draws the help).
+    pub(crate) fn set_help_hidden(&self, hidden: usize) {
+        self.help_hidden.set(hidden);
     }
 
     /// What to print once the UI has ended and the terminal is restored
@@ -403,7 +421,27 @@ impl App {
         }
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => self.normal_key(key.code),
-            Mode::Help => Action::None,
+            Mode::Help { top } => {
+                // The arrows and pages scroll a help taller than the
+                // terminal; any other key closes it (any key at all when
+                // it fits).
+                let hidden = self.help_hidden.get();
+                let top = top.min(hidden);
+                let top = match key.code {
+                    _ if hidden == 0 => None,
+                    KeyCode::Up => Some(top.saturating_sub(1)),
+                    KeyCode::Down => Some((top + 1).min(hidden)),
+                    KeyCode::PageUp => Some(top.saturating_sub(HELP_PAGE)),
+                    KeyCode::PageDown => Some((top + HELP_PAGE).min(hidden)),
+                    KeyCode::Home => Some(0),
+                    KeyCode::End => Some(hidden),
+                    _ => None,
+                };
+                if let Some(top) = top {
+                    self.mode = Mode::Help { top };
+                }
+                Action::None
+            }
             Mode::ConfirmQuit => match key.code {
                 KeyCode::Char('s') => self.save_then(After::Quit),
                 KeyCode::Char('d') => Action::Quit,
@@ -517,7 +555,7 @@ impl App {
             }
             KeyCode::Char('q') => Action::Quit,
             KeyCode::Char('?') => {
-                self.mode = Mode::Help;
+                self.mode = Mode::Help { top: 0 };
                 Action::None
             }
             KeyCode::Char('p') => {

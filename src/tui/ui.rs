@@ -100,7 +100,7 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
     };
     let state = session.state();
     let dirty = if session.is_dirty() { "*" } else { "" };
-    // Most important first: a narrow terminal cuts the end.
+    // Most important first: a narrow terminal cuts the end, with "…".
     let line = Line::from(vec![
         Span::styled(format!(" {}{dirty} │ ", preset.name), Style::new().bold()),
         Span::styled(mode, style),
@@ -109,7 +109,31 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
             state.frame, state.time
         )),
     ]);
+    let line = cut_line(line, usize::from(area.width));
     frame.render_widget(Paragraph::new(line).reversed(), area);
+}
+
+/// `line` within `room` columns: whole if it fits, else its spans up to
+/// the last column, which is "…" (each span keeps its style).
+fn cut_line(line: Line<'_>, room: usize) -> Line<'_> {
+    if line.width() <= room {
+        return line;
+    }
+    let mut left = room.saturating_sub(1);
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let text: String = span.content.chars().take(left).collect();
+        left -= text.chars().count();
+        let cut = text.chars().count() < span.content.chars().count();
+        spans.push(Span::styled(text, span.style));
+        if cut {
+            break;
+        }
+    }
+    if room > 0 {
+        spans.push(Span::raw("…"));
+    }
+    Line::from(spans)
 }
 
 fn render_params(frame: &mut Frame, area: Rect, app: &App) {
@@ -141,21 +165,24 @@ fn render_params(frame: &mut Frame, area: Rect, app: &App) {
 /// columns: the label gives way first, cut with "…", then the value. (In a
 /// narrow terminal the value was cut silently: 20000 read "2000".)
 fn fit(label: &str, value: String, width: usize) -> (String, String) {
-    let cut = |text: &str, room: usize| -> String {
-        if text.chars().count() <= room {
-            text.to_owned()
-        } else if room == 0 {
-            String::new()
-        } else {
-            text.chars().take(room - 1).chain(['…']).collect()
-        }
-    };
+    let cut = ellipsize;
     let value_width = value.chars().count();
     let label_room = width.saturating_sub(value_width + 1).min(12);
     if label_room == 0 {
         return (String::new(), cut(&value, width));
     }
     (format!("{:<label_room$} ", cut(label, label_room)), value)
+}
+
+/// `text` within `room` columns: whole if it fits, else cut with "…".
+fn ellipsize(text: &str, room: usize) -> String {
+    if text.chars().count() <= room {
+        text.to_owned()
+    } else if room == 0 {
+        String::new()
+    } else {
+        text.chars().take(room - 1).chain(['…']).collect()
+    }
 }
 
 /// Projects `x` for the view: rotated by `yaw` about the vertical axis,
@@ -202,8 +229,12 @@ fn render_preview(frame: &mut Frame, area: Rect, app: &App) {
         })
         .collect();
     let triangles = model.render_triangles();
+    let title = ellipsize(
+        " Preview (← → [ ] rotate) ",
+        usize::from(area.width.saturating_sub(2)),
+    );
     let canvas = Canvas::default()
-        .block(Block::bordered().title(" Preview (← → [ ] rotate) "))
+        .block(Block::bordered().title(title))
         .marker(Marker::Braille)
         .x_bounds([centre.0 - rx, centre.0 + rx])
         .y_bounds([centre.1 - ry, centre.1 + ry])
@@ -423,36 +454,122 @@ fn centred(frame: &Frame, width: u16, height: u16) -> Rect {
 /// Draws `lines` in a bordered box titled `title`, centred over the screen,
 /// at least `width` wide and wide enough for the lines if the screen is.
 fn popup(frame: &mut Frame, title: &str, lines: Vec<Line>, width: u16) {
+    let area = popup_area(frame, &lines, width);
+    draw_popup(frame, area, [title, ""], lines, 0);
+}
+
+/// Where [`popup`] draws `lines`: centred, at least `width` wide and wide
+/// enough for them, as tall as they need, as far as the screen allows.
+fn popup_area(frame: &Frame, lines: &[Line], width: u16) -> Rect {
     let widest = lines.iter().map(Line::width).max().unwrap_or(0) + 3;
     let width = width.max(u16::try_from(widest).unwrap_or(u16::MAX));
-    let area = centred(frame, width, lines.len() as u16 + 2);
+    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    centred(frame, width, height)
+}
+
+/// The rows of `area` inside its borders.
+fn inner_rows(area: Rect) -> usize {
+    usize::from(area.height.saturating_sub(2))
+}
+
+/// Draws `lines` from line `top` on in a bordered box over `area`, with a
+/// title on its top border and another, right-aligned, on its bottom one
+/// (none if empty), each cut with "…" where the box is too narrow for it.
+fn draw_popup(
+    frame: &mut Frame,
+    area: Rect,
+    [title, bottom]: [&str; 2],
+    lines: Vec<Line>,
+    top: usize,
+) {
+    let room = usize::from(area.width.saturating_sub(2));
+    let block = Block::bordered()
+        .title(ellipsize(title, room))
+        .title_bottom(Line::from(ellipsize(bottom, room)).right_aligned())
+        .bold();
     frame.render_widget(Clear, area);
     frame.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(title).bold()),
+        Paragraph::new(lines)
+            .scroll((u16::try_from(top).unwrap_or(u16::MAX), 0))
+            .block(block),
         area,
     );
 }
 
-/// `(key, description)` pairs as aligned lines.
-fn key_lines<'a>(keys: &'a [(&'a str, &'a str)]) -> Vec<Line<'a>> {
+/// The help overlay from line `top` on: where the terminal is too short
+/// for it, scrolled by the arrows, as its title says, its bottom border
+/// showing which lines are in view.
+fn render_help(frame: &mut Frame, app: &App, top: usize) {
+    let lines = key_lines(frame, KEYS);
+    let area = popup_area(frame, &lines, 60);
+    let rows = inner_rows(area);
+    let hidden = lines.len().saturating_sub(rows);
+    app.set_help_hidden(hidden);
+    if hidden == 0 {
+        draw_popup(frame, area, [" Help (any key closes) ", ""], lines, 0);
+        return;
+    }
+    let top = top.min(hidden);
+    let position = format!(" {}–{} of {} ", top + 1, top + rows, lines.len());
+    let title = " Help (↑↓ PgUp PgDn scroll, other keys close) ";
+    draw_popup(frame, area, [title, &position], lines, top);
+}
+
+/// `(key, description)` pairs as aligned lines for a popup over `frame`:
+/// a description too long for the screen wraps at its words onto lines
+/// indented under it, instead of being cut at the border.
+fn key_lines<'a>(frame: &Frame, keys: &'a [(&'a str, &'a str)]) -> Vec<Line<'a>> {
     let width = keys.iter().map(|(key, _)| key.chars().count()).max();
     let width = width.unwrap_or(0).max(7);
-    keys.iter()
-        .map(|(key, what)| {
-            Line::from(vec![
-                Span::styled(format!(" {key:<width$} "), Style::new().bold().cyan()),
-                Span::raw(*what),
-            ])
-        })
-        .collect()
+    // Inside the borders, with a column to spare (as `popup_area`).
+    let room = usize::from(frame.area().width).saturating_sub(3);
+    let indent = width + 2;
+    let room = room.saturating_sub(indent).max(MIN_WRAP);
+    let mut lines = Vec::new();
+    for (key, what) in keys {
+        for (i, part) in wrap_words(what, room).into_iter().enumerate() {
+            let head = if i == 0 {
+                Span::styled(format!(" {key:<width$} "), Style::new().bold().cyan())
+            } else {
+                Span::raw(" ".repeat(indent))
+            };
+            lines.push(Line::from(vec![head, Span::raw(part)]));
+        }
+    }
+    lines
+}
+
+/// The fewest columns a wrapped description gets, however narrow the
+/// screen (narrower, its words would stand one per line).
+const MIN_WRAP: usize = 12;
+
+/// `text` cut at its spaces into lines of at most `room` columns (a word
+/// longer than that stands alone on its line).
+fn wrap_words(text: &str, room: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let fits = line.chars().count() + 1 + word.chars().count() <= room;
+        if line.is_empty() || !fits {
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            line.push_str(word);
+        } else {
+            line.push(' ');
+            line.push_str(word);
+        }
+    }
+    lines.push(line);
+    lines
 }
 
 fn render_overlay(frame: &mut Frame, app: &App) {
     match &app.mode {
         Mode::Normal => {}
-        Mode::Help => popup(frame, " Help (any key closes) ", key_lines(KEYS), 60),
+        Mode::Help { top } => render_help(frame, app, *top),
         Mode::Pins => {
-            let mut lines = key_lines(PIN_KEYS);
+            let mut lines = key_lines(frame, PIN_KEYS);
             lines.push(Line::from(" Esc      cancel").dark_gray());
             popup(frame, " Pins ", lines, 56);
         }
@@ -468,8 +585,12 @@ fn render_overlay(frame: &mut Frame, app: &App) {
                         line
                     }
                 })
-                .collect();
-            popup(frame, " Open preset (Enter, Esc) ", lines, 50);
+                .collect::<Vec<_>>();
+            // The list scrolls to keep the highlighted entry in view.
+            let area = popup_area(frame, &lines, 50);
+            let top = (selected + 1).saturating_sub(inner_rows(area));
+            let title = " Open preset (Enter, Esc) ";
+            draw_popup(frame, area, [title, ""], lines, top);
         }
         Mode::Edit { param, text } => {
             let now = format_value(param.value(app.session.preset()));
@@ -487,25 +608,28 @@ fn render_overlay(frame: &mut Frame, app: &App) {
         Mode::ConfirmQuit => popup(
             frame,
             " Unsaved changes ",
-            key_lines(&[
-                (
-                    "s",
-                    if app.session.path().is_some() {
-                        "save and quit"
-                    } else {
-                        "save as…, then quit"
-                    },
-                ),
-                ("d", "discard the changes and quit"),
-                ("Ctrl-C", "quit, keeping them for the next run"),
-                ("other", "stay"),
-            ]),
+            key_lines(
+                frame,
+                &[
+                    (
+                        "s",
+                        if app.session.path().is_some() {
+                            "save and quit"
+                        } else {
+                            "save as…, then quit"
+                        },
+                    ),
+                    ("d", "discard the changes and quit"),
+                    ("Ctrl-C", "quit, keeping them for the next run"),
+                    ("other", "stay"),
+                ],
+            ),
             50,
         ),
         Mode::ConfirmOverwrite { path, .. } => {
             let title = format!(" {} exists ", path.display());
             let keys = [("y", "replace it"), ("other", "keep it")];
-            popup(frame, &title, key_lines(&keys), 50);
+            popup(frame, &title, key_lines(frame, &keys), 50);
         }
         Mode::ConfirmOpen { path } => {
             let title = format!(" Unsaved changes: open {}? ", path.display());
@@ -521,7 +645,7 @@ fn render_overlay(frame: &mut Frame, app: &App) {
                 ("d", "discard the changes and open"),
                 ("other", "stay"),
             ];
-            popup(frame, &title, key_lines(&keys), 50);
+            popup(frame, &title, key_lines(frame, &keys), 50);
         }
         Mode::Recover(recovery) => {
             let origin = recovery
@@ -536,11 +660,14 @@ fn render_overlay(frame: &mut Frame, app: &App) {
                 Line::from(format!(" unsaved changes ({origin}).")),
                 Line::from(""),
             ];
-            lines.extend(key_lines(&[
-                ("r", "recover them"),
-                ("x", "discard them"),
-                ("Esc", "decide at the next start"),
-            ]));
+            lines.extend(key_lines(
+                frame,
+                &[
+                    ("r", "recover them"),
+                    ("x", "discard them"),
+                    ("Esc", "decide at the next start"),
+                ],
+            ));
             popup(frame, " Recover unsaved changes? ", lines, 64);
         }
         Mode::PinGroup { text } => popup(frame, " Pin group ", field(text), 40),
