@@ -183,13 +183,18 @@ pub fn bake(
         let source = io::Error::new(io::ErrorKind::NotADirectory, "not a directory");
         return Err(write_err(&options.out)(source));
     }
-    std::fs::create_dir_all(&options.out).map_err(write_err(&options.out))?;
-    // Set up before anything of an earlier bake is removed: a bake that
-    // cannot start leaves the directory as it was.
+    // Set up before anything is written or removed: a bake that cannot
+    // start leaves the directory as it was (or does not make it).
     let mut solver = Solver::new(model, &built.params)?;
+    std::fs::create_dir_all(&options.out).map_err(write_err(&options.out))?;
     let summary_path = options.summary_path();
     let csv_path = options.energy_path();
     check_earlier_outputs(&csv_path, &summary_path)?;
+    if options.every > 0 {
+        // A frame not of a bake refuses it before the CSV is made (the
+        // list to remove is taken again under the lock below).
+        earlier_frames(&options.out, &options.stem)?;
+    }
     // Held to the end: two bakes of one preset into one directory mixed
     // their frames and lost rows of each other's CSV.
     let csv_file = lock_energy_csv(&csv_path)?;

@@ -502,9 +502,10 @@ impl Motion {
 /// the solver's own choice), each along its own motion: what a session at a
 /// given iteration count sees, history included.
 ///
-/// First the motion at the scene's 10 iterations per frame: each sampled
-/// step's error after every iteration up to the cap gives a first count per
-/// tolerance (the median of the fewest iterations reaching it). Then the
+/// First the motion at the scene's 10 iterations per frame (the cap, if
+/// fewer): each sampled step's error after every iteration up to the cap
+/// gives a first count per tolerance (the median of the fewest iterations
+/// reaching it). Then the
 /// count is settled on the motion run at that count: the fewest `n` whose
 /// motion's sampled steps, each stepped with `n` iterations, land within the
 /// tolerance (median), searched up or down by one from the first count.
@@ -573,9 +574,17 @@ fn plan(
     sampling: Sampling,
 ) -> Result<AccuracyResult, SolverError> {
     let params = method_params(scene, method);
-    let explore = Motion::run(scene, &params, threads, sampling)?;
-    let curves = explore.errors(sampling.max_iterations)?;
+    // The error column's motion is stepped at the iterations it is read
+    // at: below the scene's 10 it was read on the motion at 10, and said
+    // 1e-5 after 1 iteration where the counts, from motions run at theirs,
+    // found 1e-3 out of reach.
     let at_default = params.iterations.min(sampling.max_iterations);
+    let explore_params = SimParams {
+        iterations: at_default,
+        ..params.clone()
+    };
+    let explore = Motion::run(scene, &explore_params, threads, sampling)?;
+    let curves = explore.errors(sampling.max_iterations)?;
     let mut errors: Vec<f64> = curves
         .iter()
         .map(|a| a.errors[at_default.min(a.errors.len() - 1)])
@@ -775,6 +784,35 @@ mod tests {
         assert_eq!(machine.to_string(), "CPU, 1 logical CPU, portable kernels");
         let here = Machine::this();
         assert!(!here.cpu.is_empty() && here.logical_cpus >= 1);
+    }
+
+    /// Capped below the scene's 10 iterations, the error column is read on
+    /// the motion its counts are settled on: an error within a tolerance
+    /// after the one iteration allowed is a count of 1, and one outside it
+    /// none (the column said 1.3e-5 after 1 iteration, on the motion at 10,
+    /// beside "1e-3 not reached in 1").
+    #[test]
+    fn a_capped_error_column_agrees_with_the_counts() {
+        let sampling = Sampling {
+            steps: 1,
+            every: 10,
+            max_iterations: 1,
+        };
+        for method in ACCURACY_METHODS {
+            let r = plan(&Scene::cloth(16), method, Some(1), sampling).unwrap();
+            assert_eq!(r.iterations_at_default, 1);
+            for (tolerance, count) in TOLERANCES
+                .iter()
+                .zip([r.iterations_to_1e3, r.iterations_to_1e5])
+            {
+                let within = r.error_at_default <= *tolerance;
+                assert_eq!(
+                    count,
+                    within.then_some(1),
+                    "{method:?} at {tolerance}: {r:?}"
+                );
+            }
+        }
     }
 
     /// The jelly cube: the tet cube's mesh with strain and volume, no pins,

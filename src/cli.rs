@@ -135,17 +135,21 @@ pub enum Command {
         /// corrected for, when their weight allows).
         #[arg(long, value_parser = parse_precision, default_value = "auto", conflicts_with = "accuracy")]
         precision: softbody::solver::Precision,
-        /// With --accuracy: the steps measured (medians are reported).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 5, value_parser = count_in::<1, 1000>, requires = "accuracy")]
-        steps: usize,
+        // (Their defaults are applied, and their want of --accuracy
+        // checked, in main: clap takes --accuracy's implicit `false` for its
+        // presence, and `requires` let them through silently.)
+        /// With --accuracy: the steps measured (medians are reported)
+        /// [default: 5].
+        #[arg(long, allow_negative_numbers = true, value_parser = count_in::<1, 1000>)]
+        steps: Option<usize>,
         /// With --accuracy: frames of the reference motion between the
-        /// measured steps (at most 10,000).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 10, value_parser = count_in::<0, 10_000>, requires = "accuracy")]
-        every: usize,
+        /// measured steps (at most 10,000) [default: 10].
+        #[arg(long, allow_negative_numbers = true, value_parser = count_in::<0, 10_000>)]
+        every: Option<usize>,
         /// With --accuracy: the most iterations tried per method (at most
-        /// 10,000, the most a model accepts).
-        #[arg(long, allow_negative_numbers = true, default_value_t = 500, value_parser = count_in::<1, { softbody::solver::SimParams::MAX_ITERATIONS }>, requires = "accuracy")]
-        max_iterations: usize,
+        /// 10,000, the most a model accepts) [default: 500].
+        #[arg(long, allow_negative_numbers = true, value_parser = count_in::<1, { softbody::solver::SimParams::MAX_ITERATIONS }>)]
+        max_iterations: Option<usize>,
     },
 }
 

@@ -297,10 +297,10 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
             max_iterations,
         } => bench_accuracy(
             scene.as_deref(),
-            [steps, every],
+            [steps.unwrap_or(5), every.unwrap_or(10)],
             json,
             threads,
-            max_iterations,
+            max_iterations.unwrap_or(500),
         ),
         Command::Bench {
             scene,
@@ -309,15 +309,38 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
             json,
             acceleration,
             precision,
+            steps,
+            every,
+            max_iterations,
             ..
-        } => bench(
-            scene.as_deref(),
-            (acceleration.unwrap_or_default(), precision),
-            frames,
-            warmup,
-            json,
-            threads,
-        ),
+        } => {
+            let accuracy_only = [("--steps", steps), ("--every", every)]
+                .into_iter()
+                .chain([("--max-iterations", max_iterations)])
+                .find_map(|(name, value)| value.map(|_| name));
+            if let Some(name) = accuracy_only {
+                use clap::CommandFactory;
+                let mut command = Cli::command();
+                command.build();
+                let bench = command
+                    .find_subcommand_mut("bench")
+                    .expect("bench is a subcommand");
+                bench
+                    .error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        format!("{name} measures accuracy: it needs --accuracy"),
+                    )
+                    .exit();
+            }
+            bench(
+                scene.as_deref(),
+                (acceleration.unwrap_or_default(), precision),
+                frames,
+                warmup,
+                json,
+                threads,
+            )
+        }
     }
 }
 
@@ -429,8 +452,16 @@ fn bake(
         ),
         None => {}
     };
-    let summary = bake::bake(&built, &preset.name, &options, &signals::STOP, progress)
-        .map_err(|e| Failure::Runtime(anyhow::anyhow!("{}: {e}", file.display())))?;
+    let summary = bake::bake(&built, &preset.name, &options, &signals::STOP, progress).map_err(
+        |e| match e {
+            // The preset's model (as `inspect` says, with the same code).
+            bake::BakeError::Solver(_) => {
+                Failure::BadInput(anyhow::anyhow!("{}: {e}", file.display()))
+            }
+            // The others name the file or directory they are about.
+            _ => Failure::Runtime(e.into()),
+        },
+    )?;
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }

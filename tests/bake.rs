@@ -766,13 +766,49 @@ fn a_mesh_named_like_a_frame_is_never_removed_or_overwritten() {
         "{err}"
     );
     assert_eq!(std::fs::read(&mesh).unwrap(), original);
-    assert!(!dir.join("scan_0000.obj").exists());
+    // Nothing written: no frame, and no energy CSV either (an empty one was
+    // left behind).
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["scan.toml", "scan_0001.obj"]);
     // Into a directory of its own, the same preset bakes.
     let out = dir.join("frames");
     let o = bake(&preset, "3", &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("scan_0003.obj").exists());
     assert_eq!(std::fs::read(&mesh).unwrap(), original);
+}
+
+/// A preset whose model cannot be factorised is bad input, as `inspect`
+/// says (exit 2; the bake said 1), and its bake makes no output directory.
+#[test]
+fn a_bake_that_cannot_start_is_bad_input_and_makes_nothing() {
+    let dir = scratch_path("bake-cannot-start");
+    std::fs::create_dir_all(&dir).unwrap();
+    let preset = dir.join("singular.toml");
+    std::fs::write(
+        &preset,
+        "version = 1\nname = \"singular\"\n[mesh]\ngrid = { n = 10, width = 1.0 }\n\
+         [material]\ndensity = 0.15\n\
+         weights = { structural = 1e-6, shear = 1e-6, bending = 1e12 }\n\
+         [pins]\nhard = [\"top_corners\"]\n[sim]\ndt = 10.0\n",
+    )
+    .unwrap();
+    let inspect = softbody(&["inspect", preset.to_str().unwrap()]);
+    assert_eq!(inspect.status.code(), Some(2), "{inspect:?}");
+    let out = dir.join("frames");
+    let o = bake(&preset, "3", &out);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("singular.toml: cannot set up the solver"),
+        "{err}"
+    );
+    assert!(err.contains("factorised"), "{err}");
+    assert!(!out.exists());
 }
 
 /// Two presets baked into one directory keep their own energies and

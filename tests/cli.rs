@@ -472,6 +472,11 @@ fn absurd_numbers_are_refused_with_the_limit() {
         // Options of the other mode are refused, not ignored.
         (&["bench", "--every", "5"], "--accuracy"),
         (&["bench", "--max-iterations", "5"], "--accuracy"),
+        // With a scene clap let them through, ignored.
+        (
+            &["bench", "--scene", "cloth16", "--steps", "3"],
+            "--steps measures accuracy: it needs --accuracy",
+        ),
         (
             &["bench", "--accuracy", "--frames", "5"],
             "cannot be used with",

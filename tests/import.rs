@@ -591,6 +591,39 @@ fn a_byte_order_mark_is_skipped() {
     assert_eq!(stats.unsupported, 0);
 }
 
+/// Object and group names that are not UTF-8 (Latin-1 from an older
+/// exporter) are read as Latin-1 with a warning naming the line, where the
+/// whole file was refused as binary data.
+#[test]
+fn names_not_in_utf8_are_read_as_latin1() {
+    let text = b"v 0 0 0\nv 1 0 0\nv 0 1 0\no Fl\xe4che\ng Gr\xfcn gut\nf 1 2 3\n";
+    let path = Path::new("latin1.obj");
+    let (raw, stats) = import_obj_bytes(text, path, &ImportOptions::default()).unwrap();
+    assert_eq!(stats.latin1_names, Some(4));
+    let (surface, validation) = validate(&raw, path, &ValidateOptions::default()).unwrap();
+    let names: Vec<&str> = surface.groups().iter().map(|g| g.name.as_str()).collect();
+    for name in ["Fläche", "Grün", "gut"] {
+        assert!(names.contains(&name), "{name} not in {names:?}");
+    }
+    let report = MeshReport::new("latin1.obj", Some(stats), validation, &surface);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("Latin-1") && w.contains("line 4")),
+        "{:?}",
+        report.warnings
+    );
+    // Binary data is still not a mesh.
+    let err = import_obj_bytes(
+        b"v 0 0 0\n\x01\xff\xfe 1\n",
+        path,
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind, ImportErrorKind::NotText);
+}
+
 /// A statement continued over lines ending in `\` (as the OBJ format
 /// allows) is one statement (it was "'\' is not a number"); an error in it
 /// names the line it starts on, and a `\` inside a comment continues

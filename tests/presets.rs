@@ -398,6 +398,16 @@ fn each_invalid_preset_names_its_field_and_line() {
             "version = 1\n[mesh]\nobj = \"a.obj\"\ngrid = { n = 3, width = 1.0 }\n[material]\ndensity = 1.0\n".to_owned(),
             "bad.toml:2: mesh: names more than one of its alternatives; keep exactly one",
         ),
+        // A key that is no alternative beside one that is: that key on its
+        // line (it said the table named several alternatives).
+        (
+            "version = 1\n[mesh]\ngrid = { n = 3, width = 1.0 }\nojb = \"a.obj\"\n[material]\ndensity = 1.0\n".to_owned(),
+            "bad.toml:4: mesh: unknown variant `ojb`; expected one of `grid`, `obj`, `tet_file`",
+        ),
+        (
+            format!("{HEADER}[pins]\nsoft = [{{ indices = [1] }}, {{ indices = [2], grop = \"a\" }}]\n"),
+            "bad.toml:7: pins.soft[1]: unknown variant `grop`; did you mean `group`?",
+        ),
         (
             format!("{HEADER}[material.weights]\nbending = -1.0\n"),
             "bad.toml:7: material.weights.bending: must not be negative, found -1",
@@ -740,4 +750,22 @@ fn a_huge_file_is_refused_as_a_preset() {
         "{err}"
     );
     assert!(err.starts_with(&path.display().to_string()), "{err}");
+}
+
+/// A preset that is not UTF-8 (a Latin-1 é in a comment) is refused at
+/// the line of its first such byte, as any error in the text is (it named
+/// no line).
+#[test]
+fn a_preset_not_in_utf8_names_the_line() {
+    let dir = scratch_dir("presets-latin1");
+    let path = dir.join("latin1.toml");
+    std::fs::write(&path, b"version = 1\nname = \"T\"\n# caf\xe9\n").unwrap();
+    let err = Preset::load(&path).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "{}:3: cannot read the preset: not UTF-8 text (byte 0xe9); save the preset as UTF-8",
+            path.display()
+        )
+    );
 }

@@ -185,6 +185,9 @@ pub struct ParseStats {
     pub unsupported: usize,
     /// The first unsupported keyword and its line, if any.
     pub first_unsupported: Option<(String, usize)>,
+    /// The first line whose object or group name was not UTF-8 (read as
+    /// Latin-1, the encoding of older Western exporters), if any.
+    pub latin1_names: Option<usize>,
 }
 
 /// Reads and parses an OBJ file.
@@ -371,7 +374,7 @@ impl Parser {
                 Ok(())
             }
             b"o" => {
-                let name = self.name(toks)?;
+                let name = self.name(toks);
                 self.object = Some(self.mesh.group_index(&name, GroupKind::Object));
                 self.update_membership();
                 Ok(())
@@ -379,7 +382,8 @@ impl Parser {
             b"g" => {
                 let mut groups = Vec::new();
                 for t in toks {
-                    groups.push(self.mesh.group_index(text(t)?, GroupKind::Group));
+                    let name = self.name(std::iter::once(t));
+                    groups.push(self.mesh.group_index(&name, GroupKind::Group));
                 }
                 self.groups = groups;
                 self.update_membership();
@@ -400,9 +404,20 @@ impl Parser {
         }
     }
 
-    fn name<'a>(&self, toks: impl Iterator<Item = &'a [u8]>) -> Result<String, ImportErrorKind> {
-        let parts: Vec<&str> = toks.map(text).collect::<Result<_, _>>()?;
-        Ok(parts.join(" "))
+    /// An object or group name from its words. Words that are not UTF-8
+    /// are read as Latin-1 (older exporters write names such as "Fl\xe4che"
+    /// in their system's encoding), noted for the import report.
+    fn name<'a>(&mut self, toks: impl Iterator<Item = &'a [u8]>) -> String {
+        let parts: Vec<String> = toks
+            .map(|t| match std::str::from_utf8(t) {
+                Ok(word) => word.to_owned(),
+                Err(_) => {
+                    self.stats.latin1_names.get_or_insert(self.line_no);
+                    t.iter().map(|&b| char::from(b)).collect()
+                }
+            })
+            .collect();
+        parts.join(" ")
     }
 
     fn update_membership(&mut self) {

@@ -186,6 +186,11 @@ impl MeshReport {
                 triangles.len()
             ));
         }
+        if let Some(line) = parse.as_ref().and_then(|p| p.latin1_names) {
+            warnings.push(format!(
+                "object or group names that are not UTF-8 were read as Latin-1 (first on line {line})"
+            ));
+        }
         if let Some(p) = &parse
             && let Some((word, line)) = &p.first_unsupported
         {

@@ -223,26 +223,45 @@ impl<'a> Locator<'a> {
     /// The 1-based line of `field` (a dotted path with `[i]` indices), or of
     /// its deepest ancestor present in the text; `None` if not even the
     /// first key is present.
-    pub(super) fn line_of_field<'s>(&'s self, field: &str) -> Option<usize> {
+    pub(super) fn line_of_field(&self, field: &str) -> Option<usize> {
+        let (start, _, _) = self.deepest(field)?;
+        Some(line_of(self.text, start))
+    }
+
+    /// The keys of the table at `field`, if there is one.
+    fn keys_at(&self, field: &str) -> Vec<String> {
+        match self.deepest(field) {
+            Some((_, value, true)) => match value.get_ref() {
+                DeValue::Table(t) => t.iter().map(|(k, _)| k.get_ref().to_string()).collect(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// The value of `field`, or of its deepest ancestor present in the
+    /// text: where its key (or array element) starts, the value, and
+    /// whether it is `field`'s own.
+    fn deepest<'s>(&'s self, field: &str) -> Option<(usize, &'s Spanned<DeValue<'a>>, bool)> {
         let find = |t: &'s DeTable<'a>, k: &str| {
             t.iter()
                 .find(|(key, _)| key.get_ref() == k)
                 .map(|(key, v)| (key.span().start, v))
         };
-        let mut value: Option<&Spanned<DeValue<'a>>> = None; // None: the root
-        let mut found = None;
+        let mut found: Option<(usize, &Spanned<DeValue<'a>>)> = None; // None: the root
         for step in parse_path(field) {
-            let next = match (step, value.map(Spanned::get_ref)) {
+            let next = match (step, found.map(|(_, v)| v.get_ref())) {
                 (Step::Key(k), None) => find(self.root.get_ref(), k),
                 (Step::Key(k), Some(DeValue::Table(t))) => find(t, k),
                 (Step::Index(i), Some(DeValue::Array(a))) => a.get(i).map(|v| (v.span().start, v)),
                 _ => None,
             };
-            let Some((start, v)) = next else { break };
-            found = Some(start);
-            value = Some(v);
+            let Some(next) = next else {
+                return found.map(|(start, v)| (start, v, false));
+            };
+            found = Some(next);
         }
-        found.map(|start| line_of(self.text, start))
+        found.map(|(start, v)| (start, v, true))
     }
 
     /// The error for `field` with `kind`, at the field's line.
@@ -281,19 +300,26 @@ impl<'a> Locator<'a> {
             .as_ref()
             .and_then(|s| self.field_at(s.start))
             .unwrap_or_default();
+        let written = span.as_ref().and_then(|s| self.text.get(s.clone()));
+        let mut line = span.map(|s| line_of(self.text, s.start));
         let message = match message {
             // serde's words for a table naming several of an enum's variants
-            // (`obj` and `grid` in [mesh]), or none.
+            // (`obj` and `grid` in [mesh]), or none. Where one of its keys
+            // is no alternative at all (`{ indices = [1], foo = 3 }`), that
+            // is what is wrong, on its line.
             "wanted exactly 1 element, more than 1 element" => {
-                "names more than one of its alternatives; keep exactly one".to_owned()
+                match unknown_alternative(&field, &self.keys_at(&field)) {
+                    Some((key, message)) => {
+                        line = self.line_of_field(&format!("{field}.{key}")).or(line);
+                        message
+                    }
+                    None => "names more than one of its alternatives; keep exactly one".to_owned(),
+                }
             }
             "wanted exactly 1 element, found 0 elements" => {
                 "is empty; it needs one of its alternatives".to_owned()
             }
-            other => {
-                let written = span.as_ref().and_then(|s| self.text.get(s.clone()));
-                plain_type_error(other, written).unwrap_or_else(|| other.to_owned())
-            }
+            other => plain_type_error(other, written).unwrap_or_else(|| other.to_owned()),
         };
         let kind = unknown_name(&message, &field).unwrap_or_else(|| PresetErrorKind::Invalid {
             field: if field.is_empty() {
@@ -305,7 +331,7 @@ impl<'a> Locator<'a> {
         });
         PresetError {
             path: path.to_owned(),
-            line: span.map(|s| line_of(self.text, s.start)),
+            line,
             kind: Box::new(kind),
         }
     }
@@ -466,6 +492,35 @@ fn unknown_name(message: &str, field: &str) -> Option<PresetErrorKind> {
         suggestion: closest(name, &expected),
         expected,
     })
+}
+
+/// For the table of `keys` at `field` where one of an enum's alternatives
+/// is taken (`mesh`, a pin selector): the first key that is none of them,
+/// with serde's message for it (``unknown variant `foo`, expected one of
+/// …``, as for a table of that key alone), if any.
+fn unknown_alternative(field: &str, keys: &[String]) -> Option<(String, String)> {
+    use crate::preset::{MeshSource, Selector};
+    #[derive(serde::Deserialize)]
+    struct One<T> {
+        #[allow(dead_code)] // Only its error is read.
+        x: T,
+    }
+    fn probe<T: serde::de::DeserializeOwned>(key: &str) -> Option<String> {
+        let key = toml::Value::String(key.to_owned());
+        let error = toml::from_str::<One<T>>(&format!("x = {{ {key} = 0 }}")).err()?;
+        let message = error.message().trim();
+        message
+            .starts_with("unknown variant")
+            .then(|| message.to_owned())
+    }
+    let probe = if field == "mesh" {
+        probe::<MeshSource>
+    } else if field.starts_with("pins.") {
+        probe::<Selector>
+    } else {
+        return None;
+    };
+    keys.iter().find_map(|key| Some((key.clone(), probe(key)?)))
 }
 
 /// The name in `candidates` closest to `name` by Jaro–Winkler similarity,

@@ -471,18 +471,33 @@ impl Preset {
         let read = |e: std::io::Error| PresetError::new(path, PresetErrorKind::Read(e.to_string()));
         // At most MAX_PRESET_BYTES and one more: a 4 GB file aborted the
         // process allocating for it.
-        let mut text = String::new();
+        let mut bytes = Vec::new();
         std::fs::File::open(path)
             .map_err(read)?
             .take(MAX_PRESET_BYTES + 1)
-            .read_to_string(&mut text)
+            .read_to_end(&mut bytes)
             .map_err(read)?;
-        if text.len() as u64 > MAX_PRESET_BYTES {
+        if bytes.len() as u64 > MAX_PRESET_BYTES {
             return Err(read(std::io::Error::other(format!(
                 "larger than any preset ({} MB at most)",
                 MAX_PRESET_BYTES >> 20
             ))));
         }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            // The line of the first byte that is not UTF-8, as for any
+            // other error in the text.
+            let good = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let line = 1 + bytes[..good].iter().filter(|&&b| b == b'\n').count();
+            let kind = PresetErrorKind::Read(format!(
+                "not UTF-8 text (byte 0x{:02x}); save the preset as UTF-8",
+                bytes[good]
+            ));
+            PresetError {
+                line: Some(line),
+                ..PresetError::new(path, kind)
+            }
+        })?;
         Self::parse(&text, path)
     }
 
