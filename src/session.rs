@@ -529,7 +529,7 @@ impl Session {
             .chain(self.undo.iter_mut())
             .chain(self.redo.iter_mut())
         {
-            preset.view = view;
+            preset.view = Some(view);
         }
     }
 

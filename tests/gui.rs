@@ -12,7 +12,8 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use softbody::command::{Command, WeightKind};
 use softbody::gui::app::EditorApp;
 use softbody::gui::camera::Projection;
-use softbody::preset::{Build, BuildKind, Preset};
+use softbody::mesh::Vec3;
+use softbody::preset::{Build, BuildKind, Preset, View};
 use softbody::session::Session;
 
 mod common;
@@ -387,7 +388,7 @@ fn saving_keeps_the_camera() {
         .with_size([1280.0, 800.0])
         .build_eframe(move |cc| EditorApp::new(cc, session, None));
     harness.run();
-    let before = Preset::load(&file).unwrap().view;
+    let before = Preset::load(&file).unwrap().view.unwrap();
     {
         let orbit = &mut harness.state_mut().viewport.orbit;
         orbit.yaw += 0.7;
@@ -404,12 +405,72 @@ fn saving_keeps_the_camera() {
     assert!(!app.session.is_dirty(), "{}", app.message);
     let eye = app.viewport.orbit.eye();
     let saved = Preset::load(&file).unwrap();
-    assert!((saved.view.eye - eye).norm() < 1e-9, "{:?}", saved.view);
-    assert!((saved.view.eye - before.eye).norm() > 0.1);
-    assert_eq!(saved.view.target, app.viewport.orbit.target);
+    let view = saved.view.unwrap();
+    assert!((view.eye - eye).norm() < 1e-9, "{view:?}");
+    assert!((view.eye - before.eye).norm() > 0.1);
+    assert_eq!(view.target, app.viewport.orbit.target);
     harness.state_mut().apply(Command::Undo);
     harness.run();
     assert_eq!(harness.state().session.preset().view, saved.view);
+}
+
+/// A preset opens looking from its saved eye at its saved target (the
+/// editor re-aimed at the model's centre: a panned view came back
+/// centred), and a save with the camera unmoved writes the view as it was
+/// (it was re-aimed, and rewritten in its last digits); a mesh opened
+/// alone has no view, and is framed.
+#[test]
+fn a_preset_opens_from_its_camera_and_an_unmoved_one_saves_it_unchanged() {
+    let dir = scratch_dir("gui-view-exact");
+    let file = dir.join("panned.toml");
+    let mut preset = Preset::load(Path::new("presets/hanging_cloth.toml")).unwrap();
+    let view = View {
+        eye: Vec3::new(-1.3032, 1.9164, -1.4963),
+        target: Vec3::new(0.5682, 0.3235, -0.6398),
+        fov_deg: 40.0,
+    };
+    preset.view = Some(view);
+    preset.save(&file).unwrap();
+    let session = Session::open(&file).unwrap();
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    harness.run();
+    let orbit = harness.state().viewport.orbit;
+    assert_eq!((orbit.target, orbit.fov_deg), (view.target, 40.0));
+    assert!((orbit.eye() - view.eye).norm() < 1e-12, "{:?}", orbit.eye());
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::S);
+    harness.run();
+    let saved = Preset::load(&file).unwrap();
+    assert_eq!(
+        saved.material.weights.bending,
+        3.0,
+        "{}",
+        harness.state().message
+    );
+    assert_eq!(saved.view, Some(view));
+    // An OBJ alone: no view, framed (its centre is not the origin).
+    let (session, _) = Session::open_or_default(Some(Path::new("meshes/torus.obj"))).unwrap();
+    assert_eq!(session.preset().view, None);
+    let model = session.model().clone();
+    let harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    let fold = |f: fn(f64, f64) -> f64, start: f64| {
+        model
+            .rest
+            .iter()
+            .fold(Vec3::repeat(start), |a, p| a.zip_map(p, f))
+    };
+    let centre = (fold(f64::min, f64::INFINITY) + fold(f64::max, f64::NEG_INFINITY)) / 2.0;
+    let orbit = harness.state().viewport.orbit;
+    assert!(
+        (orbit.target - centre).norm() < 1e-12,
+        "{orbit:?} {centre:?}"
+    );
 }
 
 /// A sphere collider's row wraps within the side panel (its seven fields
@@ -761,7 +822,14 @@ fn the_acceleration_is_chosen_and_the_accuracy_measured_from_the_panels() {
     let (frame, accuracy) = harness.state().session.accuracy().expect("measured");
     assert_eq!(frame, 4);
     let shown = format!("frame 4: {accuracy}");
-    harness.get_by_label(&shown);
+    // Below the button, within the window: the panel's whole width to
+    // wrap in (beside the button it was cut to its first words).
+    let label = harness.get_by_label(&shown).rect();
+    let row = harness.get_by_label("Measure accuracy").rect();
+    assert!(
+        label.right() <= 1280.0 && label.top() >= row.bottom(),
+        "{label:?} {row:?}"
+    );
     assert!(accuracy.error() > 0.0 && accuracy.error() < 1.0);
 
     // The Simulation panel switches the method, undoably.

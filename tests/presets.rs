@@ -281,7 +281,7 @@ prop_compose! {
             any::<bool>(),
             finite(),
         ),
-        (eye, target, fov_deg) in (vec3(), vec3(), finite()),
+        view in prop::option::of((vec3(), vec3(), finite())),
     ) -> Preset {
         Preset {
             version: 1,
@@ -301,7 +301,7 @@ prop_compose! {
                 dt, iterations, substeps, damping, gravity, colliders, acceleration, extrapolate,
                 tolerance,
             },
-            view: View { eye, target, fov_deg },
+            view: view.map(|(eye, target, fov_deg)| View { eye, target, fov_deg }),
         }
     }
 }

@@ -698,6 +698,18 @@ fn a_long_message_wraps_instead_of_being_cut() {
     );
     let shown = screen(&app, 40, 24).replace('\n', "");
     assert!(shown.contains("must not be negative, found -5"), "{shown}");
+    // In a short terminal it keeps to one row, cut with "…", and the
+    // energy chart keeps rows to plot in (three rows of message left it
+    // its borders only).
+    let short = screen(&app, 40, 14);
+    let last = short.lines().last().unwrap();
+    assert!(
+        last.starts_with(" error: material") && last.ends_with('…'),
+        "{short}"
+    );
+    let lines: Vec<&str> = short.lines().collect();
+    let title = lines.iter().position(|l| l.contains("Energy")).unwrap();
+    assert!(!lines[title + 1].contains('└'), "no plot rows:\n{short}");
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use eframe::egui;
 use egui_file::{DialogType, FileDialog};
 
+use super::camera::Orbit;
 use super::capture::{Script, ScriptRun};
 use super::menu;
 use super::overlay::Overlays;
@@ -22,6 +23,7 @@ use crate::autosave::{Autosave, Recovery};
 use crate::background::{self, Before, Work};
 use crate::command::Command;
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
+use crate::preset::View;
 use crate::session::{Applied, STILL_STOPPING, Session, SessionError};
 use crate::solver::memory::Gauge;
 
@@ -67,6 +69,9 @@ pub struct EditorApp {
     memory: Gauge,
     /// The 3D view.
     pub viewport: Viewport3d,
+    /// The camera as the preset was opened with (a save keeps the
+    /// preset's view while the camera is still there).
+    aimed: Orbit,
     /// The selected vertices.
     pub selection: Selection,
     /// Files opened or saved, newest first.
@@ -145,6 +150,7 @@ impl EditorApp {
             ui_fps: 0.0,
             memory: Gauge::default(),
             viewport,
+            aimed: Orbit::default(),
             recent: settings.recent,
             live_refactor_ms: LIVE_REFACTOR_MS,
             dialog: None,
@@ -215,13 +221,21 @@ impl EditorApp {
         }
     }
 
-    /// Aims the camera as the preset's view says, framing the model.
+    /// Aims the camera as the preset's view says: from its eye at its
+    /// target (as the editor saved it), or for a preset without one
+    /// framing the model along [`View::THREE_QUARTER`].
     fn aim(&mut self) {
-        let view = &self.session.preset().view;
-        self.viewport.orbit.fov_deg = view.fov_deg;
-        self.viewport.orbit.look_along(view);
-        self.viewport
-            .frame_all(self.session.model(), &self.session.state().positions);
+        match self.session.preset().view {
+            Some(view) => self.viewport.orbit.look_from(&view),
+            None => {
+                let view = View::THREE_QUARTER;
+                self.viewport.orbit.fov_deg = view.fov_deg;
+                self.viewport.orbit.look_along(&view);
+                self.viewport
+                    .frame_all(self.session.model(), &self.session.state().positions);
+            }
+        }
+        self.aimed = self.viewport.orbit;
     }
 
     /// Applies `command`, reporting the outcome in [`EditorApp::message`]:
@@ -247,9 +261,15 @@ impl EditorApp {
     }
 
     /// Saves the preset (to its file, or to `path`) with the camera as it
-    /// is now for its view ([`Session::keep_view`]).
+    /// is now for its view ([`Session::keep_view`]) if it moved since the
+    /// preset was opened.
     fn save(&mut self, path: Option<PathBuf>) {
-        self.session.keep_view(self.viewport.view());
+        // An unmoved camera leaves the view as it was (its eye recomputed
+        // from the orbit differs in the last digits; a framed one stays
+        // none, and frames the model again).
+        if self.viewport.orbit != self.aimed {
+            self.session.keep_view(self.viewport.view());
+        }
         self.apply(Command::Save(path));
     }
 

@@ -89,6 +89,15 @@ impl Orbit {
         self.distance = 1.15 * radius / (self.fov_deg.to_radians() / 2.0).sin();
     }
 
+    /// Looks from a preset's `view`: its eye and target (the pitch within
+    /// ±[`MAX_PITCH`]), and its field of view.
+    pub fn look_from(&mut self, view: &View) {
+        self.look_along(view);
+        self.target = view.target;
+        self.distance = (view.eye - view.target).norm().max(1e-3);
+        self.fov_deg = view.fov_deg;
+    }
+
     /// Looks along a preset's `view` ([`View::angles`]), keeping the
     /// target and distance.
     pub fn look_along(&mut self, view: &View) {

@@ -108,7 +108,7 @@ pub fn show(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
 
 /// The accuracy figure and the button that measures it.
 fn accuracy(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
-    ui.horizontal(|ui| {
+    let measured = ui.horizontal(|ui| {
         if let Some(running) = session.measuring_for() {
             ui.add(egui::Spinner::new());
             ui.label(format!(
@@ -122,12 +122,12 @@ fn accuracy(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
             {
                 out.push(Request::CancelAccuracy);
             }
-            return;
+            return None;
         }
         if session.is_stopping() {
             ui.add(egui::Spinner::new());
             ui.label("stopping the cancelled Newton solve…");
-            return;
+            return None;
         }
         if ui
             .button("Measure accuracy")
@@ -139,16 +139,16 @@ fn accuracy(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         {
             out.push(Request::MeasureAccuracy);
         }
-        match session.accuracy() {
-            // Cut to the panel's width (it pushed the plot out of the
-            // window), whole on hover (a truncated label's own tooltip: a
-            // second one showed the same text twice).
-            Some((frame, accuracy)) => {
-                ui.add(egui::Label::new(format!("frame {frame}: {accuracy}")).truncate())
-            }
-            None => ui.weak("not measured"),
-        };
+        if session.accuracy().is_none() {
+            ui.weak("not measured");
+        }
+        session.accuracy()
     });
+    // Below the button, wrapped to the panel's width: beside it, it was cut
+    // to a few words (or pushed the plot out of the window, uncut).
+    if let Some((frame, accuracy)) = measured.inner {
+        ui.add(egui::Label::new(format!("frame {frame}: {accuracy}")).wrap());
+    }
 }
 
 /// A plot that follows its data: no scrolling, zooming or dragging; axis

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::{Build, CURRENT_VERSION, Material, MeshSource, PinSpec, Preset, Selector, View};
+use super::{Build, CURRENT_VERSION, Material, MeshSource, PinSpec, Preset, Selector};
 use crate::mesh::Vec3;
 use crate::model::{TetLimits, Weights};
 use crate::solver::SimParams;
@@ -85,6 +85,6 @@ pub(super) fn from_v0(v0: PresetV0) -> Preset {
             gravity: gravity.map_or(defaults.gravity, |g| Vec3::new(0.0, g, 0.0)),
             ..defaults
         },
-        view: View::default(),
+        view: None,
     }
 }

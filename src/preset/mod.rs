@@ -134,9 +134,11 @@ pub struct Preset {
     /// Time stepping, gravity and colliders. Default [`SimParams::default`].
     #[serde(default)]
     pub sim: SimParams,
-    /// The camera. Default [`View::default`].
-    #[serde(default)]
-    pub view: View,
+    /// The camera, as the editor saved it (it opens the preset looking
+    /// from there); none: the editor frames the model, looking along
+    /// [`View::THREE_QUARTER`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<View>,
 }
 
 /// The mesh a model is built from.
@@ -323,6 +325,14 @@ pub struct View {
 }
 
 impl View {
+    /// The hanging cloth's camera: from the front right and a little
+    /// above, 45°; the direction a model without a camera is framed from.
+    pub const THREE_QUARTER: View = View {
+        eye: Vec3::new(1.2, 0.1, 1.9),
+        target: Vec3::new(0.0, -0.3, 0.0),
+        fov_deg: 45.0,
+    };
+
     /// Where the eye lies from the target, as `[yaw, pitch]` (radians): yaw
     /// about +y from +z towards +x, pitch up from the horizontal; `None`
     /// where the eye is at the target.
@@ -382,11 +392,7 @@ impl Default for Preset {
                 soft: Vec::new(),
             },
             sim: SimParams::default(),
-            view: View {
-                eye: Vec3::new(1.2, 0.1, 1.9),
-                target: Vec3::new(0.0, -0.3, 0.0),
-                fov_deg: 45.0,
-            },
+            view: Some(View::THREE_QUARTER),
         }
     }
 }
@@ -439,7 +445,7 @@ struct VersionOnly {
 
 impl Preset {
     /// A new untitled preset for the OBJ at `path` (named after the file):
-    /// the default material and simulation, springs, no pins.
+    /// the default material and simulation, springs, no pins, no camera.
     pub fn for_obj(path: &Path) -> Self {
         let name = path
             .file_stem()
@@ -448,6 +454,8 @@ impl Preset {
             name,
             mesh: MeshSource::Obj(path.to_owned()),
             pins: PinSpec::default(),
+            // Framed, whatever its size and place.
+            view: None,
             ..Self::default()
         }
     }
@@ -743,6 +751,10 @@ mod validate {
             }
         }
         self::sim(sim)?;
+        view.as_ref().map_or(Ok(()), self::view)
+    }
+
+    fn view(view: &View) -> Check {
         let View {
             eye,
             target,

@@ -254,7 +254,7 @@ struct Report {
 impl App {
     /// The UI over `session`, looking for presets to open in `preset_dir`.
     pub fn new(session: Session, preset_dir: PathBuf) -> Self {
-        let [yaw, pitch] = view_angles(&session.preset().view);
+        let [yaw, pitch] = view_angles(session.preset().view);
         Self {
             session,
             selected: 0,
@@ -950,7 +950,7 @@ impl App {
             Ok(Applied::Reloaded) if report.loading => {
                 self.selected = 0;
                 self.pacer.forget();
-                [self.yaw, self.pitch] = view_angles(&self.session.preset().view);
+                [self.yaw, self.pitch] = view_angles(self.session.preset().view);
                 format!("opened {}", self.session.preset().name)
             }
             Ok(Applied::BlewUp { frames, error }) => {
@@ -1066,9 +1066,11 @@ fn edit_text(text: &mut String, key: KeyEvent) -> Typed {
 
 /// The preview's `[yaw, pitch]` looking as the preset's camera does
 /// ([`View::angles`](crate::preset::View::angles); the preview turns the
-/// other way about +y). From above, a cloth that lies flat is no edge-on
+/// other way about +y), or along [`View::THREE_QUARTER`](crate::preset::View::THREE_QUARTER)
+/// for a preset without one. From above, a cloth that lies flat is no edge-on
 /// line.
-fn view_angles(view: &crate::preset::View) -> [f64; 2] {
+fn view_angles(view: Option<crate::preset::View>) -> [f64; 2] {
+    let view = view.unwrap_or(crate::preset::View::THREE_QUARTER);
     view.angles().map_or([0.0, 0.0], |[yaw, pitch]| {
         [(-yaw).rem_euclid(std::f64::consts::TAU), pitch]
     })

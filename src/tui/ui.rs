@@ -45,12 +45,20 @@ pub fn render(frame: &mut Frame, app: &App) {
     // instead of being cut at the screen's edge.
     let width = usize::from(frame.area().width.max(1));
     let message = !app.status.is_empty() || app.session.warning().is_some();
-    let status_rows = if message {
+    // In a short terminal the message keeps to one row, cut with "…":
+    // wrapped, it took the energy chart's last rows.
+    let short = frame.area().height < TALL_ENOUGH_TO_WRAP;
+    let status_rows = if message && !short {
         // (Words wrap whole: one more row than the characters need.)
         let rows = status_line.width().div_ceil(width);
         (if rows > 1 { rows + 1 } else { rows }).min(3) as u16
     } else {
         1
+    };
+    let status_line = if short {
+        cut_line(status_line, width)
+    } else {
+        status_line
     };
     let [header, body, bottom, status] = frame.area().layout(&Layout::vertical([
         Constraint::Length(1),
@@ -77,6 +85,10 @@ pub fn render(frame: &mut Frame, app: &App) {
     );
     render_overlay(frame, app);
 }
+
+/// The fewest rows at which a long status message wraps onto more than
+/// one (below, the energy chart would lose its plot to it).
+const TALL_ENOUGH_TO_WRAP: u16 = 20;
 
 fn render_header(frame: &mut Frame, area: Rect, app: &App) {
     let session = &app.session;
