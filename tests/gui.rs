@@ -193,6 +193,66 @@ fn box_selecting_the_bottom_edge_and_pinning_it_pins_those_vertices() {
     );
 }
 
+/// Chooses `rule` from the Selection & pins panel's pin rules.
+fn choose_pin_rule(harness: &mut Harness<'static, EditorApp>, rule: &str) {
+    harness
+        .get_by_role_and_label(Role::ComboBox, "pin rule")
+        .scroll_to_me();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::ComboBox, "pin rule")
+        .click();
+    harness.run();
+    harness.get_by_label(rule).click();
+    harness.run();
+}
+
+/// The panel's pin rules hard-pin a body's bottom as a rule beside its
+/// own (the preset keeps a plane, which a rebuild at another resolution
+/// still holds; a box selection is kept as vertex numbers), and offer a
+/// grid's top edge on a grid only.
+#[test]
+fn pin_rules_hard_pin_a_bodys_bottom_as_a_rule() {
+    use softbody::preset::Selector;
+    let mut harness = editor("presets/soft_rubber.toml");
+    let before = harness.state().session.preset().pins.hard.clone();
+    choose_pin_rule(&mut harness, "bottom plane (lowest vertices)");
+    let session = &harness.state().session;
+    let model = session.model();
+    let bottom = Selector::extreme_plane(model, false).unwrap();
+    let hard = &session.preset().pins.hard;
+    assert_eq!(
+        hard[..before.len()],
+        before[..],
+        "{}",
+        harness.state().message
+    );
+    assert_eq!(hard.last(), Some(&bottom));
+    let low = model.rest.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let pinned = model.pins.hard_vertices();
+    let lowest: Vec<u32> = (0..model.vertex_count() as u32)
+        .filter(|&v| model.rest[v as usize].y == low)
+        .collect();
+    assert!(!lowest.is_empty() && lowest.iter().all(|v| pinned.contains(v)));
+    // Chosen again, nothing changes.
+    choose_pin_rule(&mut harness, "bottom plane (lowest vertices)");
+    assert_eq!(
+        harness.state().session.preset().pins.hard.len(),
+        before.len() + 1
+    );
+    // No grid here: no top edge offered.
+    harness
+        .get_by_role_and_label(Role::ComboBox, "pin rule")
+        .click();
+    harness.run();
+    assert!(harness.query_by_label("top edge").is_none());
+    // On the hanging cloth it is.
+    let mut harness = editor("presets/hanging_cloth.toml");
+    choose_pin_rule(&mut harness, "top edge");
+    let hard = &harness.state().session.preset().pins.hard;
+    assert_eq!(hard[..], [Selector::TopCorners, Selector::TopEdge]);
+}
+
 fn drag_with_ctrl(harness: &mut Harness<'static, EditorApp>, a: Pos2, b: Pos2) {
     harness.event(egui::Event::ModifiersChanged(Modifiers::COMMAND));
     drag(harness, a, b);

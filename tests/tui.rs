@@ -905,6 +905,22 @@ fn open_chooses_a_preset() {
     );
 }
 
+/// On a body that is no grid the pin menu leaves out the grid's rules
+/// (they could only fail), and keeps the planes.
+#[test]
+fn the_pin_menu_offers_the_grid_rules_on_a_grid_only() {
+    let mut app = App::new(
+        Session::open(Path::new("presets/jelly.toml")).unwrap(),
+        "presets".into(),
+    );
+    app.handle_key(ch('p'));
+    let text = screen(&app, 80, 24);
+    assert_shows(&text, &["top plane", "bottom plane", "a group"]);
+    for (key, what) in PIN_KEYS.iter().filter(|(_, w)| w.contains("(grids)")) {
+        assert!(!text.contains(what), "{key} {what} offered:\n{text}");
+    }
+}
+
 #[test]
 fn pin_menu_sets_pin_rules() {
     let mut app = cloth();

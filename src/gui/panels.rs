@@ -723,6 +723,7 @@ pub fn selection(
                 }
             });
     }
+    pin_rules(ui, session, out);
     let picked = state.selection.indices();
     ui.horizontal(|ui| {
         let enabled = !picked.is_empty();
@@ -756,6 +757,56 @@ pub fn selection(
         (ParamId::Weight(WeightKind::Attachment), state.sliders),
         out,
     );
+}
+
+/// The rules a click hard-pins: a body's top or bottom, a grid's top edge
+/// or corners. The preset keeps them as rules, which hold whatever the
+/// mesh is rebuilt as (a selection is kept as vertex numbers).
+fn pin_rules(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
+    let model = session.model();
+    let mut rules = vec![
+        (
+            "top plane (highest vertices)",
+            Selector::extreme_plane(model, true),
+        ),
+        (
+            "bottom plane (lowest vertices)",
+            Selector::extreme_plane(model, false),
+        ),
+    ];
+    if session.built().is_grid() {
+        rules.push(("top edge", Some(Selector::TopEdge)));
+        rules.push(("top corners", Some(Selector::TopCorners)));
+    }
+    let pins = &session.preset().pins;
+    egui::ComboBox::from_label("pin rule")
+        .selected_text("hard-pin…")
+        .show_ui(ui, |ui| {
+            for (name, rule) in rules {
+                let clicked = ui
+                    .add_enabled_ui(rule.is_some(), |ui| ui.selectable_label(false, name))
+                    .inner
+                    .on_hover_text("Hard-pin these vertices; the preset keeps the rule")
+                    .on_disabled_hover_text(
+                        "The model lies flat: this plane would hold every vertex",
+                    )
+                    .clicked();
+                if let (true, Some(rule)) = (clicked, rule) {
+                    let mut hard = pins.hard.clone();
+                    if !hard.contains(&rule) {
+                        hard.push(rule);
+                    }
+                    out.push(Request::Command(Command::SetPins(crate::preset::PinSpec {
+                        hard,
+                        soft: pins.soft.clone(),
+                    })));
+                }
+            }
+        })
+        .response
+        .on_hover_text(
+            "Hard-pin a body's top or bottom, or a grid's top edge or corners, as a rule              that holds when the mesh is rebuilt (a selection is kept as vertex numbers)",
+        );
 }
 
 /// What the status bar shows besides the session.

@@ -22,6 +22,14 @@ pub struct Built {
     grid: Option<ClothGrid>,
 }
 
+impl Built {
+    /// Whether the model is a generated grid (which the top edge and top
+    /// corners selectors need).
+    pub fn is_grid(&self) -> bool {
+        self.grid.is_some()
+    }
+}
+
 /// Counts of a built model, for reports (`softbody inspect`).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct BuildSummary {

@@ -312,6 +312,23 @@ pub enum Selector {
     },
 }
 
+impl Selector {
+    /// The horizontal plane through the highest (`top`) or lowest rest
+    /// vertex of `model`, selecting the vertices within 1 % of its height
+    /// of it (a body's top, or its feet); `None` for a model that lies flat
+    /// (its height under 1 % of its size), whose planes would hold every
+    /// vertex (silk at rest).
+    pub fn extreme_plane(model: &crate::model::Model, top: bool) -> Option<Selector> {
+        let (lo, hi) = crate::mesh::bounds(&model.rest);
+        let (low, high) = (lo.y, hi.y);
+        (high - low > 0.01 * (hi - lo).norm()).then(|| Selector::Plane {
+            point: Vec3::new(0.0, if top { high } else { low }, 0.0),
+            normal: Vec3::y(),
+            distance: 0.01 * (high - low),
+        })
+    }
+}
+
 /// The camera: where the editor's viewport looks from and to.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -16,8 +16,6 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use crate::autosave::{Autosave, Recovery};
 use crate::background::{self, Work};
 use crate::command::{Command, Param};
-use crate::mesh::Vec3;
-use crate::model::Model;
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
 pub use crate::param::{LOG_STEP, ParamId, format_value};
 use crate::preset::{PinSpec, PresetError, Selector};
@@ -58,6 +56,10 @@ pub const KEYS: &[(&str, &str)] = &[
 
 /// The lines Page Up and Page Down scroll the help by.
 const HELP_PAGE: usize = 8;
+
+/// The keys of [`PIN_KEYS`] whose rules need a generated grid (listed only
+/// for one).
+pub const GRID_PIN_KEYS: [&str; 2] = ["t", "c"];
 
 /// The entries of the pin menu, in the order it lists them.
 pub const PIN_KEYS: &[(&str, &str)] = &[
@@ -645,7 +647,7 @@ impl App {
         match code {
             KeyCode::Char('t') => self.pin_rule(Selector::TopEdge),
             KeyCode::Char('c') => self.pin_rule(Selector::TopCorners),
-            KeyCode::Char(c @ ('y' | 'b')) => match extreme_plane(model, c == 'y') {
+            KeyCode::Char(c @ ('y' | 'b')) => match Selector::extreme_plane(model, c == 'y') {
                 Some(plane) => self.pin_rule(plane),
                 None => {
                     self.status = "the model lies flat: its top and bottom planes hold every \
@@ -1073,20 +1075,6 @@ fn view_angles(view: Option<crate::preset::View>) -> [f64; 2] {
     let view = view.unwrap_or(crate::preset::View::THREE_QUARTER);
     view.angles().map_or([0.0, 0.0], |[yaw, pitch]| {
         [(-yaw).rem_euclid(std::f64::consts::TAU), pitch]
-    })
-}
-
-/// The horizontal plane through the highest (`top`) or lowest rest vertex,
-/// selecting the vertices within 1 % of the model's height of it; `None`
-/// for a model that lies flat (its height under 1 % of its size), whose
-/// planes would hold every vertex (silk at rest).
-fn extreme_plane(model: &Model, top: bool) -> Option<Selector> {
-    let (lo, hi) = crate::mesh::bounds(&model.rest);
-    let (low, high) = (lo.y, hi.y);
-    (high - low > 0.01 * (hi - lo).norm()).then(|| Selector::Plane {
-        point: Vec3::new(0.0, if top { high } else { low }, 0.0),
-        normal: Vec3::y(),
-        distance: 0.01 * (high - low),
     })
 }
 

@@ -14,7 +14,7 @@ use ratatui::widgets::{
     Wrap,
 };
 
-use super::app::{After, App, KEYS, Mode, PIN_KEYS, format_value};
+use super::app::{After, App, GRID_PIN_KEYS, KEYS, Mode, PIN_KEYS, format_value};
 use crate::mesh::Vec3;
 use crate::solver::Energies;
 use crate::solver::accuracy::NEARLY_AT_REST;
@@ -581,7 +581,14 @@ fn render_overlay(frame: &mut Frame, app: &App) {
         Mode::Normal => {}
         Mode::Help { top } => render_help(frame, app, *top),
         Mode::Pins => {
-            let mut lines = key_lines(frame, PIN_KEYS);
+            // The grid's rules only where the model is a grid.
+            let grid = app.session.built().is_grid();
+            let keys: Vec<(&str, &str)> = PIN_KEYS
+                .iter()
+                .copied()
+                .filter(|(key, _)| grid || !GRID_PIN_KEYS.contains(key))
+                .collect();
+            let mut lines = key_lines(frame, &keys);
             lines.push(Line::from(" Esc      cancel").dark_gray());
             popup(frame, " Pins ", lines, 56);
         }
