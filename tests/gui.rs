@@ -193,6 +193,74 @@ fn box_selecting_the_bottom_edge_and_pinning_it_pins_those_vertices() {
     );
 }
 
+/// P, Shift+P and U pin, soft-pin and unpin the selection, as the Edit
+/// menu's entries do, without scrolling to the panel's buttons; with
+/// nothing selected they say so.
+#[test]
+fn keys_and_the_edit_menu_pin_the_selection() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    harness.key_press(Key::P);
+    harness.run();
+    assert!(
+        harness.state().message.starts_with("nothing selected"),
+        "{}",
+        harness.state().message
+    );
+    let picked = vec![10, 11, 12];
+    let select = |h: &mut Harness<'static, EditorApp>| {
+        h.state_mut()
+            .selection
+            .apply(softbody::gui::selection::SelectMode::Replace, &picked);
+    };
+    select(&mut harness);
+    harness.key_press(Key::P);
+    harness.run();
+    let pins = |h: &Harness<'static, EditorApp>| {
+        let model = h.state().session.model().clone();
+        let soft: Vec<u32> = model.pins.soft.iter().map(|a| a.vertex).collect();
+        (model.pins.hard_vertices().to_vec(), soft)
+    };
+    let (hard, soft) = pins(&harness);
+    assert!(picked.iter().all(|v| hard.contains(v) && !soft.contains(v)));
+    harness.key_press_modifiers(Modifiers::SHIFT, Key::P);
+    harness.run();
+    let (hard, soft) = pins(&harness);
+    assert!(picked.iter().all(|v| !hard.contains(v) && soft.contains(v)));
+    harness.key_press(Key::U);
+    harness.run();
+    let (hard, soft) = pins(&harness);
+    assert!(
+        picked
+            .iter()
+            .all(|v| !hard.contains(v) && !soft.contains(v))
+    );
+    // The Edit menu's entry.
+    let edit_menu = harness.get_by_label("Edit").rect().center();
+    click_at(&mut harness, edit_menu, Modifiers::NONE);
+    harness.run();
+    harness.get_by_label_contains("Pin selection").click();
+    harness.run();
+    let (hard, _) = pins(&harness);
+    assert!(picked.iter().all(|v| hard.contains(v)));
+}
+
+/// A closed OBJ opened alone, which opens as springs (a shell of cloth),
+/// comes with a hint to build it as tetrahedra; an open one, or a preset
+/// that chose springs, does not.
+#[test]
+fn a_closed_mesh_opened_alone_suggests_tetrahedra() {
+    let message = |path: &str| {
+        let (session, _) = Session::open_or_default(Some(Path::new(path))).unwrap();
+        let harness = Harness::builder()
+            .with_size([1280.0, 800.0])
+            .build_eframe(move |cc| EditorApp::new(cc, session, None));
+        harness.state().message.clone()
+    };
+    assert!(message("meshes/sphere.obj").contains("build it as tetrahedra"));
+    assert!(!message("meshes/cloth_quad.obj").contains("tetrahedra"));
+    assert!(!message("presets/hanging_cloth.toml").contains("tetrahedra"));
+}
+
 /// Chooses `rule` from the Selection & pins panel's pin rules.
 fn choose_pin_rule(harness: &mut Harness<'static, EditorApp>, rule: &str) {
     harness
@@ -784,6 +852,8 @@ fn opening_over_unsaved_changes_asks_first() {
         Some(Path::new("presets/hanging_cloth.toml"))
     );
     harness.get_by_label("Unsaved changes");
+    // It names what follows the answer.
+    harness.get_by_label_contains("Save them before opening presets/silk.toml?");
     harness.get_by_label("Cancel").click();
     harness.run();
     assert_eq!(

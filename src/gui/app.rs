@@ -170,7 +170,31 @@ impl EditorApp {
             script: None,
         };
         app.aim();
+        if let Some(hint) = app.solid_hint().strip_prefix("; ") {
+            app.message = hint.to_owned();
+        }
         app
+    }
+
+    /// For a closed OBJ surface opened alone, built as springs as an OBJ
+    /// opens (a shell of cloth), a hint to build it as tetrahedra; else
+    /// nothing (a preset built so chose it).
+    fn solid_hint(&self) -> &'static str {
+        let preset = self.session.preset();
+        let closed = self
+            .session
+            .built()
+            .surface
+            .as_ref()
+            .is_some_and(|s| s.is_closed());
+        let springs = preset.build.kind == crate::preset::BuildKind::Springs;
+        let alone = self.session.path().is_none();
+        if closed && springs && alone && matches!(preset.mesh, crate::preset::MeshSource::Obj(_)) {
+            "; a closed surface, built as a shell of springs: build it as tetrahedra (Model \
+             panel) for a solid body"
+        } else {
+            ""
+        }
     }
 
     /// Autosaves unsaved changes with `autosave`, first offering what an
@@ -314,7 +338,7 @@ impl EditorApp {
                     // the mesh.
                     let path = self.session.path().map_or(loaded, Path::to_owned);
                     self.remember(&path);
-                    format!("opened {}", self.session.preset().name)
+                    format!("opened {}{}", self.session.preset().name, self.solid_hint())
                 } else if self.session.preset().build.kind != before.kind {
                     let preset = self.session.preset();
                     let kind = preset.build.kind;
@@ -370,7 +394,7 @@ impl EditorApp {
                 ui,
                 &self.session,
                 &self.recent,
-                &mut self.viewport.overlays,
+                (&mut self.viewport.overlays, self.selection.len()),
                 &mut self.show_controls,
                 &mut out,
             );
@@ -534,6 +558,16 @@ impl EditorApp {
                 Request::Command(command) => self.apply(command),
                 Request::BeginGesture => self.session.begin_gesture(),
                 Request::EndGesture => self.session.end_gesture(),
+                Request::PinSelection(how) => {
+                    let picked = self.selection.indices();
+                    if picked.is_empty() {
+                        self.message = "nothing selected to pin: click, drag a box or paint \
+                                        with the brush first"
+                            .to_owned();
+                    } else {
+                        self.apply(how.command(picked));
+                    }
+                }
                 Request::FrameAll => self
                     .viewport
                     .frame_all(self.session.model(), &self.session.state().positions),
@@ -650,8 +684,13 @@ impl EditorApp {
             let mut answer = None;
             egui::Modal::new(egui::Id::unique("unsaved")).show(ctx, |ui| {
                 ui.heading("Unsaved changes");
+                // What the answer leads to, as the terminal UI says it.
+                let next = match &pending {
+                    Pending::Open(path) => format!("Save them before opening {}?", path.display()),
+                    Pending::Quit => "Save them before quitting?".to_owned(),
+                };
                 ui.label(format!(
-                    "“{}” has changes that are not saved.",
+                    "“{}” has changes that are not saved. {next}",
                     self.session.preset().name
                 ));
                 ui.horizontal(|ui| {

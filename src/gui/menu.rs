@@ -6,17 +6,18 @@ use std::path::PathBuf;
 use eframe::egui::{self, Key, KeyboardShortcut, Modifiers};
 
 use super::overlay::Overlays;
-use super::panels::Request;
+use super::panels::{PinAs, Request};
 use crate::command::Command;
 use crate::session::Session;
 
 /// The keys and mouse buttons, for the Help ▸ Controls window.
-pub const CONTROLS: [(&str, &str); 17] = [
+pub const CONTROLS: [(&str, &str); 18] = [
     ("Space", "play / pause"),
     ("S", "step one frame"),
     ("R", "reset to rest"),
     ("F", "frame all"),
     ("Esc", "clear the selection"),
+    ("P / Shift+P / U", "pin / soft-pin / unpin the selection"),
     ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),
     ("Ctrl+O", "open a preset or OBJ"),
     ("Ctrl+S / Ctrl+Shift+S", "save / save as"),
@@ -57,14 +58,21 @@ pub fn shortcuts(ctx: &egui::Context) -> (Vec<Request>, bool) {
                 out.push(request);
             }
         }
-        let plain: [(Key, Request); 4] = [
-            (Key::Space, Request::Command(Command::TogglePlay)),
-            (Key::S, Request::Command(Command::Step(1))),
-            (Key::R, Request::Command(Command::Reset)),
-            (Key::F, Request::FrameAll),
+        let keys: [(Modifiers, Key, Request); 7] = [
+            (Modifiers::SHIFT, Key::P, Request::PinSelection(PinAs::Soft)),
+            (
+                Modifiers::NONE,
+                Key::Space,
+                Request::Command(Command::TogglePlay),
+            ),
+            (Modifiers::NONE, Key::S, Request::Command(Command::Step(1))),
+            (Modifiers::NONE, Key::R, Request::Command(Command::Reset)),
+            (Modifiers::NONE, Key::F, Request::FrameAll),
+            (Modifiers::NONE, Key::P, Request::PinSelection(PinAs::Hard)),
+            (Modifiers::NONE, Key::U, Request::PinSelection(PinAs::Free)),
         ];
-        for (key, request) in plain {
-            if i.consume_key(Modifiers::NONE, key) {
+        for (modifiers, key, request) in keys {
+            if i.consume_key(modifiers, key) {
                 out.push(request);
             }
         }
@@ -78,7 +86,7 @@ pub fn menu_bar(
     ui: &mut egui::Ui,
     session: &Session,
     recent: &[PathBuf],
-    overlays: &mut Overlays,
+    (overlays, selected): (&mut Overlays, usize),
     show_controls: &mut bool,
     out: &mut Vec<Request>,
 ) {
@@ -125,6 +133,16 @@ pub fn menu_bar(
             }
             if item(ui, "Redo", "Ctrl+Shift+Z", session.redo_len() > 0) {
                 out.push(Request::Command(Command::Redo));
+            }
+            ui.separator();
+            for (label, keys, how) in [
+                ("Pin selection", "P", PinAs::Hard),
+                ("Soft-pin selection", "Shift+P", PinAs::Soft),
+                ("Unpin selection", "U", PinAs::Free),
+            ] {
+                if item(ui, label, keys, selected > 0) {
+                    out.push(Request::PinSelection(how));
+                }
             }
         });
         ui.menu_button("View", |ui| {

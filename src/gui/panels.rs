@@ -45,6 +45,31 @@ pub enum Request {
     MeasureAccuracy,
     /// Stop a running accuracy measurement.
     CancelAccuracy,
+    /// Pin the selected vertices so (the Edit menu and its keys; the
+    /// panel's buttons pin the selection they see).
+    PinSelection(PinAs),
+}
+
+/// How [`Request::PinSelection`] pins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PinAs {
+    /// Hard pins: fixed in place.
+    Hard,
+    /// Soft pins: pulled to their rest positions.
+    Soft,
+    /// No pins: freed.
+    Free,
+}
+
+impl PinAs {
+    /// The session's command pinning `vertices` so.
+    pub fn command(self, vertices: Vec<u32>) -> Command {
+        match self {
+            Self::Hard => Command::PinHard(vertices),
+            Self::Soft => Command::PinSoft(vertices),
+            Self::Free => Command::Unpin(vertices),
+        }
+    }
 }
 
 /// What the panels may change directly: the editor's own state.
@@ -727,29 +752,28 @@ pub fn selection(
     let picked = state.selection.indices();
     ui.horizontal(|ui| {
         let enabled = !picked.is_empty();
-        let mut button =
-            |ui: &mut egui::Ui, label: &str, tip: &str, command: fn(Vec<u32>) -> Command| {
-                if ui
-                    .add_enabled(enabled, egui::Button::new(label))
-                    .on_hover_text(tip)
-                    .clicked()
-                {
-                    out.push(Request::Command(command(picked.clone())));
-                }
-            };
+        let mut button = |ui: &mut egui::Ui, label: &str, tip: &str, how: PinAs| {
+            if ui
+                .add_enabled(enabled, egui::Button::new(label))
+                .on_hover_text(tip)
+                .clicked()
+            {
+                out.push(Request::Command(how.command(picked.clone())));
+            }
+        };
         button(
             ui,
             "Pin",
-            "Hard-pin the selection: fixed in place",
-            Command::PinHard,
+            "Hard-pin the selection: fixed in place (P)",
+            PinAs::Hard,
         );
         button(
             ui,
             "Soft pin",
-            "Pull the selection to its rest positions with the attachment weight",
-            Command::PinSoft,
+            "Pull the selection to its rest positions with the attachment weight (Shift+P)",
+            PinAs::Soft,
         );
-        button(ui, "Unpin", "Free the selection", Command::Unpin);
+        button(ui, "Unpin", "Free the selection (U)", PinAs::Free);
     });
     param_slider(
         ui,
