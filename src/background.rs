@@ -9,7 +9,7 @@
 use std::thread::JoinHandle;
 
 use crate::command::Command;
-use crate::preset::BuildKind;
+use crate::preset::{BuildKind, Preset};
 use crate::session::{Applied, Session, SessionError};
 
 /// What the session was before a command, for the editor's message and
@@ -22,6 +22,9 @@ pub struct Before {
     pub vertices: usize,
     /// The build's kind.
     pub kind: BuildKind,
+    /// For an undo or redo, "undid" or "redid" and the preset it starts
+    /// from (to say what it changed).
+    pub undoing: Option<(&'static str, Preset)>,
 }
 
 impl Before {
@@ -34,6 +37,11 @@ impl Before {
             },
             vertices: session.model().vertex_count(),
             kind: session.preset().build.kind,
+            undoing: match command {
+                Command::Undo => Some(("undid", session.preset().clone())),
+                Command::Redo => Some(("redid", session.preset().clone())),
+                _ => None,
+            },
         }
     }
 }

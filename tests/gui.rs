@@ -261,6 +261,28 @@ fn a_closed_mesh_opened_alone_suggests_tetrahedra() {
     assert!(!message("presets/hanging_cloth.toml").contains("tetrahedra"));
 }
 
+/// Undo and redo say what they took back and did again (they said
+/// "refactored").
+#[test]
+fn undo_and_redo_name_the_change() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Bending, 3.0));
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(
+        harness.state().message,
+        "undid material.weights.bending from 3 to 20"
+    );
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    harness.run();
+    assert_eq!(
+        harness.state().message,
+        "redid material.weights.bending from 20 to 3"
+    );
+}
+
 /// Chooses `rule` from the Selection & pins panel's pin rules.
 fn choose_pin_rule(harness: &mut Harness<'static, EditorApp>, rule: &str) {
     harness

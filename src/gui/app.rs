@@ -321,6 +321,7 @@ impl EditorApp {
     /// files).
     fn applied(&mut self, outcome: Result<Applied, SessionError>, before: Before) {
         self.unsynced = true;
+        let applied = matches!(&outcome, Ok(a) if *a != Applied::Nothing);
         self.message = match outcome {
             Ok(Applied::Saved(path)) => {
                 self.remember(&path);
@@ -360,6 +361,11 @@ impl EditorApp {
             Ok(_) => String::new(),
             Err(e) => format!("error: {e}"),
         };
+        if let (Some((done, preset)), true) = (&before.undoing, applied) {
+            // What it took back or did again, whatever that took.
+            let change = crate::preset::describe_changes(preset, self.session.preset());
+            self.message = format!("{done} {change}");
+        }
         if self.session.model().vertex_count() != before.vertices {
             self.selection = Selection::new(self.session.model().vertex_count());
         }

@@ -71,6 +71,7 @@
 //! always writes the current version.
 
 mod build;
+mod diff;
 mod error;
 pub mod library;
 mod migrate;
@@ -80,6 +81,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use build::{BuildSummary, Built};
+pub use diff::describe_changes;
 pub use error::{PresetError, PresetErrorKind};
 
 use crate::mesh::{SIZE_RANGE, Vec3};

@@ -885,9 +885,9 @@ impl App {
             pins: matches!(command, Command::SetPins(_)),
             done: match command {
                 Command::Undo if self.session.undo_len() == 0 => "nothing to undo",
-                Command::Undo => "undid a change",
+                Command::Undo => "undid",
                 Command::Redo if self.session.redo_len() == 0 => "nothing to redo",
-                Command::Redo => "redid a change",
+                Command::Redo => "redid",
                 Command::Reset => "back to rest",
                 _ => "",
             },
@@ -963,6 +963,12 @@ impl App {
                 1 => "1 vertex pinned".to_owned(),
                 n => format!("{n} vertices pinned"),
             },
+            // What an undo or redo took back or did again.
+            Ok(_) if matches!(report.done, "undid" | "redid") => {
+                let before = report.before.as_ref().unwrap_or(self.session.preset());
+                let change = crate::preset::describe_changes(before, self.session.preset());
+                format!("{} {change}", report.done)
+            }
             Ok(_) => report.done.to_owned(),
             Err(e) => format!("error: {e}"),
         };

@@ -1,0 +1,111 @@
+//! What changed between two presets, in words: how undo and redo say
+//! what they took back ("undid material.weights.bending from 5 to 20").
+
+use toml::Value;
+
+use super::Preset;
+use crate::param::format_value;
+
+/// The changes from `before` to `after`, at most [`SHOWN`] of them in
+/// words (`material.weights.bending from 20 to 5`; a list that changed, such as
+/// `pins.hard`, by its name) and how many more; "no change to the preset"
+/// if there is none (a camera kept for the next save is none).
+pub fn describe_changes(before: &Preset, after: &Preset) -> String {
+    let mut changes = Vec::new();
+    if let (Ok(a), Ok(b)) = (Value::try_from(before), Value::try_from(after)) {
+        compare("", &a, &b, &mut changes);
+    }
+    changes.retain(|c| !c.starts_with("view"));
+    match changes.len() {
+        0 => "no change to the preset".to_owned(),
+        n if n <= SHOWN => changes.join("; "),
+        n => format!("{} and {} more", changes[..SHOWN].join("; "), n - SHOWN),
+    }
+}
+
+/// The most changes [`describe_changes`] names.
+const SHOWN: usize = 2;
+
+/// Appends the differences between `a` and `b`, at `path`, to `out`.
+fn compare(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+    if a == b {
+        return;
+    }
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match (a, b) {
+        (Value::Table(x), Value::Table(y)) => {
+            for (key, u) in x {
+                match y.get(key) {
+                    Some(v) => compare(&join(key), u, v, out),
+                    None => out.push(format!("{} removed", join(key))),
+                }
+            }
+            for (key, v) in y.iter().filter(|(k, _)| !x.contains_key(*k)) {
+                match scalar(v) {
+                    Some(v) => out.push(format!("{} {v}", join(key))),
+                    None => out.push(format!("{} added", join(key))),
+                }
+            }
+        }
+        _ => match (scalar(a), scalar(b)) {
+            // (In words: the editor's font has no arrow.)
+            (Some(u), Some(v)) => out.push(format!("{path} from {u} to {v}")),
+            _ => out.push(path.to_owned()),
+        },
+    }
+}
+
+/// A number, a truth value or a string as a person reads it; `None` for
+/// a list or a table.
+fn scalar(value: &Value) -> Option<String> {
+    match value {
+        Value::Float(x) => Some(format_value(*x)),
+        Value::Integer(n) => Some(n.to_string()),
+        Value::Boolean(b) => Some(b.to_string()),
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::preset::{BuildKind, Selector};
+    use crate::solver::Acceleration;
+
+    #[test]
+    fn changes_are_named_with_their_values() {
+        let before = Preset::default();
+        let mut after = before.clone();
+        assert_eq!(describe_changes(&before, &after), "no change to the preset");
+        after.material.weights.bending = 5.0;
+        assert_eq!(
+            describe_changes(&before, &after),
+            "material.weights.bending from 20 to 5"
+        );
+        assert_eq!(
+            describe_changes(&after, &before),
+            "material.weights.bending from 5 to 20"
+        );
+        after.sim.acceleration = Acceleration::Chebyshev;
+        assert_eq!(
+            describe_changes(&before, &after),
+            "material.weights.bending from 20 to 5; sim.acceleration from anderson to chebyshev"
+        );
+        after.pins.hard.push(Selector::TopEdge);
+        after.build.kind = BuildKind::Tets;
+        let text = describe_changes(&before, &after);
+        assert!(text.ends_with(" and 2 more"), "{text}");
+        // Lists by name; the camera is no change.
+        let mut pinned = before.clone();
+        pinned.pins.hard.push(Selector::TopEdge);
+        pinned.view = None;
+        assert_eq!(describe_changes(&before, &pinned), "pins.hard");
+    }
+}
