@@ -349,6 +349,14 @@ fn each_invalid_preset_names_its_field_and_line() {
             format!("{HEADER}[sim]\nitrations = 3\n"),
             "bad.toml:7: sim.itrations: unknown field `itrations`; did you mean `iterations`?",
         ),
+        // Every unknown key of a table in one run, the first in the file
+        // first (serde named one a run, in its own order: `bar` here).
+        (
+            format!("{HEADER}[sim]\nfoo = 1\ndt = 0.01\nbar = 2\nitrations = 3\n"),
+            "bad.toml:7: sim.foo: unknown field `foo`; expected one of `dt`, `iterations`, \
+             `substeps`, `damping`, `gravity`, `colliders`, `acceleration`, `extrapolate`, \
+             `tolerance`; also unknown there: `bar` (line 9), `itrations` (line 10)",
+        ),
         (
             format!("{HEADER}[pins]\nhard = [{{ plan = {{ point = [0, 0, 0], normal = [0, 1, 0], distance = 0.1 }} }}]\n"),
             "bad.toml:7: pins.hard[0].plan: unknown variant `plan`; did you mean `plane`?",

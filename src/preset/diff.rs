@@ -6,7 +6,7 @@ use toml::Value;
 use super::Preset;
 use crate::param::format_value;
 
-/// The changes from `before` to `after`, at most [`SHOWN`] of them in
+/// The changes from `before` to `after`, at most two of them in
 /// words (`material.weights.bending from 20 to 5`; a list that changed, such as
 /// `pins.hard`, by its name) and how many more; "no change to the preset"
 /// if there is none (a camera kept for the next save is none).

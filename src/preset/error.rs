@@ -50,18 +50,26 @@ pub enum PresetErrorKind {
     #[error("invalid TOML: {0}")]
     Syntax(String),
     /// A key (or enum variant) the format does not have.
-    #[error("{field}: unknown {what} `{name}`{}", suggestion_text(.suggestion, .expected))]
+    #[error(
+        "{field}: unknown {what} `{name}`{}{}",
+        suggestion_text(.suggestion, .expected),
+        others_text(.others)
+    )]
     Unknown {
         /// Path of the unknown key, or of the value naming an unknown variant.
         field: String,
-        /// `field` or `variant`.
-        what: &'static str,
+        /// A key, or a value naming an alternative.
+        what: UnknownKind,
         /// The unknown name.
         name: String,
         /// The closest valid name, when one is close.
         suggestion: Option<String>,
         /// The valid names there.
         expected: Vec<String>,
+        /// The other unknown keys of the same table, with their lines (the
+        /// first in the file is `name`), so that one run names them all
+        /// (boxed: the error stays small).
+        others: Box<[(String, usize)]>,
     },
     /// A value of the wrong type, a missing key or a value out of range.
     #[error("{field}: {message}")]
@@ -120,6 +128,25 @@ pub enum PresetErrorKind {
     Tetrahedralize(Box<TetraError>),
 }
 
+/// What [`PresetErrorKind::Unknown`] names: serde's words for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnknownKind {
+    /// A key: "field".
+    Field,
+    /// A value, or a key, naming an alternative the format does not have:
+    /// "variant".
+    Variant,
+}
+
+impl fmt::Display for UnknownKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Field => "field",
+            Self::Variant => "variant",
+        })
+    }
+}
+
 fn suggestion_text(suggestion: &Option<String>, expected: &[String]) -> String {
     let list = || {
         expected
@@ -132,6 +159,17 @@ fn suggestion_text(suggestion: &Option<String>, expected: &[String]) -> String {
         Some(s) => format!("; did you mean `{s}`?"),
         None if expected.is_empty() => String::new(),
         None => format!("; expected one of {}", list()),
+    }
+}
+
+fn others_text(others: &[(String, usize)]) -> String {
+    let named: Vec<String> = others
+        .iter()
+        .map(|(name, line)| format!("`{name}` (line {line})"))
+        .collect();
+    match named.len() {
+        0 => String::new(),
+        _ => format!("; also unknown there: {}", named.join(", ")),
     }
 }
 
@@ -228,15 +266,70 @@ impl<'a> Locator<'a> {
         Some(line_of(self.text, start))
     }
 
-    /// The keys of the table at `field`, if there is one.
-    fn keys_at(&self, field: &str) -> Vec<String> {
-        match self.deepest(field) {
-            Some((_, value, true)) => match value.get_ref() {
-                DeValue::Table(t) => t.iter().map(|(k, _)| k.get_ref().to_string()).collect(),
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
+    /// The keys of the table at `field` (the document for ""), if there is
+    /// one, with where each starts in the text, in the file's order.
+    fn keys_at(&self, field: &str) -> Vec<(String, usize)> {
+        let table = if field.is_empty() {
+            Some(self.root.get_ref())
+        } else {
+            match self.deepest(field) {
+                Some((_, value, true)) => match value.get_ref() {
+                    DeValue::Table(t) => Some(t),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let mut keys: Vec<(String, usize)> = table.map_or_else(Vec::new, |t| {
+            t.iter()
+                .map(|(k, _)| (k.get_ref().to_string(), k.span().start))
+                .collect()
+        });
+        keys.sort_by_key(|&(_, start)| start);
+        keys
+    }
+
+    /// For an unknown field: every unknown key of its table, the first in
+    /// the file named as the error (serde names them in its own order, one
+    /// a run), the others listed. Returns the line of the first, if it
+    /// changed.
+    fn all_unknown_keys(&self, kind: &mut PresetErrorKind) -> Option<usize> {
+        let PresetErrorKind::Unknown {
+            field,
+            what: UnknownKind::Field,
+            name,
+            suggestion,
+            expected,
+            others,
+        } = kind
+        else {
+            return None;
+        };
+        // Only where the path names the key itself (in an array of tables
+        // it names the array).
+        let (parent, key) = field.rsplit_once('.').unwrap_or(("", field));
+        if key != name {
+            return None;
         }
+        let unknown: Vec<(String, usize)> = self
+            .keys_at(parent)
+            .into_iter()
+            .filter(|(key, _)| !expected.contains(key))
+            .map(|(key, start)| (key, line_of(self.text, start)))
+            .collect();
+        let ((first, line), rest) = unknown.split_first()?;
+        *others = rest.into();
+        if first == name {
+            return None;
+        }
+        *field = if parent.is_empty() {
+            first.clone()
+        } else {
+            format!("{parent}.{first}")
+        };
+        *suggestion = closest(first, expected);
+        name.clone_from(first);
+        Some(*line)
     }
 
     /// The value of `field`, or of its deepest ancestor present in the
@@ -308,7 +401,8 @@ impl<'a> Locator<'a> {
             // is no alternative at all (`{ indices = [1], foo = 3 }`), that
             // is what is wrong, on its line.
             "wanted exactly 1 element, more than 1 element" => {
-                match unknown_alternative(&field, &self.keys_at(&field)) {
+                let keys: Vec<String> = self.keys_at(&field).into_iter().map(|(k, _)| k).collect();
+                match unknown_alternative(&field, &keys) {
                     Some((key, message)) => {
                         line = self.line_of_field(&format!("{field}.{key}")).or(line);
                         message
@@ -321,7 +415,7 @@ impl<'a> Locator<'a> {
             }
             other => plain_type_error(other, written).unwrap_or_else(|| other.to_owned()),
         };
-        let kind = unknown_name(&message, &field).unwrap_or_else(|| PresetErrorKind::Invalid {
+        let mut kind = unknown_name(&message, &field).unwrap_or_else(|| PresetErrorKind::Invalid {
             field: if field.is_empty() {
                 "(top level)".to_owned()
             } else {
@@ -329,6 +423,9 @@ impl<'a> Locator<'a> {
             },
             message,
         });
+        if let Some(first) = self.all_unknown_keys(&mut kind) {
+            line = Some(first);
+        }
         PresetError {
             path: path.to_owned(),
             line,
@@ -468,8 +565,8 @@ fn plain_type_error(message: &str, written: Option<&str>) -> Option<String> {
 /// variant`) as [`PresetErrorKind::Unknown`] with the closest name.
 fn unknown_name(message: &str, field: &str) -> Option<PresetErrorKind> {
     let (what, rest) = [
-        ("field", "unknown field `"),
-        ("variant", "unknown variant `"),
+        (UnknownKind::Field, "unknown field `"),
+        (UnknownKind::Variant, "unknown variant `"),
     ]
     .into_iter()
     .find_map(|(what, prefix)| message.strip_prefix(prefix).map(|r| (what, r)))?;
@@ -491,6 +588,7 @@ fn unknown_name(message: &str, field: &str) -> Option<PresetErrorKind> {
         name: name.to_owned(),
         suggestion: closest(name, &expected),
         expected,
+        others: Box::default(),
     })
 }
 

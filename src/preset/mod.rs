@@ -82,7 +82,7 @@ use serde::{Deserialize, Serialize};
 
 pub use build::{BuildSummary, Built};
 pub use diff::describe_changes;
-pub use error::{PresetError, PresetErrorKind};
+pub use error::{PresetError, PresetErrorKind, UnknownKind};
 
 use crate::mesh::{SIZE_RANGE, Vec3};
 use crate::model::tetra::TetraOptions;
