@@ -591,6 +591,34 @@ fn a_byte_order_mark_is_skipped() {
     assert_eq!(stats.unsupported, 0);
 }
 
+/// A quad that crosses itself (a bowtie) is reported with its line, cut
+/// into triangles that overlap; a concave dart, a quad with a doubled
+/// corner and a convex hexagon are not. (It was triangulated silently.)
+#[test]
+fn a_polygon_crossing_itself_is_reported_with_its_line() {
+    let text = b"v 0 0 0\nv 2 2 0\nv 2 0 0\nv 0 2 0\n\
+                 v 5 0 0\nv 7 0 0\nv 6 0.5 0\nv 6 2 0\n\
+                 v 10 0 0\nv 11 0 0\nv 11 1 0\n\
+                 v 20 0 0\nv 21 0 0\nv 22 1 0\nv 21 2 0\nv 20 2 0\nv 19 1 0\n\
+                 f 1 2 3 4\nf 5 6 7 8\nf 9 10 11 11\nf 12 13 14 15 16 17\n";
+    let path = Path::new("bowtie.obj");
+    let (raw, stats) = import_obj_bytes(text, path, &ImportOptions::default()).unwrap();
+    let (surface, validation) = validate(&raw, path, &ValidateOptions::default()).unwrap();
+    assert_eq!(
+        (validation.crossed_polygons, &validation.crossed_lines[..]),
+        (1, &[18][..])
+    );
+    let report = MeshReport::new("bowtie.obj", Some(stats), validation, &surface);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("1 polygon crosses itself (line 18)")),
+        "{:?}",
+        report.warnings
+    );
+}
+
 /// Object and group names that are not UTF-8 (Latin-1 from an older
 /// exporter) are read as Latin-1 with a warning naming the line, where the
 /// whole file was refused as binary data.

@@ -120,6 +120,18 @@ impl MeshReport {
                 lines_suffix(&v.degenerate_lines, v.degenerate_polygons)
             ));
         }
+        if v.crossed_polygons > 0 {
+            warnings.push(format!(
+                "{}{}, cut into triangles that overlap (some face away from the rest); \
+                 split or redraw them in a modeller",
+                counted(
+                    v.crossed_polygons,
+                    "polygon crosses itself",
+                    "polygons cross themselves"
+                ),
+                lines_suffix(&v.crossed_lines, v.crossed_polygons)
+            ));
+        }
         if v.duplicate_triangles > 0 {
             warnings.push(format!(
                 "dropped {}",

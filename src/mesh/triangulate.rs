@@ -33,28 +33,38 @@ fn newell_normal(positions: &[Vec3], corners: &[u32]) -> Vec3 {
 impl Triangulator {
     /// Appends the triangles of polygon `corners` to `out`, as positions in
     /// `corners` (so that what each corner carries, its vertex or its
-    /// texture coordinate, can be looked up).
+    /// texture coordinate, can be looked up). Returns whether the polygon
+    /// crosses itself (a bowtie quad, a pentagram): its triangles then
+    /// overlap, some facing away from it. (A polygon without area is not
+    /// counted: its triangles are degenerate, and dropped as such.)
     pub(crate) fn triangulate(
         &mut self,
         positions: &[Vec3],
         corners: &[u32],
         out: &mut Vec<[u32; 3]>,
-    ) {
+    ) -> bool {
         match *corners {
-            [_, _, _] => out.push([0, 1, 2]),
-            [a, b, c, d] => out.extend(split_quad(positions, [a, b, c, d])),
+            [_, _, _] => {
+                out.push([0, 1, 2]);
+                false
+            }
+            [a, b, c, d] => {
+                let (split, crossed) = split_quad(positions, [a, b, c, d]);
+                out.extend(split);
+                crossed
+            }
             _ => self.ear_clip(positions, corners, out),
         }
     }
 
-    fn ear_clip(&mut self, positions: &[Vec3], corners: &[u32], out: &mut Vec<[u32; 3]>) {
+    fn ear_clip(&mut self, positions: &[Vec3], corners: &[u32], out: &mut Vec<[u32; 3]>) -> bool {
         let normal = newell_normal(positions, corners);
         let norm = normal.norm();
         if norm == 0.0 || !norm.is_finite() {
             // No usable plane: a fan keeps the connectivity, and the
             // validator drops whatever comes out degenerate.
             fan(corners.len(), 0, out);
-            return;
+            return false;
         }
         let n = normal / norm;
         let helper = if n.x.abs() < 0.9 {
@@ -73,8 +83,13 @@ impl Triangulator {
         self.earcut
             .earcut_slice(&self.projected, &[] as &[u32], &mut self.local);
         if self.local.len() != 3 * (corners.len() - 2) {
+            let first = out.len();
             fan(corners.len(), centre_corner(positions, corners), out);
-            return;
+            // Crossed where a triangle faces against the polygon.
+            return out[first..].iter().any(|t| {
+                let [a, b, c] = t.map(|k| positions[corners[k as usize] as usize]);
+                (b - a).cross(&(c - a)).dot(&normal) < 0.0
+            });
         }
         for t in self.local.chunks_exact(3) {
             let [p, q, r] = [t[0], t[1], t[2]].map(|i| self.projected[i as usize]);
@@ -84,13 +99,14 @@ impl Triangulator {
             // in the projection; keep each triangle the same way round.
             out.push(if area >= 0.0 { [a, b, c] } else { [a, c, b] });
         }
+        false
     }
 }
 
 /// Splits a quad along the diagonal whose two triangles both face the quad's
 /// normal, preferring the shorter diagonal when both do (triangles of
-/// corner positions 0–3).
-fn split_quad(positions: &[Vec3], q: [u32; 4]) -> [[u32; 3]; 2] {
+/// corner positions 0–3); and whether the quad crosses itself.
+fn split_quad(positions: &[Vec3], q: [u32; 4]) -> ([[u32; 3]; 2], bool) {
     let p = q.map(|i| positions[i as usize]);
     let normal = newell_normal(positions, &q);
     let faces_up =
@@ -99,7 +115,14 @@ fn split_quad(positions: &[Vec3], q: [u32; 4]) -> [[u32; 3]; 2] {
     let diag13 = [[0, 1, 3], [1, 2, 3]];
     let ok02 = faces_up(0, 1, 2) && faces_up(0, 2, 3);
     let ok13 = faces_up(0, 1, 3) && faces_up(1, 2, 3);
-    match (ok02, ok13) {
+    // Crossed where each diagonal cuts it into triangles facing opposite
+    // ways, more than 120° apart (a bowtie, 180°, whose lobes' areas may
+    // cancel in the normal; a dart has one diagonal inside, a doubled corner
+    // a triangle of no area, a warped quad folds by less).
+    let area = |a: usize, b: usize, c: usize| (p[b] - p[a]).cross(&(p[c] - p[a]));
+    let opposed = |s: Vec3, t: Vec3| s.dot(&t) < -0.5 * s.norm() * t.norm();
+    let crossed = opposed(area(0, 1, 2), area(0, 2, 3)) && opposed(area(0, 1, 3), area(1, 2, 3));
+    let split = match (ok02, ok13) {
         (true, false) => diag02,
         (false, true) => diag13,
         _ => {
@@ -109,7 +132,8 @@ fn split_quad(positions: &[Vec3], q: [u32; 4]) -> [[u32; 3]; 2] {
                 diag13
             }
         }
-    }
+    };
+    (split, crossed)
 }
 
 /// The corner closest to the polygon's centroid (the best fan apex for a

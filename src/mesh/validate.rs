@@ -191,6 +191,12 @@ pub struct ValidationStats {
     /// Source lines of the first `LISTED_LINES` of those polygons (0
     /// when generated).
     pub degenerate_lines: Vec<u32>,
+    /// Polygons that cross themselves (a bowtie quad), cut into triangles
+    /// that overlap.
+    pub crossed_polygons: usize,
+    /// Source lines of the first `LISTED_LINES` of those polygons (0 when
+    /// generated).
+    pub crossed_lines: Vec<u32>,
     /// Triangles dropped because another triangle has the same three vertices
     /// (either winding).
     pub duplicate_triangles: usize,
@@ -324,7 +330,14 @@ pub fn validate(
             .polygon_texcoords(p)
             .filter(|t| t.iter().all(|&c| (c as usize) < raw.texcoords.len()));
         cut.clear();
-        triangulator.triangulate(&raw.positions, poly, &mut cut);
+        if triangulator.triangulate(&raw.positions, poly, &mut cut) {
+            stats.crossed_polygons += 1;
+            if stats.crossed_lines.len() < LISTED_LINES {
+                stats
+                    .crossed_lines
+                    .push(raw.lines.get(p).copied().unwrap_or(0));
+            }
+        }
         for local in &cut {
             let welded = local.map(|k| remap[poly[k as usize] as usize]);
             let [a, b, c] = welded.map(|i| raw.positions[i as usize]);
