@@ -25,6 +25,8 @@ pub struct Before {
     /// For an undo or redo, "undid" or "redid" and the preset it starts
     /// from (to say what it changed).
     pub undoing: Option<(&'static str, Preset)>,
+    /// Whether the command pins or unpins (to say how many are pinned).
+    pub pinning: bool,
 }
 
 impl Before {
@@ -42,6 +44,10 @@ impl Before {
                 Command::Redo => Some(("redid", session.preset().clone())),
                 _ => None,
             },
+            pinning: matches!(
+                command,
+                Command::SetPins(_) | Command::PinHard(_) | Command::PinSoft(_) | Command::Unpin(_)
+            ),
         }
     }
 }

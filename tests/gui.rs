@@ -222,6 +222,11 @@ fn keys_and_the_edit_menu_pin_the_selection() {
     };
     let (hard, soft) = pins(&harness);
     assert!(picked.iter().all(|v| hard.contains(v) && !soft.contains(v)));
+    // It says how many are pinned now (it said "rebuilt the system").
+    assert_eq!(
+        harness.state().message,
+        "5 vertices hard-pinned, 0 soft-pinned"
+    );
     harness.key_press_modifiers(Modifiers::SHIFT, Key::P);
     harness.run();
     let (hard, soft) = pins(&harness);

@@ -359,7 +359,7 @@ fn each_invalid_preset_names_its_field_and_line() {
         ),
         (
             format!("{HEADER}[pins]\nhard = [{{ plan = {{ point = [0, 0, 0], normal = [0, 1, 0], distance = 0.1 }} }}]\n"),
-            "bad.toml:7: pins.hard[0].plan: unknown variant `plan`; did you mean `plane`?",
+            "bad.toml:7: pins.hard[0].plan: unknown field `plan`; did you mean `plane`?",
         ),
         (
             format!("{HEADER}[sim]\ncolliders = [{{ type = \"ground\", height = 0.0, frction = 0.1 }}]\n"),
@@ -410,11 +410,22 @@ fn each_invalid_preset_names_its_field_and_line() {
         // line (it said the table named several alternatives).
         (
             "version = 1\n[mesh]\ngrid = { n = 3, width = 1.0 }\nojb = \"a.obj\"\n[material]\ndensity = 1.0\n".to_owned(),
-            "bad.toml:4: mesh: unknown variant `ojb`; expected one of `grid`, `obj`, `tet_file`",
+            "bad.toml:4: mesh: unknown field `ojb`; expected one of `grid`, `obj`, `tet_file`",
         ),
         (
             format!("{HEADER}[pins]\nsoft = [{{ indices = [1] }}, {{ indices = [2], grop = \"a\" }}]\n"),
-            "bad.toml:7: pins.soft[1]: unknown variant `grop`; did you mean `group`?",
+            "bad.toml:7: pins.soft[1]: unknown field `grop`; did you mean `group`?",
+        ),
+        // Every unknown key of a selector's table, as of any table.
+        (
+            format!("{HEADER}[pins]\nhard = [{{ foo = 1,\n bar = 2 }}]\n"),
+            "bad.toml:7: pins.hard[0]: unknown field `foo`; expected one of `indices`, `group`, \
+             `plane`, `box`, `top_corners`, `top_edge`, `except`; also unknown there: `bar` (line 8)",
+        ),
+        // A value naming no alternative is still a variant.
+        (
+            format!("{HEADER}[sim]\nacceleration = \"chebychev\"\n"),
+            "bad.toml:7: sim.acceleration: unknown variant `chebychev`; did you mean `chebyshev`?",
         ),
         (
             format!("{HEADER}[material.weights]\nbending = -1.0\n"),

@@ -931,6 +931,15 @@ fn the_pin_menu_offers_the_grid_rules_on_a_grid_only() {
     for (key, what) in PIN_KEYS.iter().filter(|(_, w)| w.contains("(grids)")) {
         assert!(!text.contains(what), "{key} {what} offered:\n{text}");
     }
+    // Silk lies flat at rest: no planes, which would hold all of it.
+    let mut silk = App::new(
+        Session::open(Path::new("presets/silk.toml")).unwrap(),
+        "presets".into(),
+    );
+    silk.handle_key(ch('p'));
+    let text = screen(&silk, 80, 24);
+    assert_shows(&text, &["top edge", "top corners", "a group"]);
+    assert!(!text.contains("plane"), "{text}");
 }
 
 #[test]

@@ -361,6 +361,15 @@ impl EditorApp {
             Ok(_) => String::new(),
             Err(e) => format!("error: {e}"),
         };
+        if before.pinning && applied {
+            // How many it holds now (it said "rebuilt the system").
+            let pins = &self.session.model().pins;
+            self.message = format!(
+                "{} hard-pinned, {} soft-pinned",
+                crate::mesh::counted(pins.hard_vertices().len(), "vertex", "vertices"),
+                pins.soft.len()
+            );
+        }
         if let (Some((done, preset)), true) = (&before.undoing, applied) {
             // What it took back or did again, whatever that took.
             let change = crate::preset::describe_changes(preset, self.session.preset());

@@ -23,6 +23,7 @@ pub use obj::{
     write_obj,
 };
 pub use raw::{GroupKind, NO_TEXCOORD, RawGroup, RawMesh};
+pub(crate) use report::counted;
 pub use report::{Bounds, GroupSummary, MeshReport};
 pub use tet::{TetMesh, TetMeshError};
 pub use tet_io::{

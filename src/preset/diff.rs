@@ -40,16 +40,19 @@ fn compare(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
     };
     match (a, b) {
         (Value::Table(x), Value::Table(y)) => {
+            // A key left out is its default (`build.resolution`: the
+            // default tet resolution).
             for (key, u) in x {
-                match y.get(key) {
-                    Some(v) => compare(&join(key), u, v, out),
-                    None => out.push(format!("{} removed", join(key))),
+                match (y.get(key), scalar(u)) {
+                    (Some(v), _) => compare(&join(key), u, v, out),
+                    (None, Some(u)) => out.push(format!("{} from {u} to its default", join(key))),
+                    (None, None) => out.push(join(key)),
                 }
             }
             for (key, v) in y.iter().filter(|(k, _)| !x.contains_key(*k)) {
                 match scalar(v) {
-                    Some(v) => out.push(format!("{} {v}", join(key))),
-                    None => out.push(format!("{} added", join(key))),
+                    Some(v) => out.push(format!("{} from its default to {v}", join(key))),
+                    None => out.push(join(key)),
                 }
             }
         }
@@ -102,6 +105,17 @@ mod tests {
         after.build.kind = BuildKind::Tets;
         let text = describe_changes(&before, &after);
         assert!(text.ends_with(" and 2 more"), "{text}");
+        // A value left to its default says so.
+        let mut finer = before.clone();
+        finer.build.resolution = Some(20);
+        assert_eq!(
+            describe_changes(&before, &finer),
+            "build.resolution from its default to 20"
+        );
+        assert_eq!(
+            describe_changes(&finer, &before),
+            "build.resolution from 20 to its default"
+        );
         // Lists by name; the camera is no change.
         let mut pinned = before.clone();
         pinned.pins.hard.push(Selector::TopEdge);

@@ -289,14 +289,16 @@ impl<'a> Locator<'a> {
         keys
     }
 
-    /// For an unknown field: every unknown key of its table, the first in
-    /// the file named as the error (serde names them in its own order, one
-    /// a run), the others listed. Returns the line of the first, if it
-    /// changed.
+    /// For an unknown key (serde's unknown field, or unknown variant where
+    /// an alternative is written as a key: `{ plan = … }`, `{ indices = [1],
+    /// foo = 3 }`): every unknown key of its table, the first in the file
+    /// named as the error (serde names them in its own order, one a run),
+    /// the others listed, and the key called a field. Returns the line of
+    /// the first, if it changed.
     fn all_unknown_keys(&self, kind: &mut PresetErrorKind) -> Option<usize> {
         let PresetErrorKind::Unknown {
             field,
-            what: UnknownKind::Field,
+            what,
             name,
             suggestion,
             expected,
@@ -305,28 +307,36 @@ impl<'a> Locator<'a> {
         else {
             return None;
         };
-        // Only where the path names the key itself (in an array of tables
-        // it names the array).
+        // The table the key is in: the path's parent where the path names
+        // the key (not where it names an array of tables, or a value), or
+        // the path itself where its table holds the key.
         let (parent, key) = field.rsplit_once('.').unwrap_or(("", field));
-        if key != name {
+        let (table, named) = if key == name {
+            (parent.to_owned(), true)
+        } else if self.keys_at(field).iter().any(|(k, _)| k == name) {
+            (field.clone(), false)
+        } else {
             return None;
-        }
+        };
         let unknown: Vec<(String, usize)> = self
-            .keys_at(parent)
+            .keys_at(&table)
             .into_iter()
             .filter(|(key, _)| !expected.contains(key))
             .map(|(key, start)| (key, line_of(self.text, start)))
             .collect();
         let ((first, line), rest) = unknown.split_first()?;
+        *what = UnknownKind::Field;
         *others = rest.into();
         if first == name {
             return None;
         }
-        *field = if parent.is_empty() {
-            first.clone()
-        } else {
-            format!("{parent}.{first}")
-        };
+        if named {
+            *field = if table.is_empty() {
+                first.clone()
+            } else {
+                format!("{table}.{first}")
+            };
+        }
         *suggestion = closest(first, expected);
         name.clone_from(first);
         Some(*line)

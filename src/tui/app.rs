@@ -35,7 +35,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("↑ ↓", "select a parameter"),
     ("+ -", "raise / lower it (weights ×/÷ 10^¼)"),
     ("Enter", "type a value"),
-    ("p", "pin rules: top edge, corners, plane, group"),
+    (
+        "p",
+        "pin rules: top or bottom plane, group, a grid's top edge or corners",
+    ),
     ("m", "next acceleration: plain, Chebyshev, Anderson"),
     ("e", "extrapolated initial guess on / off"),
     (
@@ -60,6 +63,10 @@ const HELP_PAGE: usize = 8;
 /// The keys of [`PIN_KEYS`] whose rules need a generated grid (listed only
 /// for one).
 pub const GRID_PIN_KEYS: [&str; 2] = ["t", "c"];
+
+/// The keys of [`PIN_KEYS`] whose planes need a model that does not lie
+/// flat (listed only for one).
+pub const PLANE_PIN_KEYS: [&str; 2] = ["y", "b"];
 
 /// The entries of the pin menu, in the order it lists them.
 pub const PIN_KEYS: &[(&str, &str)] = &[

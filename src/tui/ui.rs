@@ -14,8 +14,9 @@ use ratatui::widgets::{
     Wrap,
 };
 
-use super::app::{After, App, GRID_PIN_KEYS, KEYS, Mode, PIN_KEYS, format_value};
+use super::app::{After, App, GRID_PIN_KEYS, KEYS, Mode, PIN_KEYS, PLANE_PIN_KEYS, format_value};
 use crate::mesh::Vec3;
+use crate::preset::Selector;
 use crate::solver::Energies;
 use crate::solver::accuracy::NEARLY_AT_REST;
 use crate::solver::memory::size;
@@ -581,12 +582,15 @@ fn render_overlay(frame: &mut Frame, app: &App) {
         Mode::Normal => {}
         Mode::Help { top } => render_help(frame, app, *top),
         Mode::Pins => {
-            // The grid's rules only where the model is a grid.
+            // The grid's rules only where the model is a grid, the planes
+            // only where it does not lie flat (they could only fail).
             let grid = app.session.built().is_grid();
+            let flat = Selector::extreme_plane(app.session.model(), true).is_none();
             let keys: Vec<(&str, &str)> = PIN_KEYS
                 .iter()
                 .copied()
                 .filter(|(key, _)| grid || !GRID_PIN_KEYS.contains(key))
+                .filter(|(key, _)| !flat || !PLANE_PIN_KEYS.contains(key))
                 .collect();
             let mut lines = key_lines(frame, &keys);
             lines.push(Line::from(" Esc      cancel").dark_gray());
