@@ -170,7 +170,7 @@ impl EditorApp {
             script: None,
         };
         app.aim();
-        if let Some(hint) = app.solid_hint().strip_prefix("; ") {
+        if let Some(hint) = app.solid_hint() {
             app.message = hint.to_owned();
         }
         app
@@ -179,7 +179,7 @@ impl EditorApp {
     /// For a closed OBJ surface opened alone, built as springs as an OBJ
     /// opens (a shell of cloth), a hint to build it as tetrahedra; else
     /// nothing (a preset built so chose it).
-    fn solid_hint(&self) -> &'static str {
+    fn solid_hint(&self) -> Option<&'static str> {
         let preset = self.session.preset();
         let closed = self
             .session
@@ -189,12 +189,11 @@ impl EditorApp {
             .is_some_and(|s| s.is_closed());
         let springs = preset.build.kind == crate::preset::BuildKind::Springs;
         let alone = self.session.path().is_none();
-        if closed && springs && alone && matches!(preset.mesh, crate::preset::MeshSource::Obj(_)) {
-            "; a closed surface, built as a shell of springs: build it as tetrahedra (Model \
-             panel) for a solid body"
-        } else {
-            ""
-        }
+        let obj = matches!(preset.mesh, crate::preset::MeshSource::Obj(_));
+        (closed && springs && alone && obj).then_some(
+            "a closed surface, built as a shell of springs: build it as tetrahedra (Model \
+             panel) for a solid body",
+        )
     }
 
     /// Autosaves unsaved changes with `autosave`, first offering what an
@@ -339,7 +338,11 @@ impl EditorApp {
                     // the mesh.
                     let path = self.session.path().map_or(loaded, Path::to_owned);
                     self.remember(&path);
-                    format!("opened {}{}", self.session.preset().name, self.solid_hint())
+                    let name = &self.session.preset().name;
+                    match self.solid_hint() {
+                        Some(hint) => format!("opened {name}; {hint}"),
+                        None => format!("opened {name}"),
+                    }
                 } else if self.session.preset().build.kind != before.kind {
                     let preset = self.session.preset();
                     let kind = preset.build.kind;

@@ -178,13 +178,15 @@ fn render_params(frame: &mut Frame, area: Rect, app: &App) {
 /// columns: the label gives way first, cut with "…", then the value. (In a
 /// narrow terminal the value was cut silently: 20000 read "2000".)
 fn fit(label: &str, value: String, width: usize) -> (String, String) {
-    let cut = ellipsize;
     let value_width = value.chars().count();
     let label_room = width.saturating_sub(value_width + 1).min(12);
     if label_room == 0 {
-        return (String::new(), cut(&value, width));
+        return (String::new(), ellipsize(&value, width));
     }
-    (format!("{:<label_room$} ", cut(label, label_room)), value)
+    (
+        format!("{:<label_room$} ", ellipsize(label, label_room)),
+        value,
+    )
 }
 
 /// `text` within `room` columns: whole if it fits, else cut with "…".
