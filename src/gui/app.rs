@@ -369,7 +369,7 @@ impl EditorApp {
             let pins = &self.session.model().pins;
             self.message = format!(
                 "{} hard-pinned, {} soft-pinned",
-                crate::mesh::counted(pins.hard_vertices().len(), "vertex", "vertices"),
+                crate::mesh::report::counted(pins.hard_vertices().len(), "vertex", "vertices"),
                 pins.soft.len()
             );
         }

@@ -10,7 +10,7 @@
 pub mod obj;
 pub mod primitives;
 mod raw;
-mod report;
+pub(crate) mod report;
 pub mod tet;
 pub mod tet_io;
 mod texcoords;
@@ -23,7 +23,6 @@ pub use obj::{
     write_obj,
 };
 pub use raw::{GroupKind, NO_TEXCOORD, RawGroup, RawMesh};
-pub(crate) use report::counted;
 pub use report::{Bounds, GroupSummary, MeshReport};
 pub use tet::{TetMesh, TetMeshError};
 pub use tet_io::{
