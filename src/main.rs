@@ -314,10 +314,13 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
             max_iterations,
             ..
         } => {
-            let accuracy_only = [("--steps", steps), ("--every", every)]
-                .into_iter()
-                .chain([("--max-iterations", max_iterations)])
-                .find_map(|(name, value)| value.map(|_| name));
+            let accuracy_only = [
+                ("--steps", steps),
+                ("--every", every),
+                ("--max-iterations", max_iterations),
+            ]
+            .into_iter()
+            .find_map(|(name, value)| value.map(|_| name));
             if let Some(name) = accuracy_only {
                 use clap::CommandFactory;
                 let mut command = Cli::command();

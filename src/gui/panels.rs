@@ -45,8 +45,8 @@ pub enum Request {
     MeasureAccuracy,
     /// Stop a running accuracy measurement.
     CancelAccuracy,
-    /// Pin the selected vertices so (the Edit menu and its keys; the
-    /// panel's buttons pin the selection they see).
+    /// Pin the selected vertices so (the panel's buttons, the Edit menu
+    /// and their keys).
     PinSelection(PinAs),
 }
 
@@ -749,16 +749,15 @@ pub fn selection(
             });
     }
     pin_rules(ui, session, out);
-    let picked = state.selection.indices();
     ui.horizontal(|ui| {
-        let enabled = !picked.is_empty();
+        let enabled = !state.selection.is_empty();
         let mut button = |ui: &mut egui::Ui, label: &str, tip: &str, how: PinAs| {
             if ui
                 .add_enabled(enabled, egui::Button::new(label))
                 .on_hover_text(tip)
                 .clicked()
             {
-                out.push(Request::Command(how.command(picked.clone())));
+                out.push(Request::PinSelection(how));
             }
         };
         button(
@@ -787,25 +786,26 @@ pub fn selection(
 /// or corners. The preset keeps them as rules, which hold whatever the
 /// mesh is rebuilt as (a selection is kept as vertex numbers).
 fn pin_rules(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
-    let model = session.model();
-    let mut rules = vec![
-        (
-            "top plane (highest vertices)",
-            Selector::extreme_plane(model, true),
-        ),
-        (
-            "bottom plane (lowest vertices)",
-            Selector::extreme_plane(model, false),
-        ),
-    ];
-    if session.built().is_grid() {
-        rules.push(("top edge", Some(Selector::TopEdge)));
-        rules.push(("top corners", Some(Selector::TopCorners)));
-    }
-    let pins = &session.preset().pins;
     egui::ComboBox::from_label("pin rule")
         .selected_text("hard-pin…")
         .show_ui(ui, |ui| {
+            // Only while the menu is open: the planes read every vertex.
+            let model = session.model();
+            let mut rules = vec![
+                (
+                    "top plane (highest vertices)",
+                    Selector::extreme_plane(model, true),
+                ),
+                (
+                    "bottom plane (lowest vertices)",
+                    Selector::extreme_plane(model, false),
+                ),
+            ];
+            if session.built().is_grid() {
+                rules.push(("top edge", Some(Selector::TopEdge)));
+                rules.push(("top corners", Some(Selector::TopCorners)));
+            }
+            let pins = &session.preset().pins;
             for (name, rule) in rules {
                 let clicked = ui
                     .add_enabled_ui(rule.is_some(), |ui| ui.selectable_label(false, name))
@@ -829,7 +829,8 @@ fn pin_rules(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         })
         .response
         .on_hover_text(
-            "Hard-pin a body's top or bottom, or a grid's top edge or corners, as a rule              that holds when the mesh is rebuilt (a selection is kept as vertex numbers)",
+            "Hard-pin a body's top or bottom, or a grid's top edge or corners, as a rule \
+             that holds when the mesh is rebuilt (a selection is kept as vertex numbers)",
         );
 }
 

@@ -229,6 +229,15 @@ pub const SIZE_RANGE: std::ops::RangeInclusive<f64> = 1e-9..=1e9;
 /// Source lines of dropped polygons listed in [`ValidationStats`].
 pub const LISTED_LINES: usize = 5;
 
+/// Counts a polygon on `line` in `count`, listing its line among the first
+/// [`LISTED_LINES`] in `lines`.
+fn count_listed((count, lines): (&mut usize, &mut Vec<u32>), line: u32) {
+    *count += 1;
+    if lines.len() < LISTED_LINES {
+        lines.push(line);
+    }
+}
+
 /// Validates `raw` into a [`SurfaceMesh`]; `path` names the source in errors.
 ///
 /// # Errors
@@ -330,13 +339,12 @@ pub fn validate(
             .polygon_texcoords(p)
             .filter(|t| t.iter().all(|&c| (c as usize) < raw.texcoords.len()));
         cut.clear();
+        let line = raw.lines.get(p).copied().unwrap_or(0);
         if triangulator.triangulate(&raw.positions, poly, &mut cut) {
-            stats.crossed_polygons += 1;
-            if stats.crossed_lines.len() < LISTED_LINES {
-                stats
-                    .crossed_lines
-                    .push(raw.lines.get(p).copied().unwrap_or(0));
-            }
+            count_listed(
+                (&mut stats.crossed_polygons, &mut stats.crossed_lines),
+                line,
+            );
         }
         for local in &cut {
             let welded = local.map(|k| remap[poly[k as usize] as usize]);
@@ -355,12 +363,10 @@ pub fn validate(
         }
         if triangles.len() - first < cut.len() {
             // A polygon's triangles share its line: listed once.
-            stats.degenerate_polygons += 1;
-            if stats.degenerate_lines.len() < LISTED_LINES {
-                stats
-                    .degenerate_lines
-                    .push(raw.lines.get(p).copied().unwrap_or(0));
-            }
+            count_listed(
+                (&mut stats.degenerate_polygons, &mut stats.degenerate_lines),
+                line,
+            );
         }
         tri_polygon.resize(triangles.len(), p as u32);
     }

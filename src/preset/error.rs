@@ -294,7 +294,7 @@ impl<'a> Locator<'a> {
     /// foo = 3 }`): every unknown key of its table, the first in the file
     /// named as the error (serde names them in its own order, one a run),
     /// the others listed, and the key called a field. Returns the line of
-    /// the first, if it changed.
+    /// the first.
     fn all_unknown_keys(&self, kind: &mut PresetErrorKind) -> Option<usize> {
         let PresetErrorKind::Unknown {
             field,
@@ -327,18 +327,17 @@ impl<'a> Locator<'a> {
         let ((first, line), rest) = unknown.split_first()?;
         *what = UnknownKind::Field;
         *others = rest.into();
-        if first == name {
-            return None;
-        }
-        if named {
+        if named && first != name {
             *field = if table.is_empty() {
                 first.clone()
             } else {
                 format!("{table}.{first}")
             };
         }
-        *suggestion = closest(first, expected);
-        name.clone_from(first);
+        if first != name {
+            *suggestion = closest(first, expected);
+            name.clone_from(first);
+        }
         Some(*line)
     }
 
@@ -404,7 +403,6 @@ impl<'a> Locator<'a> {
             .and_then(|s| self.field_at(s.start))
             .unwrap_or_default();
         let written = span.as_ref().and_then(|s| self.text.get(s.clone()));
-        let mut line = span.map(|s| line_of(self.text, s.start));
         let message = match message {
             // serde's words for a table naming several of an enum's variants
             // (`obj` and `grid` in [mesh]), or none. Where one of its keys
@@ -412,13 +410,9 @@ impl<'a> Locator<'a> {
             // is what is wrong, on its line.
             "wanted exactly 1 element, more than 1 element" => {
                 let keys: Vec<String> = self.keys_at(&field).into_iter().map(|(k, _)| k).collect();
-                match unknown_alternative(&field, &keys) {
-                    Some((key, message)) => {
-                        line = self.line_of_field(&format!("{field}.{key}")).or(line);
-                        message
-                    }
-                    None => "names more than one of its alternatives; keep exactly one".to_owned(),
-                }
+                unknown_alternative(&field, &keys).unwrap_or_else(|| {
+                    "names more than one of its alternatives; keep exactly one".to_owned()
+                })
             }
             "wanted exactly 1 element, found 0 elements" => {
                 "is empty; it needs one of its alternatives".to_owned()
@@ -433,9 +427,9 @@ impl<'a> Locator<'a> {
             },
             message,
         });
-        if let Some(first) = self.all_unknown_keys(&mut kind) {
-            line = Some(first);
-        }
+        let line = self
+            .all_unknown_keys(&mut kind)
+            .or_else(|| span.map(|s| line_of(self.text, s.start)));
         PresetError {
             path: path.to_owned(),
             line,
@@ -603,10 +597,11 @@ fn unknown_name(message: &str, field: &str) -> Option<PresetErrorKind> {
 }
 
 /// For the table of `keys` at `field` where one of an enum's alternatives
-/// is taken (`mesh`, a pin selector): the first key that is none of them,
-/// with serde's message for it (``unknown variant `foo`, expected one of
-/// …``, as for a table of that key alone), if any.
-fn unknown_alternative(field: &str, keys: &[String]) -> Option<(String, String)> {
+/// is taken (`mesh`, a pin selector): serde's message for a key that is
+/// none of them (``unknown variant `foo`, expected one of …``, as for a
+/// table of that key alone), if any (`all_unknown_keys` then names them
+/// all, on their lines).
+fn unknown_alternative(field: &str, keys: &[String]) -> Option<String> {
     use crate::preset::{MeshSource, Selector};
     #[derive(serde::Deserialize)]
     struct One<T> {
@@ -628,7 +623,7 @@ fn unknown_alternative(field: &str, keys: &[String]) -> Option<(String, String)>
     } else {
         return None;
     };
-    keys.iter().find_map(|key| Some((key.clone(), probe(key)?)))
+    keys.iter().find_map(|key| probe(key))
 }
 
 /// The name in `candidates` closest to `name` by Jaro–Winkler similarity,
