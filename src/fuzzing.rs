@@ -53,8 +53,8 @@ pub fn obj(data: &[u8]) {
     );
 }
 
-/// A preset file: parse and check it; a valid one must save and parse back
-/// equal.
+/// A preset file: parse and check it; a valid one must save, in full and
+/// over its own text (see [`Preset::save_over`]), and parse back equal.
 pub fn preset(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -69,6 +69,17 @@ pub fn preset(data: &[u8]) {
         .expect("a parsed preset serialises");
     let again = Preset::parse(&saved, path).expect("a saved preset parses");
     assert_eq!(again.preset, loaded.preset);
+    // Saved over its own text, as it is and without its view.
+    let unviewed = Preset {
+        view: None,
+        ..loaded.preset.clone()
+    };
+    for preset in [&loaded.preset, &unviewed] {
+        let over = (preset.to_toml_string_over(Some(text), path))
+            .expect("a parsed preset serialises over its text");
+        let again = Preset::parse(&over, path).expect("a preset saved over its text parses");
+        assert_eq!(&again.preset, preset);
+    }
 }
 
 /// A TetGen pair: the bytes before the first NUL are the `.node` file, the

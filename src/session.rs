@@ -895,11 +895,9 @@ impl Session {
                 let mut preset = self.preset.clone();
                 let from = self.base_path().to_owned();
                 rebase_mesh(&mut preset, &from, &path);
-                // The description the preset's file opens with stays.
-                let header = (self.path.as_deref())
-                    .and_then(|p| std::fs::read_to_string(p).ok())
-                    .and_then(|text| crate::preset::header_comments(&text));
-                preset.save_with_header(&path, header.as_deref())?;
+                // The preset's file keeps its comments and layout.
+                let previous = (self.path.as_deref()).and_then(|p| std::fs::read_to_string(p).ok());
+                preset.save_over(&path, previous.as_deref())?;
                 // Only the path's spelling changed: no rebuild. The undo
                 // and redo presets are spelled the same way, so going back
                 // does not look like a new mesh.

@@ -753,6 +753,129 @@ fn header_comments_are_the_opening_comment_lines() {
     assert_eq!(header_comments(""), None);
 }
 
+/// Saving over a file keeps what its author wrote around the values: the
+/// comments after a value and on lines of their own, a `[table]` written
+/// as one, the spelling of a value that did not change; a changed value
+/// keeps its comment, a table the preset no longer has goes with its
+/// comment, and the file reads back as the preset saved.
+#[test]
+fn saving_over_a_file_keeps_its_comments_and_layout() {
+    let dir = scratch_dir("presets-layout");
+    let file = dir.join("mine.toml");
+    let written = "# Softbody Studio preset (format version 1)
+# My cloth, for the shop window.
+version = 1
+name = \"Mine\"   # shown in the title
+
+[mesh]
+grid = { n = 8, width = 1.0 }  # small, for speed
+
+[material]
+# areal density, kg/m²
+density = 2e-1
+[material.weights]
+structural = 1e3 # N/m
+shear = 500.0    # N/m
+bending = 20.0
+
+[pins]
+hard = [
+  \"top_corners\", # the two corners
+]
+
+[view] # where I left the camera
+eye = [0.0, 0.0, 2.5]
+target = [0.0, 0.0, 0.0]
+";
+    let mut preset = Preset::from_toml_str(written, &file).unwrap();
+    preset.material.density = 0.3;
+    preset.material.weights.shear = 600.0;
+    preset.view = None;
+    preset.save_over(&file, Some(written)).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    for kept in [
+        "# Softbody Studio preset (format version 1)\n# My cloth, for the shop window.\nversion = 1\n",
+        "name = \"Mine\"   # shown in the title\n",
+        "grid = { n = 8, width = 1.0 }  # small, for speed\n",
+        "# areal density, kg/m²\ndensity = 0.3\n[material.weights]\nstructural = 1e3 # N/m\n",
+        "shear = 600.0    # N/m\n",
+        "  \"top_corners\", # the two corners\n]",
+    ] {
+        assert!(text.contains(kept), "{kept:?} not in:\n{text}");
+    }
+    assert!(
+        !text.contains("[view]") && !text.contains("camera"),
+        "{text}"
+    );
+    // Defaults the file did not spell out stay out.
+    for default in ["[build]", "[sim]", "limits", "attachment", "soft"] {
+        assert!(!text.contains(default), "{default} in:\n{text}");
+    }
+    assert_eq!(text.matches("format version").count(), 1, "{text}");
+    assert_eq!(Preset::load(&file).unwrap(), preset);
+    // Saved again unchanged, it is the same text.
+    preset.save_over(&file, Some(&text)).unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    // A changed default is added, alone, after the last table.
+    preset.sim.damping = 0.05;
+    preset.save_over(&file, Some(&text)).unwrap();
+    let damped = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(damped, format!("{text}\n[sim]\ndamping = 0.05\n"));
+    assert_eq!(Preset::load(&file).unwrap(), preset);
+}
+
+/// Every shipped preset saved unchanged over its own file gains the format
+/// line and nothing else; so does one written in full by a save (its pins
+/// as `[[pins.hard]]`), and a change there keeps that form.
+#[test]
+fn saving_an_unchanged_preset_over_its_file_changes_nothing() {
+    let dir = scratch_dir("presets-layout-unchanged");
+    let file = dir.join("out.toml");
+    let format = "# Softbody Studio preset (format version 1)\n";
+    let mut checked = 0;
+    for entry in std::fs::read_dir("presets").unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let preset = Preset::load(&path).unwrap();
+        preset.save_over(&file, Some(&text)).unwrap();
+        let saved = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(saved, format!("{format}{text}"), "{}", path.display());
+        checked += 1;
+    }
+    assert_eq!(checked, 9);
+    let mut preset = Preset::load(Path::new("presets/cotton.toml")).unwrap();
+    let full = preset.to_toml_string().unwrap();
+    assert!(full.contains("[[pins.hard]]"), "{full}");
+    preset.save_over(&file, Some(&full)).unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), full);
+    preset.pins.hard.push(Selector::Indices(vec![0]));
+    preset.save_over(&file, Some(&full)).unwrap();
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(saved.matches("[[pins.hard]]").count(), 2, "{saved}");
+    assert_eq!(Preset::load(&file).unwrap(), preset);
+}
+
+/// A file that is not TOML (edited since it was opened) leaves the
+/// preset written in full, after the comment lines it opened with.
+#[test]
+fn saving_over_a_file_that_is_not_toml_keeps_its_opening_comments() {
+    let dir = scratch_dir("presets-layout-broken");
+    let file = dir.join("broken.toml");
+    let preset = Preset::load(Path::new("presets/silk.toml")).unwrap();
+    let broken = "# Old notes\nthis = = not toml\n";
+    preset.save_over(&file, Some(broken)).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with("# Softbody Studio preset (format version 1)\n# Old notes\nversion = 1\n"),
+        "{text}"
+    );
+    assert!(!text.contains("not toml"), "{text}");
+    assert_eq!(Preset::load(&file).unwrap(), preset);
+}
+
 /// A file larger than any preset is refused before it is read whole (a
 /// 4 GB one aborted the process allocating for it).
 #[test]

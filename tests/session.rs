@@ -629,7 +629,8 @@ fn a_bad_obj_opened_alone_names_only_itself() {
 /// Saving keeps the comment lines the preset's file opens with (the shipped
 /// presets explain their material there; a save replaced them with one
 /// format line), on a save in place, a save as elsewhere and a second save
-/// alike, without repeating them.
+/// alike, without repeating them; a save in place changes the changed
+/// value's line alone.
 #[test]
 fn saving_keeps_the_file_s_opening_comments() {
     let dir = scratch_dir("session-save-comments");
@@ -656,6 +657,16 @@ fn saving_keeps_the_file_s_opening_comments() {
     apply(&mut s, Command::Save(None));
     assert_eq!(opening(&file), expected);
     assert_eq!(Preset::load(&file).unwrap().material.density, 0.2);
+    // The rest of the file is as it was: the change is one line.
+    let original = cotton.replace("../meshes", "meshes");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        format!(
+            "{}\n{}",
+            expected[0],
+            original.replace("density = 0.15", "density = 0.2")
+        )
+    );
     apply(&mut s, Command::Save(None));
     assert_eq!(opening(&file), expected, "saved twice");
     let elsewhere = dir.join("copy.toml");

@@ -73,6 +73,7 @@
 mod build;
 mod diff;
 mod error;
+mod layout;
 pub mod library;
 mod migrate;
 
@@ -435,7 +436,7 @@ pub fn create_dir_of(path: &Path) -> Result<(), PresetError> {
 
 /// The comment lines a preset file's `text` opens with (blank lines between
 /// them kept), without the format line a save writes itself; `None` if
-/// there are none. A save keeps them (see [`Preset::save_with_header`]).
+/// there are none. A save keeps them (see [`Preset::save_over`]).
 pub fn header_comments(text: &str) -> Option<String> {
     let mut lines = Vec::new();
     for line in text.lines() {
@@ -454,6 +455,17 @@ pub fn header_comments(text: &str) -> Option<String> {
     }
     let first = lines.iter().position(|l| !l.is_empty())?;
     Some(lines[first..].join("\n"))
+}
+
+/// `text` opening with the current format line: in place of a format line
+/// it opens with (of an older version), before it otherwise.
+fn with_format_line(text: &str) -> String {
+    let line = format!("{FORMAT_LINE} {CURRENT_VERSION})\n");
+    let rest = match text.split_once('\n') {
+        Some((first, rest)) if first.trim_start().starts_with(FORMAT_LINE) => rest,
+        _ => text,
+    };
+    format!("{line}{rest}")
 }
 
 /// `version` alone, read before the rest to choose the layout.
@@ -612,30 +624,59 @@ impl Preset {
     /// Writes the preset to `path` atomically (a temporary file in the same
     /// directory renamed over it; see
     /// [`fsutil::write_atomically`](crate::fsutil::write_atomically)),
-    /// without comments (see [`Preset::save_with_header`]). A missing
+    /// without comments (see [`Preset::save_over`]). A missing
     /// directory is created first (a "save as" typed into a new folder).
     ///
     /// # Errors
     /// [`PresetErrorKind::Write`] if serialising or writing fails; the
     /// previous file at `path`, if any, is then intact.
     pub fn save(&self, path: &Path) -> Result<(), PresetError> {
-        self.save_with_header(path, None)
+        self.save_over(path, None)
     }
 
-    /// [`Preset::save`] with the comment lines `header` at the top of the
-    /// file: a loaded file's description (from [`header_comments`]), which
-    /// a save kept no line of.
+    /// [`Preset::save`] over a file whose text was `previous`, keeping its
+    /// layout: its comments, the order and form of its keys and tables and
+    /// the spelling of the values that did not change. A value that changed
+    /// keeps the comment after it; a key the preset no longer has goes with
+    /// its comments; a new one is appended to its table, unless the file
+    /// reads the same without it (a default the file did not spell out).
+    /// Where that would not read back as this preset, the preset is written
+    /// in full after `previous`'s opening comments (see
+    /// [`header_comments`]).
     ///
     /// # Errors
     /// As [`Preset::save`].
-    pub fn save_with_header(&self, path: &Path, header: Option<&str>) -> Result<(), PresetError> {
+    pub fn save_over(&self, path: &Path, previous: Option<&str>) -> Result<(), PresetError> {
         let write_error = |message: String| PresetError::new(path, PresetErrorKind::Write(message));
         let text = self
-            .to_toml_string_with_header(header)
+            .to_toml_string_over(previous, path)
             .map_err(|e| write_error(e.to_string()))?;
         create_dir_of(path)?;
         crate::fsutil::write_atomically(path, |out| std::io::Write::write_all(out, text.as_bytes()))
             .map_err(|e| write_error(e.to_string()))
+    }
+
+    /// The text [`Preset::save_over`] writes to `path`.
+    pub(crate) fn to_toml_string_over(
+        &self,
+        previous: Option<&str>,
+        path: &Path,
+    ) -> Result<String, toml::ser::Error> {
+        let full = self.to_toml_string()?;
+        let Some(previous) = previous else {
+            return Ok(full);
+        };
+        let saved = Preset {
+            version: CURRENT_VERSION,
+            ..self.clone()
+        };
+        let read_back =
+            |text: &str| Preset::from_toml_str(text, path).is_ok_and(|read| read == saved);
+        let kept = layout::keep(previous, &full, read_back).map(|text| with_format_line(&text));
+        match kept {
+            Some(text) => Ok(text),
+            None => self.to_toml_string_with_header(header_comments(previous).as_deref()),
+        }
     }
 
     /// Checks every value that does not need the mesh.
