@@ -217,28 +217,64 @@ fn labelled_steps(input: GridInput) -> Vec<GridMark> {
 
 /// The energies over the last [`WINDOW_SECONDS`]. Before a second frame
 /// the axes span a second and ±1 J (a single point's bounds labelled the
-/// time axis in picoseconds and the energies in 1e-12 J).
+/// time axis in picoseconds and the energies in 1e-12 J). The time axis
+/// runs on past the newest frame by the legend's width, so the newest
+/// values are never under it (at 800 × 600 it hid the last third of every
+/// curve).
 pub fn energy(ui: &mut egui::Ui, model: &Model, history: &History) {
+    let present: Vec<usize> = (0..SERIES.len())
+        .filter(|&i| (SERIES[i].present)(model))
+        .collect();
     let mut plot =
         live_plot("energy", ["time (s)", "energy (J)"], "t", "J").legend(Legend::default());
-    if let (1, Some(only)) = (history.frames().len(), history.frames().front()) {
-        plot = plot
-            .include_x(only.time)
-            .include_x(only.time + 1.0)
-            .include_y(-1.0)
-            .include_y(1.0);
-    }
+    let times = || window(history).map(|f| f.time);
+    let (first, newest) = match (times().next(), times().last()) {
+        (Some(first), Some(newest)) if newest > first => (first, newest),
+        (Some(only), _) => {
+            plot = plot.include_y(-1.0).include_y(1.0);
+            (only, only + 1.0)
+        }
+        _ => (0.0, 1.0),
+    };
+    let legend = legend_width(ui, present.iter().map(|&i| SERIES[i].name));
+    // The y axis's labels take about this much of the width too.
+    let axis = 60.0;
+    let room = f64::from(legend / (ui.available_width() - axis).max(1.0));
+    plot = plot
+        .include_x(first)
+        .include_x(newest + past_newest(newest - first, room));
     plot.show(ui, |plot| {
-        for (i, s) in SERIES.iter().enumerate() {
-            if !(s.present)(model) {
-                continue;
-            }
+        for &i in &present {
+            let s = &SERIES[i];
             let points: PlotPoints = window(history)
                 .map(|f| [f.time, (s.value)(&f.energies)])
                 .collect();
             plot.line(Line::new(s.name, points).color(series_colour(i)));
         }
     });
+}
+
+/// The width (points) of the legend of series `names`: the widest name,
+/// its marker and the padding around them.
+fn legend_width<'a>(ui: &egui::Ui, names: impl Iterator<Item = &'a str>) -> f32 {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let widest = names
+        .map(|name| {
+            let galley =
+                ui.painter()
+                    .layout_no_wrap(name.to_owned(), font.clone(), egui::Color32::WHITE);
+            galley.size().x
+        })
+        .fold(0.0, f32::max);
+    widest + 45.0
+}
+
+/// How far past the newest time the time axis runs for the data, `span`
+/// long, to leave the fraction `room` of the axis free at the right (up to
+/// half of it).
+fn past_newest(span: f64, room: f64) -> f64 {
+    let room = room.clamp(0.0, 0.5);
+    span * room / (1.0 - room)
 }
 
 /// The colour of the `i`-th of [`SERIES`], whichever the model has (egui_plot
@@ -329,6 +365,18 @@ mod tests {
     }
     use crate::preset::Preset;
     use crate::session::Session;
+
+    /// The time axis leaves the legend's share of its length free past the
+    /// newest frame, and at most half of it.
+    #[test]
+    fn the_time_axis_leaves_room_for_the_legend() {
+        // A quarter free: the data ends three quarters along.
+        let past = past_newest(3.0, 0.25);
+        assert!((past - 1.0).abs() < 1e-12, "{past}");
+        assert_eq!(past_newest(2.0, 0.0), 0.0);
+        assert_eq!(past_newest(2.0, 0.9), 2.0);
+        assert_eq!(past_newest(2.0, f64::INFINITY), 2.0);
+    }
 
     /// A range of ±0.9 on a plot whose decade steps labelled only its 0
     /// gets labels every 0.2, lines every 0.1; the labels of tiny values
