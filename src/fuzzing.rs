@@ -75,7 +75,7 @@ pub fn preset(data: &[u8]) {
         ..loaded.preset.clone()
     };
     for preset in [&loaded.preset, &unviewed] {
-        let over = (preset.to_toml_string_over(Some(text), path))
+        let (over, _) = (preset.to_toml_string_over(Some(text), path))
             .expect("a parsed preset serialises over its text");
         let again = Preset::parse(&over, path).expect("a preset saved over its text parses");
         assert_eq!(&again.preset, preset);

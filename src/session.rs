@@ -57,9 +57,19 @@ use crate::model::tetra::TetraOptions;
 use crate::model::{Attachment, Model, Pins};
 use crate::preset::{
     Build, BuildKind, Built, MeshSource, Preset, PresetError, PresetErrorKind, Selector, View,
+    Written,
 };
 use crate::solver::accuracy::{self, Accuracy};
 use crate::solver::{Energies, SimParams, Solver, SolverError, State, StepReport, Timings};
+
+/// What a front end says of [`Applied::SavedInFull`] at `path`.
+pub fn saved_in_full(path: &Path) -> String {
+    format!(
+        "saved {} in full: the file's text could not be followed (it is not a preset's \
+         TOML any more: edited elsewhere?), so of its comments only the opening ones stayed",
+        path.display()
+    )
+}
 
 /// What a front end says when a measurement is asked for while a cancelled
 /// one is still stopping (see [`Session::measure_accuracy`]).
@@ -107,6 +117,9 @@ pub enum Applied {
     },
     /// The preset was written here.
     Saved(PathBuf),
+    /// The preset was written here in full: the file's text there could
+    /// not be followed (see [`Written::InFull`]).
+    SavedInFull(PathBuf),
 }
 
 /// Why a command could not be applied. The session is then unchanged.
@@ -897,7 +910,7 @@ impl Session {
                 rebase_mesh(&mut preset, &from, &path);
                 // The preset's file keeps its comments and layout.
                 let previous = (self.path.as_deref()).and_then(|p| std::fs::read_to_string(p).ok());
-                preset.save_over(&path, previous.as_deref())?;
+                let written = preset.save_over(&path, previous.as_deref())?;
                 // Only the path's spelling changed: no rebuild. The undo
                 // and redo presets are spelled the same way, so going back
                 // does not look like a new mesh.
@@ -907,7 +920,10 @@ impl Session {
                 }
                 self.saved = self.preset.clone();
                 self.path = Some(path.clone());
-                Ok(Applied::Saved(path))
+                Ok(match written {
+                    Written::AsLaidOut => Applied::Saved(path),
+                    Written::InFull => Applied::SavedInFull(path),
+                })
             }
             Command::Undo => match self.undo.pop_back() {
                 Some(previous) => {

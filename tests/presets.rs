@@ -8,7 +8,7 @@ use softbody::mesh::Vec3;
 use softbody::model::{TetLimits, Weights};
 use softbody::preset::{
     Build, BuildKind, GridSpec, Material, MeshSource, PinSpec, Preset, PresetErrorKind, Selector,
-    View,
+    View, Written,
 };
 use softbody::solver::{Collider, SimParams, Solver, State};
 
@@ -858,6 +858,105 @@ fn saving_an_unchanged_preset_over_its_file_changes_nothing() {
     assert_eq!(Preset::load(&file).unwrap(), preset);
 }
 
+/// Lists keep the comments of their elements that stay; a changed element
+/// loses its own; a pin list written as `[[pins.hard]]` that becomes a
+/// list of names is written `hard = [...]` with the comment above it; a
+/// key added to an inline table goes before its closing space; explicit
+/// defaults and CRLF line endings stay; a format line below the first line
+/// is updated in place.
+#[test]
+fn saving_over_a_file_follows_its_lists_and_forms() {
+    let dir = scratch_dir("presets-layout-forms");
+    let file = dir.join("forms.toml");
+    let save = |preset: &Preset, previous: &str| -> String {
+        assert_eq!(
+            preset.save_over(&file, Some(previous)).unwrap(),
+            Written::AsLaidOut
+        );
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(&Preset::load(&file).unwrap(), preset, "{text}");
+        text
+    };
+    let corners = "
+# Cloth
+# Softbody Studio preset (format version 1) -- by hand
+version = 1
+name = \"\" # left blank
+
+[mesh]
+grid = { n = 10, width = 1.0, horizontal = false } # hangs
+
+[material]
+density = 0.2
+weights = { structural = 1000.0, shear = 500.0, bending = 20.0 }
+
+[pins]
+hard = [
+  # left corner
+  { indices = [0] },
+  # middle
+  { indices = [5] },
+  # right corner
+  { indices = [9] },
+]
+";
+    let mut preset = Preset::from_toml_str(corners, &file).unwrap();
+    // The middle rule removed, attachment set: both the only change.
+    preset.pins.hard.remove(1);
+    preset.material.weights.attachment = 2000.0;
+    let text = save(&preset, corners);
+    let expected = corners
+        .replace("  # middle\n  { indices = [5] },\n", "")
+        .replace("bending = 20.0 }", "bending = 20.0, attachment = 2000.0 }");
+    assert_eq!(text, expected);
+    // Every rule replaced: the old comments go with them.
+    preset.pins.hard = vec![Selector::Indices(vec![3]), Selector::Indices(vec![4])];
+    let text = save(&preset, &expected);
+    assert!(!text.contains("corner"), "{text}");
+    assert!(
+        text.contains("hard = [\n  { indices = [3] },\n  { indices = [4] },\n]"),
+        "{text}"
+    );
+    // CRLF stays CRLF.
+    let crlf = corners.replace('\n', "\r\n");
+    preset.material.density = 0.25;
+    let text = save(&preset, &crlf);
+    assert_eq!(
+        text.matches('\n').count(),
+        text.matches("\r\n").count(),
+        "{text:?}"
+    );
+    assert!(text.contains("density = 0.25\r\n"), "{text:?}");
+    // `[[pins.hard]]` become names.
+    let tables = "version = 1
+[mesh]
+grid = { n = 10, width = 1.0 }
+[material]
+density = 0.2
+# the top plane holds it
+[[pins.hard]]
+plane = { point = [0.0, 0.5, 0.0], normal = [0.0, 1.0, 0.0], distance = 0.001 }
+";
+    let mut preset = Preset::from_toml_str(tables, &file).unwrap();
+    preset.pins.hard = vec![Selector::TopEdge];
+    let text = save(&preset, tables);
+    assert!(
+        text.ends_with("[pins]\n# the top plane holds it\nhard = [\"top_edge\"]\n"),
+        "{text}"
+    );
+    // A file without pins gains an inline list, not scattered tables.
+    let bare = "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = 0.2\n\n[view]\neye = [0.0, 0.0, 2.5]\ntarget = [0.0, 0.0, 0.0]\n";
+    let mut preset = Preset::from_toml_str(bare, &file).unwrap();
+    preset.pins.hard = vec![Selector::Indices(vec![1, 2])];
+    let text = save(&preset, bare);
+    assert_eq!(
+        text,
+        format!(
+            "# Softbody Studio preset (format version 1)\n{bare}\n[pins]\nhard = [{{ indices = [1, 2] }}]\n"
+        )
+    );
+}
+
 /// A file that is not TOML (edited since it was opened) leaves the
 /// preset written in full, after the comment lines it opened with.
 #[test]
@@ -866,7 +965,10 @@ fn saving_over_a_file_that_is_not_toml_keeps_its_opening_comments() {
     let file = dir.join("broken.toml");
     let preset = Preset::load(Path::new("presets/silk.toml")).unwrap();
     let broken = "# Old notes\nthis = = not toml\n";
-    preset.save_over(&file, Some(broken)).unwrap();
+    assert_eq!(
+        preset.save_over(&file, Some(broken)).unwrap(),
+        Written::InFull
+    );
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(
         text.starts_with("# Softbody Studio preset (format version 1)\n# Old notes\nversion = 1\n"),

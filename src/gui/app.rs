@@ -326,6 +326,10 @@ impl EditorApp {
                 self.remember(&path);
                 format!("saved {}", path.display())
             }
+            Ok(Applied::SavedInFull(path)) => {
+                self.remember(&path);
+                crate::session::saved_in_full(&path)
+            }
             Ok(Applied::Reloaded) => {
                 self.pacer.forget();
                 self.viewport.reset();

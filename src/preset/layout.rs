@@ -1,95 +1,293 @@
 //! Saving over a preset file keeps its layout: what the file said is
 //! rewritten with the new values in place, so its comments (on a line of
 //! their own or after a value), the order of its keys and tables, a table
-//! written `[material.weights]` or inline, and the spelling of a value that
-//! did not change (`1e3`, `1_000.0`) all stay. Only what changed is
-//! written anew: a changed value (its trailing comment kept), a key the
-//! preset no longer has (removed with its comments), a new one (appended
-//! to its table).
+//! written `[material.weights]` or inline, a list of tables as `[[...]]`
+//! or inline, the spelling of a value that did not change (`1e3`,
+//! `1_000.0`), an explicit default, its line endings (CRLF) and a byte
+//! order mark all stay. Only what changed is written anew: a changed value
+//! (its trailing comment kept), a key the preset no longer has (removed
+//! with its comments), a new one (appended to its table, inline below the
+//! top level, unless the file reads the same without it), a list element
+//! added or removed (the others keep their comments; a changed element
+//! loses those it had).
 
 use std::borrow::Cow;
 
 use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, TableLike, Value};
 
+/// A path of keys from the document's root.
+type Path = Vec<String>;
+
+/// What [`merge_table`] changed that the file may read the same without.
+#[derive(Default)]
+struct Changes {
+    /// Keys added, each before the keys inside it.
+    added: Vec<Path>,
+    /// Keys the file has that the new values do not (left in place).
+    absent: Vec<Path>,
+}
+
 /// `new` (a preset serialised in full) laid out as `old` (the text of the
 /// file it is saved over) is; `None` if `old` is not TOML or the result
-/// would not `read_back` (as the preset `new` holds). Of the keys `new`
-/// adds to the file, those the preset reads the same without (their
-/// defaults) are left out: a file that had no `[sim]` gains one for a
-/// changed damping, with that key alone.
-pub(super) fn keep(old: &str, new: &str, read_back: impl Fn(&str) -> bool) -> Option<String> {
+/// would not `read_back` (as the preset `new` holds). Keys of the file that
+/// `new` leaves out (its defaults) stay where the file reads the same with
+/// them; keys `new` adds go where it does not read the same without them: a
+/// file that had no `[sim]` gains one for a changed damping, with that key
+/// alone. `implied` is the file serialised in full (`None`: it does not
+/// read): a key added with the value the file implied is left out at once;
+/// else they are settled a group at a time, so a large file is read back a
+/// few times, not once per key.
+pub(super) fn keep(
+    old: &str,
+    new: &str,
+    implied: Option<&str>,
+    read_back: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let bom = old.starts_with('\u{feff}');
+    let old = old.trim_start_matches('\u{feff}');
+    let crlf = old.contains("\r\n");
+    let text = |doc: &DocumentMut| {
+        let text = doc.to_string();
+        let text = if crlf {
+            text.replace("\r\n", "\n").replace('\n', "\r\n")
+        } else {
+            text
+        };
+        if bom { format!("\u{feff}{text}") } else { text }
+    };
     let mut layout: DocumentMut = old.parse().ok()?;
     let values: DocumentMut = new.parse().ok()?;
-    let mut added = Vec::new();
+    let mut changes = Changes::default();
     merge_table(
         layout.as_table_mut(),
         values.as_table(),
         Some(&[]),
-        &mut added,
+        &mut changes,
     );
-    if !read_back(&layout.to_string()) {
+    let reads = |doc: &DocumentMut| read_back(&text(doc));
+    let mut gone = changes.absent.clone();
+    if !gone.is_empty() {
+        if !reads(&without(&layout, &gone)) {
+            return None;
+        }
+        keep_absent(&layout, &mut gone, &changes.absent, &reads);
+    }
+    let mut layout = without(&layout, &gone);
+    if let Some(implied) = implied.and_then(|t| t.parse::<DocumentMut>().ok()) {
+        let defaults: Vec<Path> = (changes.added.iter())
+            .filter(|path| match (find(&implied, path), find(&layout, path)) {
+                (Some(a), Some(b)) => same_item(a, b),
+                _ => false,
+            })
+            .cloned()
+            .collect();
+        let lean = without(&layout, &defaults);
+        if reads(&lean) {
+            return Some(text(&lean));
+        }
+    }
+    if !reads(&layout) {
         return None;
     }
-    for path in &added {
-        let mut without = layout.clone();
-        if remove(&mut without, path) && read_back(&without.to_string()) {
-            layout = without;
-        }
-    }
-    Some(layout.to_string())
+    drop_added(&mut layout, &changes.added, &reads);
+    Some(text(&layout))
 }
 
-/// Removes the key at `path` (keys from the root) from `doc`; whether it
-/// was there.
-fn remove(doc: &mut DocumentMut, path: &[String]) -> bool {
-    let Some((last, parents)) = path.split_last() else {
-        return false;
-    };
-    let mut table: &mut dyn TableLike = doc.as_table_mut();
+/// The item at `path` in `doc`.
+fn find<'a>(doc: &'a DocumentMut, path: &[String]) -> Option<&'a Item> {
+    let (last, parents) = path.split_last()?;
+    let mut table: &dyn TableLike = doc.as_table();
     for key in parents {
-        match table.get_mut(key).and_then(Item::as_table_like_mut) {
-            Some(inner) => table = inner,
-            None => return false,
+        table = table.get(key)?.as_table_like()?;
+    }
+    table.get(last)
+}
+
+/// Whether two items hold equal data (see [`same`]), in whichever form.
+fn same_item(a: &Item, b: &Item) -> bool {
+    fn value(item: &Item) -> Option<Cow<'_, Value>> {
+        match item {
+            Item::Value(value) => Some(Cow::Borrowed(value)),
+            Item::ArrayOfTables(tables) => {
+                Some(Cow::Owned(Value::Array(tables.clone().into_array())))
+            }
+            _ => None,
         }
     }
-    table.remove(last).is_some()
+    match (a.as_table_like(), b.as_table_like()) {
+        (Some(a), Some(b)) => {
+            a.len() == b.len()
+                && (a.iter()).all(|(key, x)| b.get(key).is_some_and(|y| same_item(x, y)))
+        }
+        (None, None) => match (value(a), value(b)) {
+            (Some(a), Some(b)) => same(&a, &b),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Takes the keys of `group` out of `gone` (the keys removed from `base`)
+/// where `base` still `reads` right without the rest: half the group at a
+/// time where the whole does not.
+fn keep_absent(
+    base: &DocumentMut,
+    gone: &mut Vec<Path>,
+    group: &[Path],
+    reads: &impl Fn(&DocumentMut) -> bool,
+) {
+    if group.is_empty() {
+        return;
+    }
+    let fewer: Vec<Path> = gone
+        .iter()
+        .filter(|p| !group.contains(p))
+        .cloned()
+        .collect();
+    if reads(&without(base, &fewer)) {
+        *gone = fewer;
+    } else if group.len() > 1 {
+        let (a, b) = group.split_at(group.len() / 2);
+        keep_absent(base, gone, a, reads);
+        keep_absent(base, gone, b, reads);
+    }
+}
+
+/// Removes the keys of `group` from `doc` where it still `reads` right
+/// without them: half the group at a time where the whole does not.
+fn drop_added(doc: &mut DocumentMut, group: &[Path], reads: &impl Fn(&DocumentMut) -> bool) {
+    if group.is_empty() {
+        return;
+    }
+    let fewer = without(doc, group);
+    if reads(&fewer) {
+        *doc = fewer;
+    } else if group.len() > 1 {
+        let (a, b) = group.split_at(group.len() / 2);
+        drop_added(doc, a, reads);
+        drop_added(doc, b, reads);
+    }
+}
+
+/// `doc` without the keys at `paths` (those it has).
+fn without(doc: &DocumentMut, paths: &[Path]) -> DocumentMut {
+    let mut doc = doc.clone();
+    for path in paths {
+        let Some((last, parents)) = path.split_last() else {
+            continue;
+        };
+        let mut table: Option<&mut dyn TableLike> = Some(doc.as_table_mut());
+        for key in parents {
+            table = table
+                .and_then(|t| t.get_mut(key))
+                .and_then(Item::as_table_like_mut);
+        }
+        if let Some(table) = table {
+            remove_key(table, last);
+        }
+    }
+    doc
+}
+
+/// Removes `key` from `table`; the space before an inline table's `}`,
+/// after the last value, stays after the new last one.
+fn remove_key(table: &mut dyn TableLike, key: &str) {
+    let closing = closing_space(table);
+    let last = table.iter().last().map(|(k, _)| k.to_owned());
+    table.remove(key);
+    if last.as_deref() == Some(key) {
+        set_closing_space(table, closing);
+    }
+}
+
+/// The white space after the last value of `table` (before an inline
+/// table's `}`).
+fn closing_space(table: &dyn TableLike) -> Option<String> {
+    let (_, item) = table.iter().last()?;
+    let suffix = item.as_value()?.decor().suffix()?.as_str()?;
+    suffix.trim().is_empty().then(|| suffix.to_owned())
+}
+
+/// Puts `space` after the last value of `table`, unless a comment is there.
+fn set_closing_space(table: &mut dyn TableLike, space: Option<String>) {
+    let Some(space) = space else {
+        return;
+    };
+    if let Some((_, Item::Value(value))) = table.iter_mut().last() {
+        let decor = value.decor_mut();
+        if decor
+            .suffix()
+            .and_then(|s| s.as_str())
+            .is_none_or(|s| s.trim().is_empty())
+        {
+            decor.set_suffix(space);
+        }
+    }
 }
 
 /// Makes `old` hold what `new` holds, keeping the layout of what both
-/// have. The keys added are listed in `added` (with the keys inside them,
-/// after them) as paths from the root, where `old` is at `at` (`None`:
-/// inside an array, not listed).
+/// have. Where `old` is at `at` (`None`: inside an array), the keys added
+/// and those `new` does not have are listed in `changes`; inside an array
+/// those are removed at once.
 fn merge_table(
     old: &mut dyn TableLike,
     new: &dyn TableLike,
     at: Option<&[String]>,
-    added: &mut Vec<Vec<String>>,
+    changes: &mut Changes,
 ) {
     let gone: Vec<String> = (old.iter())
         .map(|(key, _)| key.to_owned())
         .filter(|key| !new.contains_key(key))
         .collect();
     for key in gone {
-        old.remove(&key);
+        match at {
+            Some(at) => changes.absent.push([at, &[key]].concat()),
+            None => remove_key(old, &key),
+        }
     }
+    let root = at.is_some_and(<[String]>::is_empty);
     for (key, item) in new.iter() {
         let here = at.map(|at| [at, &[key.to_owned()]].concat());
-        match old.get_mut(key) {
-            Some(kept) => merge_item(kept, item, here.as_deref(), added),
-            None => {
-                old.insert(key, unplaced(item.clone()));
-                if let Some(here) = here {
-                    list(item, here, added);
-                }
+        let Some(kept) = old.get_mut(key) else {
+            old.insert(key, fresh(item, root));
+            if let Some(here) = here {
+                list(item, here, &mut changes.added);
+            }
+            continue;
+        };
+        let header = header_comments(kept);
+        let was_header = !kept.is_value();
+        merge_item(kept, item, here.as_deref(), changes);
+        // A `[[table]]` become a value: its key is written `key = ` with
+        // the comments above the header.
+        if was_header
+            && old.get(key).is_some_and(Item::is_value)
+            && let Some(mut key) = old.key_mut(key)
+        {
+            let decor = key.leaf_decor_mut();
+            decor.clear();
+            if let Some(header) = header {
+                decor.set_prefix(header);
             }
         }
     }
 }
 
+/// The comment lines above a `[table]`'s or the first `[[table]]`'s header.
+fn header_comments(item: &Item) -> Option<String> {
+    let table = match item {
+        Item::Table(table) => table,
+        Item::ArrayOfTables(tables) => tables.get(0)?,
+        _ => return None,
+    };
+    let prefix = table.decor().prefix()?.as_str()?;
+    prefix.contains('#').then(|| prefix.to_owned())
+}
+
 /// Lists `item`, new at `path`, and the keys inside it in `added`.
-fn list(item: &Item, path: Vec<String>, added: &mut Vec<Vec<String>>) {
+fn list(item: &Item, path: Path, added: &mut Vec<Path>) {
     if let Some(table) = item.as_table_like() {
-        let inner: Vec<Vec<String>> = (table.iter())
+        let inner: Vec<Path> = (table.iter())
             .map(|(key, _)| [path.as_slice(), &[key.to_owned()]].concat())
             .collect();
         added.push(path);
@@ -101,23 +299,26 @@ fn list(item: &Item, path: Vec<String>, added: &mut Vec<Vec<String>>) {
     }
 }
 
-/// `item` with no table in it placed in the file: each is written after
-/// the table before it (a new `[material.limits]` after
-/// `[material.weights]`, not where it was in the text it came from).
-fn unplaced(mut item: Item) -> Item {
-    match &mut item {
-        Item::Table(table) => {
+/// `item`, new, as the file is to hold it: a table at the top level (the
+/// tables and lists of tables in it inline, `colliders = [{ ... }]`),
+/// written after the table before it; below the top level inline
+/// (`limits = { ... }` in `[material]`, `hard = [{ plane = ... }]`: a
+/// `[[pins.hard]]` header among the file's tables landed after the last
+/// of them, away from its table).
+fn fresh(item: &Item, root: bool) -> Item {
+    let mut item = item.clone();
+    match (&mut item, root) {
+        (Item::Table(table), true) => {
             table.set_position(None);
-            for (_, inner) in table.iter_mut() {
-                *inner = unplaced(std::mem::take(inner));
+            for (mut key, inner) in table.iter_mut() {
+                if !inner.is_value() {
+                    // `key = `, not as the header wrote it.
+                    inner.make_value();
+                    key.leaf_decor_mut().clear();
+                }
             }
         }
-        Item::ArrayOfTables(tables) => {
-            for table in tables.iter_mut() {
-                table.set_position(None);
-            }
-        }
-        _ => {}
+        _ => item.make_value(),
     }
     item
 }
@@ -125,9 +326,9 @@ fn unplaced(mut item: Item) -> Item {
 /// Makes `old` hold what `new` holds, in `old`'s form: a `[table]` stays
 /// one and an inline table inline, an array of inline tables stays one and
 /// `[[tables]]` stay so (the serialiser writes a list of pin selectors that
-/// are all tables as `[[pins.hard]]`). `at` and `added` as in
+/// are all tables as `[[pins.hard]]`). `at` and `changes` as in
 /// [`merge_table`].
-fn merge_item(old: &mut Item, new: &Item, at: Option<&[String]>, added: &mut Vec<Vec<String>>) {
+fn merge_item(old: &mut Item, new: &Item, at: Option<&[String]>, changes: &mut Changes) {
     let inline = |table: &Table| Item::Value(Value::InlineTable(table.clone().into_inline_table()));
     let new = match (&*old, new) {
         (Item::Value(_), Item::Table(table)) => Cow::Owned(inline(table)),
@@ -142,12 +343,12 @@ fn merge_item(old: &mut Item, new: &Item, at: Option<&[String]>, added: &mut Vec
         _ => Cow::Borrowed(new),
     };
     match (old, new.as_ref()) {
-        (Item::Value(old), Item::Value(new)) => merge_value(old, new, at, added),
-        (Item::Table(old), Item::Table(new)) => merge_table(old, new, at, added),
+        (Item::Value(old), Item::Value(new)) => merge_value(old, new, at, changes),
+        (Item::Table(old), Item::Table(new)) => merge_table(old, new, at, changes),
         (Item::ArrayOfTables(old), Item::ArrayOfTables(new)) => {
             let kept = old.len().min(new.len());
             for (old, new) in old.iter_mut().zip(new.iter()) {
-                merge_table(old, new, None, added);
+                merge_table(old, new, None, changes);
             }
             while old.len() > kept {
                 old.remove(old.len() - 1);
@@ -158,7 +359,7 @@ fn merge_item(old: &mut Item, new: &Item, at: Option<&[String]>, added: &mut Vec
                 old.push(new);
             }
         }
-        (old, new) => *old = unplaced(new.clone()),
+        (old, new) => *old = fresh(new, false),
     }
 }
 
@@ -172,11 +373,24 @@ fn array_of_tables(array: &Array) -> Option<ArrayOfTables> {
 }
 
 /// Makes `old` hold `new`'s value, keeping its comments and spelling
-/// where the value is the same. `at` and `added` as in [`merge_table`].
-fn merge_value(old: &mut Value, new: &Value, at: Option<&[String]>, added: &mut Vec<Vec<String>>) {
+/// where the value is the same. `at` and `changes` as in [`merge_table`].
+fn merge_value(old: &mut Value, new: &Value, at: Option<&[String]>, changes: &mut Changes) {
     match (old, new) {
-        (Value::InlineTable(old), Value::InlineTable(new)) => merge_table(old, new, at, added),
-        (Value::Array(old), Value::Array(new)) => merge_array(old, new, added),
+        (Value::InlineTable(old), Value::InlineTable(new)) => {
+            // The space before `}` follows the last value.
+            let closing = closing_space(old);
+            let count = old.len();
+            merge_table(old, new, at, changes);
+            if old.len() != count {
+                if closing.is_some()
+                    && let Some((_, value)) = (old.iter_mut()).nth(count.saturating_sub(1))
+                {
+                    value.decor_mut().set_suffix("");
+                }
+                set_closing_space(old, closing);
+            }
+        }
+        (Value::Array(old), Value::Array(new)) => merge_array(old, new, changes),
         (old, new) if !same(old, new) => {
             let decor = old.decor().clone();
             *old = new.clone();
@@ -186,20 +400,72 @@ fn merge_value(old: &mut Value, new: &Value, at: Option<&[String]>, added: &mut 
     }
 }
 
-/// [`merge_value`] element by element: the comments between a multi-line
-/// array's elements stay where the elements do.
-fn merge_array(old: &mut Array, new: &Array, added: &mut Vec<Vec<String>>) {
-    let kept = old.len().min(new.len());
-    for (old, new) in old.iter_mut().zip(new.iter()) {
-        merge_value(old, new, None, added);
+/// [`merge_value`] for lists: the elements the same at the start and at the
+/// end stay with their comments; between them, each element is merged with
+/// the one at its place, losing the comments it had if it changed (they
+/// described what was there), and the rest removed or inserted (laid out
+/// like their neighbours).
+fn merge_array(old: &mut Array, new: &Array, changes: &mut Changes) {
+    let head = (old.iter().zip(new.iter()))
+        .take_while(|(a, b)| same(a, b))
+        .count();
+    let (m, n) = (old.len(), new.len());
+    let tail = (1..=m.min(n) - head)
+        .take_while(|&k| match (old.get(m - k), new.get(n - k)) {
+            (Some(a), Some(b)) => same(a, b),
+            _ => false,
+        })
+        .count();
+    let (old_end, new_end) = (old.len() - tail, new.len() - tail);
+    let paired = (old_end - head).min(new_end - head);
+    for i in head..head + paired {
+        let (Some(value), Some(new)) = (old.get_mut(i), new.get(i)) else {
+            continue;
+        };
+        if !same(value, new) {
+            let decor = value.decor_mut();
+            if let Some(prefix) = decor.prefix().and_then(|s| s.as_str()).map(uncommented) {
+                decor.set_prefix(prefix);
+            }
+            if let Some(suffix) = decor.suffix().and_then(|s| s.as_str()).map(uncommented) {
+                decor.set_suffix(suffix);
+            }
+            merge_value(value, new, None, changes);
+        }
     }
-    while old.len() > kept {
-        old.remove(old.len() - 1);
+    for _ in head + paired..old_end {
+        old.remove(head + paired);
     }
-    for new in new.iter().skip(kept) {
-        old.push(new.clone());
+    let layout = (head + paired)
+        .checked_sub(1)
+        .and_then(|i| old.get(i))
+        .and_then(|v| v.decor().prefix()?.as_str().map(uncommented));
+    for i in head + paired..new_end {
+        let mut value = new.get(i).expect("within new").clone();
+        value.decor_mut().clear();
+        match layout.as_deref().filter(|l| l.contains('\n')) {
+            Some(layout) => {
+                value.decor_mut().set_prefix(layout);
+                old.insert_formatted(i, value);
+            }
+            None => old.insert(i, value),
+        }
     }
 }
+
+/// `text` (white space and comments) without its comments: a line break
+/// and the indentation after the last where it had any, else nothing.
+fn uncommented(text: &str) -> String {
+    if !text.contains('#') {
+        return text.to_owned();
+    }
+    match text.rsplit_once('\n') {
+        Some((_, indent)) if indent.trim().is_empty() => format!("\n{indent}"),
+        Some(_) => "\n".to_owned(),
+        None => String::new(),
+    }
+}
+
 /// Whether two values are equal as data: spelling, comments and an
 /// integer written for a float aside.
 fn same(a: &Value, b: &Value) -> bool {

@@ -457,15 +457,45 @@ pub fn header_comments(text: &str) -> Option<String> {
     Some(lines[first..].join("\n"))
 }
 
-/// `text` opening with the current format line: in place of a format line
-/// it opens with (of an older version), before it otherwise.
+/// `text` with the current format line: in place of a format line among
+/// the comment lines it opens with (an older version's; what follows its
+/// `)` stays), before them otherwise.
 fn with_format_line(text: &str) -> String {
-    let line = format!("{FORMAT_LINE} {CURRENT_VERSION})\n");
-    let rest = match text.split_once('\n') {
-        Some((first, rest)) if first.trim_start().starts_with(FORMAT_LINE) => rest,
-        _ => text,
-    };
-    format!("{line}{rest}")
+    let line = format!("{FORMAT_LINE} {CURRENT_VERSION})");
+    let mut offset = 0;
+    for old in text.split_inclusive('\n') {
+        let trimmed = old.trim_start_matches('\u{feff}').trim();
+        if trimmed.starts_with(FORMAT_LINE) {
+            let after = old.find(')').map_or("\n", |i| &old[i + 1..]);
+            let bom = if old.starts_with('\u{feff}') {
+                "\u{feff}"
+            } else {
+                ""
+            };
+            let (before, rest) = (&text[..offset], &text[offset + old.len()..]);
+            return format!("{before}{bom}{line}{after}{rest}");
+        }
+        if !(trimmed.is_empty() || trimmed.starts_with('#')) {
+            break;
+        }
+        offset += old.len();
+    }
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => format!("\u{feff}{line}{newline}{rest}"),
+        None => format!("{line}{newline}{text}"),
+    }
+}
+
+/// How [`Preset::save_over`] wrote a preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// Laid out as the file it replaced (or new, with none to follow).
+    AsLaidOut,
+    /// In full after the replaced file's opening comments: its text could
+    /// not be followed (it is not TOML, e.g. edited elsewhere since it was
+    /// opened), and its other comments are gone.
+    InFull,
 }
 
 /// `version` alone, read before the rest to choose the layout.
@@ -631,7 +661,7 @@ impl Preset {
     /// [`PresetErrorKind::Write`] if serialising or writing fails; the
     /// previous file at `path`, if any, is then intact.
     pub fn save(&self, path: &Path) -> Result<(), PresetError> {
-        self.save_over(path, None)
+        self.save_over(path, None).map(|_| ())
     }
 
     /// [`Preset::save`] over a file whose text was `previous`, keeping its
@@ -640,31 +670,34 @@ impl Preset {
     /// keeps the comment after it; a key the preset no longer has goes with
     /// its comments; a new one is appended to its table, unless the file
     /// reads the same without it (a default the file did not spell out).
-    /// Where that would not read back as this preset, the preset is written
-    /// in full after `previous`'s opening comments (see
-    /// [`header_comments`]).
+    /// Where that would not read back as this preset (`previous` is not
+    /// TOML), the preset is written in full after `previous`'s opening
+    /// comments (see [`header_comments`]), and [`Written::InFull`] says so.
     ///
     /// # Errors
     /// As [`Preset::save`].
-    pub fn save_over(&self, path: &Path, previous: Option<&str>) -> Result<(), PresetError> {
+    pub fn save_over(&self, path: &Path, previous: Option<&str>) -> Result<Written, PresetError> {
         let write_error = |message: String| PresetError::new(path, PresetErrorKind::Write(message));
-        let text = self
+        let (text, written) = self
             .to_toml_string_over(previous, path)
             .map_err(|e| write_error(e.to_string()))?;
         create_dir_of(path)?;
-        crate::fsutil::write_atomically(path, |out| std::io::Write::write_all(out, text.as_bytes()))
-            .map_err(|e| write_error(e.to_string()))
+        crate::fsutil::write_atomically(path, |out| {
+            std::io::Write::write_all(out, text.as_bytes())
+        })
+        .map_err(|e| write_error(e.to_string()))?;
+        Ok(written)
     }
 
-    /// The text [`Preset::save_over`] writes to `path`.
+    /// The text [`Preset::save_over`] writes to `path`, and how.
     pub(crate) fn to_toml_string_over(
         &self,
         previous: Option<&str>,
         path: &Path,
-    ) -> Result<String, toml::ser::Error> {
+    ) -> Result<(String, Written), toml::ser::Error> {
         let full = self.to_toml_string()?;
         let Some(previous) = previous else {
-            return Ok(full);
+            return Ok((full, Written::AsLaidOut));
         };
         let saved = Preset {
             version: CURRENT_VERSION,
@@ -672,10 +705,18 @@ impl Preset {
         };
         let read_back =
             |text: &str| Preset::from_toml_str(text, path).is_ok_and(|read| read == saved);
-        let kept = layout::keep(previous, &full, read_back).map(|text| with_format_line(&text));
-        match kept {
-            Some(text) => Ok(text),
-            None => self.to_toml_string_with_header(header_comments(previous).as_deref()),
+        // What the file implied, its defaults spelled out.
+        let implied = (Preset::from_toml_str(previous.trim_start_matches('\u{feff}'), path).ok())
+            .and_then(|p| p.to_toml_string().ok());
+        match layout::keep(previous, &full, implied.as_deref(), read_back) {
+            Some(text) => Ok((with_format_line(&text), Written::AsLaidOut)),
+            None => {
+                let header = header_comments(previous);
+                Ok((
+                    self.to_toml_string_with_header(header.as_deref())?,
+                    Written::InFull,
+                ))
+            }
         }
     }
 

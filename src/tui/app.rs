@@ -956,6 +956,7 @@ impl App {
         let applied = outcome.is_ok();
         self.status = match outcome {
             Ok(Applied::Saved(path)) => format!("saved {}", path.display()),
+            Ok(Applied::SavedInFull(path)) => crate::session::saved_in_full(&path),
             Ok(Applied::Reloaded) if report.loading => {
                 self.selected = 0;
                 self.pacer.forget();
