@@ -944,6 +944,23 @@ plane = { point = [0.0, 0.5, 0.0], normal = [0.0, 1.0, 0.0], distance = 0.001 }
         text.ends_with("[pins]\n# the top plane holds it\nhard = [\"top_edge\"]\n"),
         "{text}"
     );
+    // The first of a list removed: the next takes its place after `[`.
+    let two = "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = 0.2\n[pins]\nhard = [{ indices = [1] }, { indices = [2] }]\n";
+    let mut preset = Preset::from_toml_str(two, &file).unwrap();
+    preset.pins.hard.remove(0);
+    let text = save(&preset, two);
+    assert!(text.ends_with("\nhard = [{ indices = [2] }]\n"), "{text}");
+    // `[[tables]]` are matched by what they hold: the one that stays keeps
+    // its comments.
+    let listed = "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = 0.2\n\n[[pins.hard]]\nindices = [0]\n\n[[pins.hard]]\n# plane element\nplane = { point = [0.0, 0.5, 0.0], normal = [0.0, 1.0, 0.0], distance = 0.01 } # top\n";
+    let mut preset = Preset::from_toml_str(listed, &file).unwrap();
+    preset.pins.hard.remove(0);
+    let text = save(&preset, listed);
+    assert!(
+        text.ends_with("[[pins.hard]]\n# plane element\nplane = { point = [0.0, 0.5, 0.0], normal = [0.0, 1.0, 0.0], distance = 0.01 } # top\n"),
+        "{text}"
+    );
+    assert!(!text.contains("indices"), "{text}");
     // A file without pins gains an inline list, not scattered tables.
     let bare = "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = 0.2\n\n[view]\neye = [0.0, 0.0, 2.5]\ntarget = [0.0, 0.0, 0.0]\n";
     let mut preset = Preset::from_toml_str(bare, &file).unwrap();
@@ -975,6 +992,16 @@ fn saving_over_a_file_that_is_not_toml_keeps_its_opening_comments() {
         "{text}"
     );
     assert!(!text.contains("not toml"), "{text}");
+    assert_eq!(Preset::load(&file).unwrap(), preset);
+    // Written in full, it keeps the file's CRLF line endings.
+    let crlf = broken.replace('\n', "\r\n");
+    preset.save_over(&file, Some(&crlf)).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        text.matches('\n').count(),
+        text.matches("\r\n").count(),
+        "{text:?}"
+    );
     assert_eq!(Preset::load(&file).unwrap(), preset);
 }
 

@@ -43,19 +43,8 @@ pub(super) fn keep(
     implied: Option<&str>,
     read_back: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    let bom = old.starts_with('\u{feff}');
-    let old = old.trim_start_matches('\u{feff}');
-    let crlf = old.contains("\r\n");
-    let text = |doc: &DocumentMut| {
-        let text = doc.to_string();
-        let text = if crlf {
-            text.replace("\r\n", "\n").replace('\n', "\r\n")
-        } else {
-            text
-        };
-        if bom { format!("\u{feff}{text}") } else { text }
-    };
-    let mut layout: DocumentMut = old.parse().ok()?;
+    let text = |doc: &DocumentMut| with_line_ends_of(old, &doc.to_string());
+    let mut layout: DocumentMut = old.trim_start_matches('\u{feff}').parse().ok()?;
     let values: DocumentMut = new.parse().ok()?;
     let mut changes = Changes::default();
     merge_table(
@@ -115,15 +104,27 @@ fn same_item(a: &Item, b: &Item) -> bool {
         }
     }
     match (a.as_table_like(), b.as_table_like()) {
-        (Some(a), Some(b)) => {
-            a.len() == b.len()
-                && (a.iter()).all(|(key, x)| b.get(key).is_some_and(|y| same_item(x, y)))
-        }
+        (Some(a), Some(b)) => same_table(a, b),
         (None, None) => match (value(a), value(b)) {
             (Some(a), Some(b)) => same(&a, &b),
             _ => false,
         },
         _ => false,
+    }
+}
+
+/// `text` with the line endings (CRLF or LF) and byte order mark of `like`.
+pub(super) fn with_line_ends_of(like: &str, text: &str) -> String {
+    let text = text.trim_start_matches('\u{feff}');
+    let text = if like.contains("\r\n") {
+        text.replace("\r\n", "\n").replace('\n', "\r\n")
+    } else {
+        text.to_owned()
+    };
+    if like.starts_with('\u{feff}') {
+        format!("\u{feff}{text}")
+    } else {
+        text
     }
 }
 
@@ -345,20 +346,7 @@ fn merge_item(old: &mut Item, new: &Item, at: Option<&[String]>, changes: &mut C
     match (old, new.as_ref()) {
         (Item::Value(old), Item::Value(new)) => merge_value(old, new, at, changes),
         (Item::Table(old), Item::Table(new)) => merge_table(old, new, at, changes),
-        (Item::ArrayOfTables(old), Item::ArrayOfTables(new)) => {
-            let kept = old.len().min(new.len());
-            for (old, new) in old.iter_mut().zip(new.iter()) {
-                merge_table(old, new, None, changes);
-            }
-            while old.len() > kept {
-                old.remove(old.len() - 1);
-            }
-            for new in new.iter().skip(kept) {
-                let mut new = new.clone();
-                new.set_position(None);
-                old.push(new);
-            }
-        }
+        (Item::ArrayOfTables(old), Item::ArrayOfTables(new)) => merge_tables(old, new, changes),
         (old, new) => *old = fresh(new, false),
     }
 }
@@ -406,16 +394,11 @@ fn merge_value(old: &mut Value, new: &Value, at: Option<&[String]>, changes: &mu
 /// described what was there), and the rest removed or inserted (laid out
 /// like their neighbours).
 fn merge_array(old: &mut Array, new: &Array, changes: &mut Changes) {
-    let head = (old.iter().zip(new.iter()))
-        .take_while(|(a, b)| same(a, b))
-        .count();
-    let (m, n) = (old.len(), new.len());
-    let tail = (1..=m.min(n) - head)
-        .take_while(|&k| match (old.get(m - k), new.get(n - k)) {
-            (Some(a), Some(b)) => same(a, b),
-            _ => false,
-        })
-        .count();
+    let (head, tail) = align(
+        old.len(),
+        new.len(),
+        |i, j| matches!((old.get(i), new.get(j)), (Some(a), Some(b)) if same(a, b)),
+    );
     let (old_end, new_end) = (old.len() - tail, new.len() - tail);
     let paired = (old_end - head).min(new_end - head);
     for i in head..head + paired {
@@ -433,8 +416,17 @@ fn merge_array(old: &mut Array, new: &Array, changes: &mut Changes) {
             merge_value(value, new, None, changes);
         }
     }
+    // The first element's place (`[` then its prefix) is kept for the
+    // element that becomes first.
+    let first = (old.get(0).and_then(|v| v.decor().prefix()?.as_str())).map(uncommented);
     for _ in head + paired..old_end {
         old.remove(head + paired);
+    }
+    if head + paired == 0
+        && old_end > 0
+        && let (Some(value), Some(first)) = (old.get_mut(0), first)
+    {
+        value.decor_mut().set_prefix(first);
     }
     let layout = (head + paired)
         .checked_sub(1)
@@ -453,6 +445,50 @@ fn merge_array(old: &mut Array, new: &Array, changes: &mut Changes) {
     }
 }
 
+/// [`merge_array`] for `[[tables]]`: those the same at the start and at
+/// the end stay with their comments; between them, each table is merged
+/// with the one at its place, losing the comments above its header if it
+/// changed, and the rest removed or inserted.
+fn merge_tables(old: &mut ArrayOfTables, new: &ArrayOfTables, changes: &mut Changes) {
+    let (head, tail) = align(
+        old.len(),
+        new.len(),
+        |i, j| matches!((old.get(i), new.get(j)), (Some(a), Some(b)) if same_table(a, b)),
+    );
+    let (old_end, new_end) = (old.len() - tail, new.len() - tail);
+    let paired = (old_end - head).min(new_end - head);
+    for i in head..head + paired {
+        let (Some(table), Some(new)) = (old.get_mut(i), new.get(i)) else {
+            continue;
+        };
+        if !same_table(table, new) {
+            let decor = table.decor_mut();
+            if let Some(prefix) = decor.prefix().and_then(|s| s.as_str()).map(uncommented) {
+                decor.set_prefix(prefix);
+            }
+            merge_table(table, new, None, changes);
+        }
+    }
+    for _ in head + paired..old_end {
+        old.remove(head + paired);
+    }
+    for i in head + paired..new_end {
+        let mut table = new.get(i).expect("within new").clone();
+        table.set_position(None);
+        old.insert(i, table);
+    }
+}
+
+/// How many of two lists' elements, `m` and `n` long, are the same
+/// (`same_at(i, j)`) at the start and, of the rest, at the end.
+fn align(m: usize, n: usize, same_at: impl Fn(usize, usize) -> bool) -> (usize, usize) {
+    let head = (0..m.min(n)).take_while(|&i| same_at(i, i)).count();
+    let tail = (1..=m.min(n) - head)
+        .take_while(|&k| same_at(m - k, n - k))
+        .count();
+    (head, tail)
+}
+
 /// `text` (white space and comments) without its comments: a line break
 /// and the indentation after the last where it had any, else nothing.
 fn uncommented(text: &str) -> String {
@@ -464,6 +500,11 @@ fn uncommented(text: &str) -> String {
         Some(_) => "\n".to_owned(),
         None => String::new(),
     }
+}
+
+/// Whether two tables hold equal data, in whichever form.
+fn same_table(a: &dyn TableLike, b: &dyn TableLike) -> bool {
+    a.len() == b.len() && (a.iter()).all(|(key, x)| b.get(key).is_some_and(|y| same_item(x, y)))
 }
 
 /// Whether two values are equal as data: spelling, comments and an

@@ -711,11 +711,9 @@ impl Preset {
         match layout::keep(previous, &full, implied.as_deref(), read_back) {
             Some(text) => Ok((with_format_line(&text), Written::AsLaidOut)),
             None => {
-                let header = header_comments(previous);
-                Ok((
-                    self.to_toml_string_with_header(header.as_deref())?,
-                    Written::InFull,
-                ))
+                let header = header_comments(previous.trim_start_matches('\u{feff}'));
+                let text = self.to_toml_string_with_header(header.as_deref())?;
+                Ok((layout::with_line_ends_of(previous, &text), Written::InFull))
             }
         }
     }
