@@ -54,7 +54,8 @@ pub fn obj(data: &[u8]) {
 }
 
 /// A preset file: parse and check it; a valid one must save, in full and
-/// over its own text (see [`Preset::save_over`]), and parse back equal.
+/// over its own text (see [`Preset::save_over`]; also with changes to its
+/// view and pin lists), and parse back equal.
 pub fn preset(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -69,12 +70,22 @@ pub fn preset(data: &[u8]) {
         .expect("a parsed preset serialises");
     let again = Preset::parse(&saved, path).expect("a saved preset parses");
     assert_eq!(again.preset, loaded.preset);
-    // Saved over its own text, as it is and without its view.
+    // Saved over its own text: as it is, without its view, with its pin
+    // lists reversed and with their first rules dropped.
     let unviewed = Preset {
         view: None,
         ..loaded.preset.clone()
     };
-    for preset in [&loaded.preset, &unviewed] {
+    let mut reversed = loaded.preset.clone();
+    reversed.pins.hard.reverse();
+    reversed.pins.soft.reverse();
+    let mut shorter = loaded.preset.clone();
+    for list in [&mut shorter.pins.hard, &mut shorter.pins.soft] {
+        if !list.is_empty() {
+            list.remove(0);
+        }
+    }
+    for preset in [&loaded.preset, &unviewed, &reversed, &shorter] {
         let (over, _) = (preset.to_toml_string_over(Some(text), path))
             .expect("a parsed preset serialises over its text");
         let again = Preset::parse(&over, path).expect("a preset saved over its text parses");

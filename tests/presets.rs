@@ -950,6 +950,38 @@ plane = { point = [0.0, 0.5, 0.0], normal = [0.0, 1.0, 0.0], distance = 0.001 }
     preset.pins.hard.remove(0);
     let text = save(&preset, two);
     assert!(text.ends_with("\nhard = [{ indices = [2] }]\n"), "{text}");
+    // A comment after an element's comma is that element's, though TOML
+    // keeps it before the next one or before `]`.
+    let plane =
+        "{ plane = { point = [0.0, 0.5, 0.0], normal = [0.0, 1.0, 0.0], distance = 0.01 } }";
+    let commented = format!(
+        "version = 1\n[mesh]\ngrid = {{ n = 10, width = 1.0 }}\n[material]\ndensity = 0.2\n[pins]\nhard = [\n  # plane element\n  {plane}, # top\n  # indices element\n  {{ indices = [0, 1, 2] }}, # three\n] # end of hard\n"
+    );
+    let mut preset = Preset::from_toml_str(&commented, &file).unwrap();
+    preset.pins.hard.remove(1);
+    let text = save(&preset, &commented);
+    assert!(
+        text.ends_with(&format!(
+            "hard = [\n  # plane element\n  {plane}, # top\n] # end of hard\n"
+        )),
+        "{text}"
+    );
+    let mut preset = Preset::from_toml_str(&commented, &file).unwrap();
+    preset.pins.hard[1] = Selector::Indices(vec![5]);
+    let text = save(&preset, &commented);
+    assert!(
+        text.ends_with(&format!("hard = [\n  # plane element\n  {plane}, # top\n  {{ indices = [5] }},\n] # end of hard\n")),
+        "{text}"
+    );
+    let mut preset = Preset::from_toml_str(&commented, &file).unwrap();
+    preset.pins.hard.remove(0);
+    let text = save(&preset, &commented);
+    assert!(
+        text.ends_with(
+            "hard = [\n  # indices element\n  { indices = [0, 1, 2] }, # three\n] # end of hard\n"
+        ),
+        "{text}"
+    );
     // `[[tables]]` are matched by what they hold: the one that stays keeps
     // its comments.
     let listed = "version = 1\n[mesh]\ngrid = { n = 10, width = 1.0 }\n[material]\ndensity = 0.2\n\n[[pins.hard]]\nindices = [0]\n\n[[pins.hard]]\n# plane element\nplane = { point = [0.0, 0.5, 0.0], normal = [0.0, 1.0, 0.0], distance = 0.01 } # top\n";

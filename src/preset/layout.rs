@@ -392,57 +392,115 @@ fn merge_value(old: &mut Value, new: &Value, at: Option<&[String]>, changes: &mu
 /// end stay with their comments; between them, each element is merged with
 /// the one at its place, losing the comments it had if it changed (they
 /// described what was there), and the rest removed or inserted (laid out
-/// like their neighbours).
+/// like their neighbours). In a list over several lines, a comment after an
+/// element's comma, on its line, is that element's (TOML keeps it before
+/// the next element, or before `]`): it stays with it, or goes with it.
 fn merge_array(old: &mut Array, new: &Array, changes: &mut Changes) {
+    let (m, n) = (old.len(), new.len());
     let (head, tail) = align(
-        old.len(),
-        new.len(),
+        m,
+        n,
         |i, j| matches!((old.get(i), new.get(j)), (Some(a), Some(b)) if same(a, b)),
     );
-    let (old_end, new_end) = (old.len() - tail, new.len() - tail);
-    let paired = (old_end - head).min(new_end - head);
-    for i in head..head + paired {
-        let (Some(value), Some(new)) = (old.get_mut(i), new.get(i)) else {
-            continue;
+    if head == m && m == n {
+        return;
+    }
+    let paired = (m - tail - head).min(n - tail - head);
+    let raw =
+        |s: Option<&toml_edit::RawString>| s.and_then(|s| s.as_str()).unwrap_or("").to_owned();
+    // The text before each element, then before `]`.
+    let slots: Vec<String> = (old.iter().map(|v| raw(v.decor().prefix())))
+        .chain([raw(Some(old.trailing()))])
+        .collect();
+    // A slot's first line (with its line break): the previous element's.
+    let line = |s: &str| s.find('\n').map_or(String::new(), |p| s[..=p].to_owned());
+    let rest = |s: &str| s.find('\n').map_or(s.to_owned(), |p| s[p + 1..].to_owned());
+    let indentation = |s: &str| s.rsplit('\n').next().unwrap_or("").to_owned();
+    let multiline = slots.iter().any(|s| s.contains('\n'));
+    let indent = (slots[1..m.max(1)].iter())
+        .find(|s| s.contains('\n') || !multiline)
+        .map_or_else(
+            || {
+                if multiline {
+                    "  ".to_owned()
+                } else {
+                    " ".to_owned()
+                }
+            },
+            |s| indentation(s),
+        );
+    // Where each element of the result comes from.
+    #[derive(Clone, Copy)]
+    enum From {
+        Kept(usize),
+        Changed(usize),
+        New,
+    }
+    let origins: Vec<From> = (0..n)
+        .map(|j| {
+            if j >= n - tail {
+                From::Kept(j + m - n)
+            } else if j < head {
+                From::Kept(j)
+            } else if j < head + paired {
+                match (old.get(j), new.get(j)) {
+                    (Some(a), Some(b)) if same(a, b) => From::Kept(j),
+                    _ => From::Changed(j),
+                }
+            } else {
+                From::New
+            }
+        })
+        .collect();
+    // The line before element `k` (or `]`) that the element before it owns.
+    let owned = |k: usize| match k.checked_sub(1).map(|k| origins[k]) {
+        None => line(&slots[0]),
+        Some(From::Kept(i)) => line(&slots[i + 1]),
+        Some(From::Changed(i)) if line(&slots[i + 1]).is_empty() => String::new(),
+        Some(_) if multiline => "\n".to_owned(),
+        Some(_) => String::new(),
+    };
+    let mut values = Vec::with_capacity(n);
+    for (k, origin) in origins.iter().enumerate() {
+        let (mut value, own) = match *origin {
+            From::Kept(i) => (old.get(i).expect("within old").clone(), rest(&slots[i])),
+            From::Changed(i) => {
+                let mut value = old.get(i).expect("within old").clone();
+                merge_value(&mut value, new.get(k).expect("within new"), None, changes);
+                if let Some(suffix) = value.decor().suffix().and_then(|s| s.as_str()) {
+                    let suffix = indentation(suffix);
+                    value.decor_mut().set_suffix(suffix);
+                }
+                (value, indentation(&rest(&slots[i])))
+            }
+            From::New => {
+                let mut value = new.get(k).expect("within new").clone();
+                value.decor_mut().clear();
+                value.decor_mut().set_suffix("");
+                (
+                    value,
+                    if k == 0 {
+                        indentation(&rest(&slots[0]))
+                    } else {
+                        indent.clone()
+                    },
+                )
+            }
         };
-        if !same(value, new) {
-            let decor = value.decor_mut();
-            if let Some(prefix) = decor.prefix().and_then(|s| s.as_str()).map(uncommented) {
-                decor.set_prefix(prefix);
-            }
-            if let Some(suffix) = decor.suffix().and_then(|s| s.as_str()).map(uncommented) {
-                decor.set_suffix(suffix);
-            }
-            merge_value(value, new, None, changes);
-        }
+        // A first element from further on opens the list as the first did.
+        let own = match *origin {
+            From::Kept(i) if k == 0 && i > 0 && !own.contains('\n') => rest(&slots[0]),
+            _ => own,
+        };
+        value.decor_mut().set_prefix(format!("{}{own}", owned(k)));
+        values.push(value);
     }
-    // The first element's place (`[` then its prefix) is kept for the
-    // element that becomes first.
-    let first = (old.get(0).and_then(|v| v.decor().prefix()?.as_str())).map(uncommented);
-    for _ in head + paired..old_end {
-        old.remove(head + paired);
+    let trailing = format!("{}{}", owned(n), rest(&slots[m]));
+    old.clear();
+    for value in values {
+        old.push_formatted(value);
     }
-    if head + paired == 0
-        && old_end > 0
-        && let (Some(value), Some(first)) = (old.get_mut(0), first)
-    {
-        value.decor_mut().set_prefix(first);
-    }
-    let layout = (head + paired)
-        .checked_sub(1)
-        .and_then(|i| old.get(i))
-        .and_then(|v| v.decor().prefix()?.as_str().map(uncommented));
-    for i in head + paired..new_end {
-        let mut value = new.get(i).expect("within new").clone();
-        value.decor_mut().clear();
-        match layout.as_deref().filter(|l| l.contains('\n')) {
-            Some(layout) => {
-                value.decor_mut().set_prefix(layout);
-                old.insert_formatted(i, value);
-            }
-            None => old.insert(i, value),
-        }
-    }
+    old.set_trailing(trailing);
 }
 
 /// [`merge_array`] for `[[tables]]`: those the same at the start and at
