@@ -21,11 +21,15 @@ use common::{scratch_dir, scratch_path};
 
 /// The editor on `preset`, looking at the model head-on (down −z, so
 /// screen down is world down and a grid row is a screen row).
-fn editor(preset: &str) -> Harness<'static, EditorApp> {
-    let session = Session::open(Path::new(preset)).unwrap();
-    let mut harness = Harness::builder()
+/// The editor on `session`, in a 1280 × 800 window, before its first frame.
+fn editor_on(session: Session) -> Harness<'static, EditorApp> {
+    Harness::builder()
         .with_size([1280.0, 800.0])
-        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+        .build_eframe(move |cc| EditorApp::new(cc, session, None))
+}
+
+fn editor(preset: &str) -> Harness<'static, EditorApp> {
+    let mut harness = editor_on(Session::open(Path::new(preset)).unwrap());
     let orbit = &mut harness.state_mut().viewport.orbit;
     orbit.yaw = 0.0;
     orbit.pitch = 0.0;
@@ -256,10 +260,7 @@ fn keys_and_the_edit_menu_pin_the_selection() {
 fn a_closed_mesh_opened_alone_suggests_tetrahedra() {
     let message = |path: &str| {
         let (session, _) = Session::open_or_default(Some(Path::new(path))).unwrap();
-        let harness = Harness::builder()
-            .with_size([1280.0, 800.0])
-            .build_eframe(move |cc| EditorApp::new(cc, session, None));
-        harness.state().message.clone()
+        editor_on(session).state().message.clone()
     };
     assert!(message("meshes/sphere.obj").contains("build it as tetrahedra"));
     assert!(!message("meshes/cloth_quad.obj").contains("tetrahedra"));
@@ -539,9 +540,7 @@ fn saving_keeps_the_camera() {
     let file = dir.join("cloth.toml");
     let mut session = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
     session.apply(Command::Save(Some(file.clone()))).unwrap();
-    let mut harness = Harness::builder()
-        .with_size([1280.0, 800.0])
-        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    let mut harness = editor_on(session);
     harness.run();
     let before = Preset::load(&file).unwrap().view.unwrap();
     {
@@ -587,9 +586,7 @@ fn a_preset_opens_from_its_camera_and_an_unmoved_one_saves_it_unchanged() {
     preset.view = Some(view);
     preset.save(&file).unwrap();
     let session = Session::open(&file).unwrap();
-    let mut harness = Harness::builder()
-        .with_size([1280.0, 800.0])
-        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    let mut harness = editor_on(session);
     harness.run();
     let orbit = harness.state().viewport.orbit;
     assert_eq!((orbit.target, orbit.fov_deg), (view.target, 40.0));
@@ -611,9 +608,7 @@ fn a_preset_opens_from_its_camera_and_an_unmoved_one_saves_it_unchanged() {
     let (session, _) = Session::open_or_default(Some(Path::new("meshes/torus.obj"))).unwrap();
     assert_eq!(session.preset().view, None);
     let model = session.model().clone();
-    let harness = Harness::builder()
-        .with_size([1280.0, 800.0])
-        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    let harness = editor_on(session);
     let fold = |f: fn(f64, f64) -> f64, start: f64| {
         model
             .rest

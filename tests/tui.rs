@@ -23,8 +23,13 @@ use common::scratch_dir;
 
 const CLOTH: &str = "presets/hanging_cloth.toml";
 
+/// The terminal UI on the preset at `path`.
+fn opened(path: &str) -> App {
+    App::new(Session::open(Path::new(path)).unwrap(), "presets".into())
+}
+
 fn cloth() -> App {
-    App::new(Session::open(Path::new(CLOTH)).unwrap(), "presets".into())
+    opened(CLOTH)
 }
 
 fn untitled() -> App {
@@ -921,10 +926,7 @@ fn open_chooses_a_preset() {
 /// (they could only fail), and keeps the planes.
 #[test]
 fn the_pin_menu_offers_the_grid_rules_on_a_grid_only() {
-    let mut app = App::new(
-        Session::open(Path::new("presets/jelly.toml")).unwrap(),
-        "presets".into(),
-    );
+    let mut app = opened("presets/jelly.toml");
     app.handle_key(ch('p'));
     let text = screen(&app, 80, 24);
     assert_shows(&text, &["top plane", "bottom plane", "a group"]);
@@ -932,10 +934,7 @@ fn the_pin_menu_offers_the_grid_rules_on_a_grid_only() {
         assert!(!text.contains(what), "{key} {what} offered:\n{text}");
     }
     // Silk lies flat at rest: no planes, which would hold all of it.
-    let mut silk = App::new(
-        Session::open(Path::new("presets/silk.toml")).unwrap(),
-        "presets".into(),
-    );
+    let mut silk = opened("presets/silk.toml");
     silk.handle_key(ch('p'));
     let text = screen(&silk, 80, 24);
     assert_shows(&text, &["top edge", "top corners", "a group"]);
@@ -974,10 +973,7 @@ fn pin_menu_sets_pin_rules() {
     );
 
     // Silk lies flat until played: its top plane would hold it all.
-    let mut silk = App::new(
-        Session::open(Path::new("presets/silk.toml")).unwrap(),
-        "presets".into(),
-    );
+    let mut silk = opened("presets/silk.toml");
     let before = silk.session.model().pins.hard_vertices().len();
     silk.on_key(ch('p'));
     silk.on_key(ch('y'));
@@ -1536,10 +1532,7 @@ fn slow_changes_apply_in_the_background_and_keys_wait() {
 /// and the energy legend keeps every name (its values go first).
 #[test]
 fn a_narrow_terminal_cuts_labels_not_values() {
-    let app = App::new(
-        Session::open(Path::new("presets/jelly.toml")).unwrap(),
-        "presets".into(),
-    );
+    let app = opened("presets/jelly.toml");
     let wide = screen(&app, 120, 40);
     assert!(wide.contains("strain       20000"), "{wide}");
     for width in [20, 24, 30] {

@@ -63,7 +63,7 @@ pub fn series_names(model: &Model) -> Vec<&'static str> {
 }
 
 /// The frames within [`WINDOW_SECONDS`] of the newest.
-fn window(history: &History) -> impl Iterator<Item = &Frame> {
+fn window(history: &History) -> impl DoubleEndedIterator<Item = &Frame> {
     let frames = history.frames();
     let newest = frames.back().map_or(0.0, |f| f.time);
     let start = frames.partition_point(|f| f.time < newest - WINDOW_SECONDS);
@@ -222,13 +222,11 @@ fn labelled_steps(input: GridInput) -> Vec<GridMark> {
 /// values are never under it (at 800 × 600 it hid the last third of every
 /// curve).
 pub fn energy(ui: &mut egui::Ui, model: &Model, history: &History) {
-    let present: Vec<usize> = (0..SERIES.len())
-        .filter(|&i| (SERIES[i].present)(model))
-        .collect();
+    let present = || (0..SERIES.len()).filter(|&i| (SERIES[i].present)(model));
     let mut plot =
         live_plot("energy", ["time (s)", "energy (J)"], "t", "J").legend(Legend::default());
     let times = || window(history).map(|f| f.time);
-    let (first, newest) = match (times().next(), times().last()) {
+    let (first, newest) = match (times().next(), times().next_back()) {
         (Some(first), Some(newest)) if newest > first => (first, newest),
         (Some(only), _) => {
             plot = plot.include_y(-1.0).include_y(1.0);
@@ -236,7 +234,7 @@ pub fn energy(ui: &mut egui::Ui, model: &Model, history: &History) {
         }
         _ => (0.0, 1.0),
     };
-    let legend = legend_width(ui, present.iter().map(|&i| SERIES[i].name));
+    let legend = legend_width(ui, present().map(|i| SERIES[i].name));
     // The y axis's labels take about this much of the width too.
     let axis = 60.0;
     let room = f64::from(legend / (ui.available_width() - axis).max(1.0));
@@ -244,7 +242,7 @@ pub fn energy(ui: &mut egui::Ui, model: &Model, history: &History) {
         .include_x(first)
         .include_x(newest + past_newest(newest - first, room));
     plot.show(ui, |plot| {
-        for &i in &present {
+        for i in present() {
             let s = &SERIES[i];
             let points: PlotPoints = window(history)
                 .map(|f| [f.time, (s.value)(&f.energies)])

@@ -15,6 +15,8 @@ use std::borrow::Cow;
 
 use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, TableLike, Value};
 
+use super::with_format_line;
+
 /// A path of keys from the document's root.
 type Path = Vec<String>;
 
@@ -43,7 +45,7 @@ pub(super) fn keep(
     implied: Option<&str>,
     read_back: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    let text = |doc: &DocumentMut| with_line_ends_of(old, &doc.to_string());
+    let text = |doc: &DocumentMut| with_line_ends_of(old, &with_format_line(&doc.to_string()));
     let mut layout: DocumentMut = old.trim_start_matches('\u{feff}').parse().ok()?;
     let values: DocumentMut = new.parse().ok()?;
     let mut changes = Changes::default();
@@ -59,7 +61,18 @@ pub(super) fn keep(
         if !reads(&without(&layout, &gone)) {
             return None;
         }
-        keep_absent(&layout, &mut gone, &changes.absent, &reads);
+        // Kept where the file reads the same with them.
+        offer(&changes.absent, &mut |group| {
+            let fewer: Vec<Path> = (gone.iter())
+                .filter(|p| !group.contains(p))
+                .cloned()
+                .collect();
+            let kept = reads(&without(&layout, &fewer));
+            if kept {
+                gone = fewer;
+            }
+            kept
+        });
     }
     let mut layout = without(&layout, &gone);
     if let Some(implied) = implied.and_then(|t| t.parse::<DocumentMut>().ok()) {
@@ -78,8 +91,28 @@ pub(super) fn keep(
     if !reads(&layout) {
         return None;
     }
-    drop_added(&mut layout, &changes.added, &reads);
+    // Dropped where the file reads the same without them.
+    offer(&changes.added, &mut |group| {
+        let fewer = without(&layout, group);
+        let dropped = reads(&fewer);
+        if dropped {
+            layout = fewer;
+        }
+        dropped
+    });
     Some(text(&layout))
+}
+
+/// Offers `group` to `take`, and where it does not take the whole, each
+/// half, and so on down to single paths: a few offers where most are taken
+/// or most refused, not one per path.
+fn offer(group: &[Path], take: &mut impl FnMut(&[Path]) -> bool) {
+    if group.is_empty() || take(group) || group.len() == 1 {
+        return;
+    }
+    let (a, b) = group.split_at(group.len() / 2);
+    offer(a, take);
+    offer(b, take);
 }
 
 /// The item at `path` in `doc`.
@@ -125,48 +158,6 @@ pub(super) fn with_line_ends_of(like: &str, text: &str) -> String {
         format!("\u{feff}{text}")
     } else {
         text
-    }
-}
-
-/// Takes the keys of `group` out of `gone` (the keys removed from `base`)
-/// where `base` still `reads` right without the rest: half the group at a
-/// time where the whole does not.
-fn keep_absent(
-    base: &DocumentMut,
-    gone: &mut Vec<Path>,
-    group: &[Path],
-    reads: &impl Fn(&DocumentMut) -> bool,
-) {
-    if group.is_empty() {
-        return;
-    }
-    let fewer: Vec<Path> = gone
-        .iter()
-        .filter(|p| !group.contains(p))
-        .cloned()
-        .collect();
-    if reads(&without(base, &fewer)) {
-        *gone = fewer;
-    } else if group.len() > 1 {
-        let (a, b) = group.split_at(group.len() / 2);
-        keep_absent(base, gone, a, reads);
-        keep_absent(base, gone, b, reads);
-    }
-}
-
-/// Removes the keys of `group` from `doc` where it still `reads` right
-/// without them: half the group at a time where the whole does not.
-fn drop_added(doc: &mut DocumentMut, group: &[Path], reads: &impl Fn(&DocumentMut) -> bool) {
-    if group.is_empty() {
-        return;
-    }
-    let fewer = without(doc, group);
-    if reads(&fewer) {
-        *doc = fewer;
-    } else if group.len() > 1 {
-        let (a, b) = group.split_at(group.len() / 2);
-        drop_added(doc, a, reads);
-        drop_added(doc, b, reads);
     }
 }
 
@@ -365,18 +356,12 @@ fn array_of_tables(array: &Array) -> Option<ArrayOfTables> {
 fn merge_value(old: &mut Value, new: &Value, at: Option<&[String]>, changes: &mut Changes) {
     match (old, new) {
         (Value::InlineTable(old), Value::InlineTable(new)) => {
-            // The space before `}` follows the last value.
+            // The space before `}` follows the last value, whichever it
+            // comes to be.
             let closing = closing_space(old);
-            let count = old.len();
+            set_closing_space(old, closing.as_ref().map(|_| String::new()));
             merge_table(old, new, at, changes);
-            if old.len() != count {
-                if closing.is_some()
-                    && let Some((_, value)) = (old.iter_mut()).nth(count.saturating_sub(1))
-                {
-                    value.decor_mut().set_suffix("");
-                }
-                set_closing_space(old, closing);
-            }
+            set_closing_space(old, closing);
         }
         (Value::Array(old), Value::Array(new)) => merge_array(old, new, changes),
         (old, new) if !same(old, new) => {
@@ -417,16 +402,12 @@ fn merge_array(old: &mut Array, new: &Array, changes: &mut Changes) {
     let rest = |s: &str| s.find('\n').map_or(s.to_owned(), |p| s[p + 1..].to_owned());
     let indentation = |s: &str| s.rsplit('\n').next().unwrap_or("").to_owned();
     let multiline = slots.iter().any(|s| s.contains('\n'));
+    // A new element's indentation: as the others', else two spaces on a
+    // line of its own or one after a comma.
     let indent = (slots[1..m.max(1)].iter())
         .find(|s| s.contains('\n') || !multiline)
         .map_or_else(
-            || {
-                if multiline {
-                    "  ".to_owned()
-                } else {
-                    " ".to_owned()
-                }
-            },
+            || if multiline { "  " } else { " " }.to_owned(),
             |s| indentation(s),
         );
     // Where each element of the result comes from.

@@ -464,27 +464,18 @@ fn with_format_line(text: &str) -> String {
     let line = format!("{FORMAT_LINE} {CURRENT_VERSION})");
     let mut offset = 0;
     for old in text.split_inclusive('\n') {
-        let trimmed = old.trim_start_matches('\u{feff}').trim();
+        let trimmed = old.trim();
         if trimmed.starts_with(FORMAT_LINE) {
             let after = old.find(')').map_or("\n", |i| &old[i + 1..]);
-            let bom = if old.starts_with('\u{feff}') {
-                "\u{feff}"
-            } else {
-                ""
-            };
             let (before, rest) = (&text[..offset], &text[offset + old.len()..]);
-            return format!("{before}{bom}{line}{after}{rest}");
+            return format!("{before}{line}{after}{rest}");
         }
         if !(trimmed.is_empty() || trimmed.starts_with('#')) {
             break;
         }
         offset += old.len();
     }
-    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    match text.strip_prefix('\u{feff}') {
-        Some(rest) => format!("\u{feff}{line}{newline}{rest}"),
-        None => format!("{line}{newline}{text}"),
-    }
+    format!("{line}\n{text}")
 }
 
 /// How [`Preset::save_over`] wrote a preset.
@@ -705,13 +696,14 @@ impl Preset {
         };
         let read_back =
             |text: &str| Preset::from_toml_str(text, path).is_ok_and(|read| read == saved);
+        let body = previous.trim_start_matches('\u{feff}');
         // What the file implied, its defaults spelled out.
-        let implied = (Preset::from_toml_str(previous.trim_start_matches('\u{feff}'), path).ok())
-            .and_then(|p| p.to_toml_string().ok());
+        let implied =
+            (Preset::from_toml_str(body, path).ok()).and_then(|p| p.to_toml_string().ok());
         match layout::keep(previous, &full, implied.as_deref(), read_back) {
-            Some(text) => Ok((with_format_line(&text), Written::AsLaidOut)),
+            Some(text) => Ok((text, Written::AsLaidOut)),
             None => {
-                let header = header_comments(previous.trim_start_matches('\u{feff}'));
+                let header = header_comments(body);
                 let text = self.to_toml_string_with_header(header.as_deref())?;
                 Ok((layout::with_line_ends_of(previous, &text), Written::InFull))
             }
