@@ -256,6 +256,9 @@ struct Report {
     loading: bool,
     pins: bool,
     done: &'static str,
+    /// Whether the command undoes or redoes a change, whose message then
+    /// says what it took back or did again after [`Report::done`].
+    retraces: bool,
     before: Option<crate::preset::Preset>,
     field: Option<Mode>,
 }
@@ -898,6 +901,11 @@ impl App {
                 Command::Reset => "back to rest",
                 _ => "",
             },
+            retraces: match command {
+                Command::Undo => self.session.undo_len() > 0,
+                Command::Redo => self.session.redo_len() > 0,
+                _ => false,
+            },
             before: (!step).then(|| self.session.preset().clone()),
             field,
         };
@@ -972,7 +980,7 @@ impl App {
                 n => format!("{n} vertices pinned"),
             },
             // What an undo or redo took back or did again.
-            Ok(_) if matches!(report.done, "undid" | "redid") => {
+            Ok(_) if report.retraces => {
                 let before = report.before.as_ref().unwrap_or(self.session.preset());
                 let change = crate::preset::describe_changes(before, self.session.preset());
                 format!("{} {change}", report.done)
