@@ -137,21 +137,22 @@ pub enum BakeError {
     )]
     Busy(PathBuf),
     /// Writing an output file failed.
-    #[error("{path}: cannot write: {source}")]
+    #[error("{path}: cannot write: {error}")]
     Write {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: io::Error,
+        /// The I/O error (in the message, not a `source`: the error chain
+        /// printed it twice).
+        error: io::Error,
     },
     /// Reading the output directory, or an earlier frame's first line,
     /// failed.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read: {error}")]
     Read {
         /// The directory or file.
         path: PathBuf,
-        /// The I/O error.
-        source: io::Error,
+        /// The I/O error (in the message).
+        error: io::Error,
     },
 }
 
@@ -525,19 +526,19 @@ const CSV_HEADER_START: &str = "frame,time,";
 /// Maps a failed read of `path` to [`BakeError::Read`].
 fn read_err(path: &Path) -> impl FnOnce(io::Error) -> BakeError {
     let path = path.to_owned();
-    move |source| BakeError::Read { path, source }
+    move |error| BakeError::Read { path, error }
 }
 
 /// Maps a failed write of `path` to [`BakeError::Write`].
 fn write_err(path: &Path) -> impl FnOnce(io::Error) -> BakeError {
     let path = path.to_owned();
-    move |source| BakeError::Write { path, source }
+    move |error| BakeError::Write { path, error }
 }
 
 /// One row of the energy CSV, at time `frame × dt` (the state's summed time
 /// drifts: 3.9999999999999907 s at frame 240 of 1/60 s); the timing fields
-/// are left empty without `timings` (frame 0, which took no step). Numbers
-/// are in shortest round-trip form, with an exponent below 1e-4 and from
+/// are left empty without `timings` (frame 0, which took no step), and
+/// given to the nanosecond. Numbers are in shortest round-trip form, with an exponent below 1e-4 and from
 /// 1e16 (`{:?}`: a kinetic energy of 6e-30 J at rest is not 30 zeros).
 fn write_csv_row(
     w: &mut impl Write,
@@ -551,7 +552,13 @@ fn write_csv_row(
         write!(w, ",{value:?}")?;
     }
     match timings {
-        Some(t) => writeln!(w, ",{:?},{:?},{:?}", t.local_ms, t.global_ms, t.other_ms),
+        Some(t) => {
+            // To the nanosecond: the clock's sums in milliseconds read
+            // `0.26155900000000004`.
+            let ms = |v: f64| (v * 1e6).round() / 1e6;
+            let [local, global, other] = [t.local_ms, t.global_ms, t.other_ms].map(ms);
+            writeln!(w, ",{local:?},{global:?},{other:?}")
+        }
         None => writeln!(w, ",,,"),
     }
 }
@@ -721,7 +728,13 @@ fn write_obj_frame(
         // The name is one line: a newline in it would start OBJ statements.
         let comment = name.replace(char::is_control, " ");
         writeln!(w, "{FRAME_HEADER} {comment}, frame {frame}")?;
-        writeln!(w, "o {}", name.replace(char::is_whitespace, "_"))?;
+        // One word, and no `#`, which starts a comment in OBJ ("Denim
+        // Jacket #2" read back as `Denim_Jacket_`).
+        writeln!(
+            w,
+            "o {}",
+            name.replace(|c: char| c.is_whitespace() || c == '#', "_")
+        )?;
         // Shortest round-trip form, with an exponent for the tiny: a skin
         // vertex at round-off from zero is `-4.4e-18`, not 18 zeros.
         for p in positions {

@@ -19,14 +19,33 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 /// shells report Ctrl-C).
 pub const INTERRUPTED: u8 = 130;
 
+/// What a command-line run says on standard error when a stop request
+/// arrives: a frame can take long, and a request with no answer reads as
+/// ignored.
+#[derive(Clone, Copy, Debug)]
+pub struct Notices {
+    /// On the first request (it stops at the next chance).
+    pub first: &'static str,
+    /// On the second (the process ends at once).
+    pub second: &'static str,
+}
+
 /// Routes SIGINT, SIGTERM and SIGHUP to [`STOP`] for the rest of the
-/// process.
+/// process, saying `notices` on standard error (none for a terminal UI,
+/// whose screen the text would break into).
 ///
 /// # Errors
 /// If a handler is already installed or the system refuses one.
-pub fn install() -> Result<(), ctrlc::Error> {
-    ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::Relaxed) {
+pub fn install(notices: Option<Notices>) -> Result<(), ctrlc::Error> {
+    ctrlc::set_handler(move || {
+        let second = STOP.swap(true, Ordering::Relaxed);
+        if let Some(n) = notices {
+            use std::io::Write as _;
+            // On a line of its own, after a progress bar's.
+            let text = if second { n.second } else { n.first };
+            let _ = writeln!(std::io::stderr().lock(), "\n{text}");
+        }
+        if second {
             std::process::exit(INTERRUPTED.into());
         }
     })

@@ -455,7 +455,9 @@ fn spawn_bake_every(preset: &Path, frames: &str, every: &str, out: &Path) -> std
         .arg(out)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        // (A line a tenth of the way, and what a stop request says: far
+        // less than a pipe holds.)
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap()
 }
@@ -599,13 +601,21 @@ fn a_second_ctrl_c_keeps_what_was_written() {
     )
     .unwrap();
     let frames = out.join("frames");
-    let mut child = spawn_bake(&preset, "1000", &frames);
+    let child = spawn_bake(&preset, "1000", &frames);
     wait_for(&frames.join("slow_0001.obj"));
     for _ in 0..2 {
         interrupt(&child);
         std::thread::sleep(std::time::Duration::from_millis(30));
     }
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let ended = child.wait_with_output().unwrap();
+    assert_eq!(ended.status.code(), Some(130));
+    // Each request is answered at once, a frame can take long.
+    let said = String::from_utf8_lossy(&ended.stderr);
+    assert!(
+        said.contains("\nstopping after the current frame ("),
+        "{said}"
+    );
+    assert!(said.contains("\nstopped at once: "), "{said}");
     // Ended by the second signal, mid-frame: the first one's clean stop
     // would have written the summary.
     assert!(

@@ -148,6 +148,73 @@ fn tetrahedralize_writes_a_mesh_that_reads_back_and_reports_json() {
     assert!(dir.join("sphere.ele").is_file());
 }
 
+/// Input the tetrahedraliser has to guess about is reported: an open
+/// sleeve (filled across its openings) with a warning in the text and the
+/// JSON; a closed sphere with none.
+#[test]
+fn tetrahedralize_warns_where_it_guessed() {
+    let out = softbody_ok(&["tetrahedralize", "meshes/sleeve.obj", "--resolution", "8"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  warnings:\n    the surface is open (64 boundary edges)"),
+        "{text}"
+    );
+    let out = softbody_ok(&[
+        "tetrahedralize",
+        "meshes/sphere.obj",
+        "--resolution",
+        "8",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warnings"], serde_json::json!([]));
+}
+
+/// Two overlapping cubes in one file: `inspect` says the surface passes
+/// through itself, and that its volume (the sum of both, 2) counts the
+/// overlap twice; one cube alone has no such warning.
+#[test]
+fn inspect_warns_of_a_surface_passing_through_itself() {
+    let dir = scratch_dir("cli-crossing");
+    let cube = |offset: f64, first: usize| {
+        let mut text = String::new();
+        for k in 0..8 {
+            let [x, y, z] = [k & 1, (k >> 1) & 1, (k >> 2) & 1].map(|c| c as f64);
+            text += &format!(
+                "v {} {} {}\n",
+                x + offset,
+                y + offset / 2.0,
+                z + offset / 3.0
+            );
+        }
+        for face in [
+            [0, 2, 3, 1],
+            [4, 5, 7, 6],
+            [0, 1, 5, 4],
+            [2, 6, 7, 3],
+            [0, 4, 6, 2],
+            [1, 3, 7, 5],
+        ] {
+            let [a, b, c, d] = face.map(|v| v + first + 1);
+            text += &format!("f {a} {b} {c} {d}\n");
+        }
+        text
+    };
+    let two = dir.join("two.obj");
+    std::fs::write(&two, cube(0.0, 0) + &cube(0.5, 8)).unwrap();
+    let one = dir.join("one.obj");
+    std::fs::write(&one, cube(0.0, 0)).unwrap();
+    let text = String::from_utf8(softbody_ok(&["inspect", two.to_str().unwrap()]).stdout).unwrap();
+    assert!(text.contains("volume:      2\n"), "{text}");
+    assert!(
+        text.contains("the surface passes through itself (")
+            && text.contains("its volume counts overlapping parts twice"),
+        "{text}"
+    );
+    let text = String::from_utf8(softbody_ok(&["inspect", one.to_str().unwrap()]).stdout).unwrap();
+    assert!(text.contains("warnings:    none"), "{text}");
+}
+
 #[test]
 fn tetrahedralize_rejects_flat_input_and_unknown_formats_with_exit_2() {
     let out = softbody(&["tetrahedralize", "meshes/cloth_tri.obj"]);
@@ -601,4 +668,35 @@ fn the_terminal_ui_without_a_terminal_says_so() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("needs a terminal"), "{err}");
+}
+
+/// More threads than the machine has CPUs are not started: the command says
+/// so and runs on one per CPU (1,024 made a small cloth's bake 25× slower).
+#[test]
+fn threads_beyond_the_cpus_are_capped_with_a_note() {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if cpus >= 1024 {
+        return;
+    }
+    let out = softbody_ok(&[
+        "--threads",
+        "1024",
+        "bench",
+        "--scene",
+        "tet4",
+        "--frames",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["threads"], cpus);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "--threads 1024 is more than the {cpus} logical CPUs here; using {cpus}"
+        )),
+        "{err}"
+    );
 }

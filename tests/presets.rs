@@ -468,6 +468,15 @@ fn each_invalid_preset_names_its_field_and_line() {
             "bad.toml:7: sim.iterations: must lie in [1, 10000], found 1000000000000",
         ),
         (
+            // An open bound reads as one, not as the smallest double.
+            format!("{HEADER}[material.limits]\nvolume_min = 0.0\n"),
+            "bad.toml:7: material.limits.volume_min: must lie in (0, 1], found 0",
+        ),
+        (
+            format!("{HEADER}[material.limits]\nstrain_max = 0.5\n"),
+            "bad.toml:7: material.limits.strain_max: must be at least 1, found 0.5",
+        ),
+        (
             format!("{HEADER}[sim]\nsubsteps = 101\n"),
             "bad.toml:7: sim.substeps: must lie in [1, 100], found 101",
         ),

@@ -116,6 +116,65 @@ fn a_surface_facing_inwards_is_filled_as_if_turned_outwards() {
     assert!((a - b).abs() < 1e-3, "{a} against {b}");
 }
 
+/// A box with some faces wound the wrong way (as exporters and hand edits
+/// leave them) is filled as the box, not with holes where the flipped faces
+/// turn the winding number down: each flipped face is taken as turned over,
+/// and the report says how many were.
+#[test]
+fn faces_wound_against_their_neighbours_are_taken_as_turned_over() {
+    let outward = primitives::cuboid(Vec3::new(1.0, 0.6, 0.4), 4);
+    let polygons = outward.offsets.len() - 1;
+    let mut mixed = outward.clone();
+    let flipped = [0, 5, 17, polygons - 1];
+    for &k in &flipped {
+        let corners = mixed.offsets[k] as usize..mixed.offsets[k + 1] as usize;
+        mixed.indices[corners].reverse();
+    }
+    let (mixed_surface, out_surface) = (surface(&mixed), surface(&outward));
+    let (mixed_t, mixed_q) = stuff(&mixed_surface, 12);
+    let (out_t, out_q) = stuff(&out_surface, 12);
+    // Each quad is two triangles.
+    assert_eq!(mixed_t.reoriented, 2 * flipped.len());
+    assert_eq!(out_t.reoriented, 0);
+    assert_eq!(mixed_t.mesh.tets().len(), out_t.mesh.tets().len());
+    assert!(mixed_q.volume_error.unwrap().abs() < 0.01, "{mixed_q:?}");
+    assert!(
+        mixed_q
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("8 of 192 triangles are wound against the rest")),
+        "{:?}",
+        mixed_q.warnings
+    );
+    assert!(out_q.warnings.is_empty(), "{:?}", out_q.warnings);
+    // The triangles turned over are exactly those of the flipped quads.
+    let flips = mixed_surface
+        .topology()
+        .consistent_flips(mixed_surface.triangles());
+    for (t, (&flip, &polygon)) in flips
+        .iter()
+        .zip(mixed_surface.source_polygons())
+        .enumerate()
+    {
+        assert_eq!(flip, flipped.contains(&(polygon as usize)), "triangle {t}");
+    }
+}
+
+/// An open surface is filled by what its winding number says, and the
+/// report says so: a sleeve's wide openings are filled straight across.
+#[test]
+fn an_open_surface_is_filled_with_a_warning() {
+    let sleeve = surface(&primitives::open_cylinder(0.2, 0.6, 24, 8));
+    let (_, q) = stuff(&sleeve, 12);
+    assert!(q.volume_error.is_none());
+    assert_eq!(q.warnings.len(), 1, "{:?}", q.warnings);
+    assert!(
+        q.warnings[0].starts_with("the surface is open (48 boundary edges)"),
+        "{}",
+        q.warnings[0]
+    );
+}
+
 /// A hexagonal bipyramid, long and thin: its two tips (solid angle about
 /// 0.3 sr) and six rim corners are narrower than a lattice cell.
 fn bipyramid() -> SurfaceMesh {

@@ -179,6 +179,75 @@ impl EdgeTopology {
             })
             .count()
     }
+
+    /// Which triangles to turn over (reverse their winding) so that each
+    /// patch, the triangles joined across interior edges, is wound one way:
+    /// the way most of its triangles already are, so a file with a few
+    /// faces flipped is mended and one wound inwards throughout stays so.
+    /// A patch that cannot be wound one way (a Möbius strip) is left as
+    /// the walk across it meets it. Non-manifold edges join nothing.
+    pub fn consistent_flips(&self, triangles: &[[u32; 3]]) -> Vec<bool> {
+        // Across each interior edge: the two triangles, and whether they
+        // traverse it the same way (then one of them must turn over).
+        let mut start = vec![0u32; triangles.len() + 1];
+        let joins: Vec<([u32; 2], bool)> = (0..self.edges.len())
+            .filter_map(|e| {
+                let [t1, t2] = *self.edge_faces(e) else {
+                    return None;
+                };
+                let [a, b] = self.edges[e];
+                let same = goes_forward(triangles[t1 as usize], a, b)
+                    == goes_forward(triangles[t2 as usize], a, b);
+                Some(([t1, t2], same))
+            })
+            .collect();
+        for ([t1, t2], _) in &joins {
+            start[*t1 as usize + 1] += 1;
+            start[*t2 as usize + 1] += 1;
+        }
+        for t in 0..triangles.len() {
+            start[t + 1] += start[t];
+        }
+        let mut fill = start.clone();
+        let mut neighbours = vec![(0u32, false); 2 * joins.len()];
+        for &([t1, t2], same) in &joins {
+            for (from, to) in [(t1, t2), (t2, t1)] {
+                neighbours[fill[from as usize] as usize] = (to, same);
+                fill[from as usize] += 1;
+            }
+        }
+        let mut flip = vec![false; triangles.len()];
+        let mut seen = vec![false; triangles.len()];
+        let mut patch = Vec::new();
+        for seed in 0..triangles.len() {
+            if seen[seed] {
+                continue;
+            }
+            seen[seed] = true;
+            patch.clear();
+            patch.push(seed as u32);
+            let mut next = 0;
+            while let Some(&t) = patch.get(next) {
+                next += 1;
+                let t = t as usize;
+                for &(n, same) in &neighbours[start[t] as usize..start[t + 1] as usize] {
+                    if !seen[n as usize] {
+                        seen[n as usize] = true;
+                        flip[n as usize] = flip[t] ^ same;
+                        patch.push(n);
+                    }
+                }
+            }
+            let flipped = patch.iter().filter(|&&t| flip[t as usize]).count();
+            if 2 * flipped > patch.len() {
+                // The seed was among the few: keep the many as they are.
+                for &t in &patch {
+                    flip[t as usize] = !flip[t as usize];
+                }
+            }
+        }
+        flip
+    }
 }
 
 /// Whether triangle `t` contains the directed edge `a → b`.
@@ -240,6 +309,30 @@ mod tests {
         assert_eq!(topo.inconsistent_orientations(&tris), 0);
         assert_eq!(topo.opposite_pairs(&tris).count(), 6);
         assert_eq!(connected_components(4, &tris), 1);
+    }
+
+    /// The few triangles wound against their patch are the ones turned
+    /// over, patch by patch: a tetrahedron with one face flipped, one wound
+    /// inwards throughout (left so), and two patches apart.
+    #[test]
+    fn the_few_against_their_patch_are_turned_over() {
+        let outward = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]];
+        let flip = |t: [u32; 3]| [t[0], t[2], t[1]];
+        let mut tris = outward.to_vec();
+        tris[2] = flip(tris[2]);
+        let inward: Vec<_> = outward.iter().map(|&t| flip(t).map(|v| v + 4)).collect();
+        tris.extend(inward);
+        let topo = EdgeTopology::new(8, &tris);
+        let flips = topo.consistent_flips(&tris);
+        assert_eq!(
+            flips,
+            [false, false, true, false, false, false, false, false]
+        );
+        let mended: Vec<_> = (tris.iter().zip(&flips))
+            .map(|(&t, &f)| if f { flip(t) } else { t })
+            .collect();
+        assert_eq!(topo.inconsistent_orientations(&mended), 0);
+        assert_eq!(topo.inconsistent_orientations(&tris), 3);
     }
 
     #[test]

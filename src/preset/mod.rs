@@ -797,15 +797,14 @@ mod validate {
         if (lo..=hi).contains(&v) {
             Ok(())
         } else {
-            fail(
-                field,
-                format!(
-                    "must lie in [{}, {}], found {}",
-                    number(lo),
-                    number(hi),
-                    number(v)
-                ),
-            )
+            // A bound of the smallest positive or the largest double
+            // reads as what it means, not as its 309 digits.
+            let range = match (lo == f64::MIN_POSITIVE, hi == f64::MAX) {
+                (true, _) => format!("must lie in (0, {}]", number(hi)),
+                (false, true) => format!("must be at least {}", number(lo)),
+                (false, false) => format!("must lie in [{}, {}]", number(lo), number(hi)),
+            };
+            fail(field, format!("{range}, found {}", number(v)))
         }
     }
 

@@ -86,7 +86,7 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
             Autosave::new(Autosave::default_dir(), crate::autosave::INTERVAL),
         );
     app.background = true;
-    signals::install().map_err(std::io::Error::other)?;
+    signals::install(None).map_err(std::io::Error::other)?;
     // `try_init` installs a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init()?;
     let restore = Restore;

@@ -5,7 +5,8 @@
 //! Inside and outside are decided by the generalised winding number (`|w| >
 //! ½` is inside), which closes small holes and takes the union of
 //! overlapping parts; a surface whose faces all point inwards is filled as
-//! if turned outwards. The region is filled by isosurface stuffing on a body-centred
+//! if turned outwards, and one with some faces flipped as if each patch
+//! were wound as most of its faces are. The region is filled by isosurface stuffing on a body-centred
 //! cubic lattice (Labelle and Shewchuk 2007), whose stencils guarantee
 //! dihedral angles in [10.7°, 164.8°] whatever the surface does, and whose
 //! cost is linear in the number of lattice cells. Delaunay refinement (TetGen)
@@ -135,6 +136,10 @@ pub struct Tetrahedralization {
     pub embedding: Embedding,
     /// Lattice cell size.
     pub cell: f64,
+    /// Triangles the inside test turned over: those wound against most of
+    /// their patch (a flipped face turns the winding number around it
+    /// from 1 to 1/3 and less, and its region of the body was left empty).
+    pub reoriented: usize,
     /// Wall-clock time of the tetrahedralisation and embedding, seconds.
     pub seconds: f64,
 }
@@ -174,7 +179,12 @@ pub fn tetrahedralize(
         });
     }
     let cell = (hi - lo).max() / options.resolution as f64;
-    let tree = TriangleTree::new(positions, surface.triangles());
+    let flips = surface.topology().consistent_flips(surface.triangles());
+    let reoriented = flips.iter().filter(|&&f| f).count();
+    let triangles: Vec<[u32; 3]> = (surface.triangles().iter().zip(&flips))
+        .map(|(&[a, b, c], &flip)| if flip { [a, c, b] } else { [a, b, c] })
+        .collect();
+    let tree = TriangleTree::new(positions, &triangles);
     let stuffed = stuffing::stuff(&tree, lo, hi, cell);
     if stuffed.tets.is_empty() {
         return Err(TetraError::NoInterior {
@@ -197,6 +207,7 @@ pub fn tetrahedralize(
         mesh,
         embedding,
         cell,
+        reoriented,
         seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -240,6 +251,9 @@ pub struct QualityReport {
     /// Time to tetrahedralise, seconds (the report's own measurements
     /// excluded).
     pub seconds: f64,
+    /// What the input made the tetrahedraliser guess, in plain words: an
+    /// open surface's inside, faces it turned over.
+    pub warnings: Vec<String>,
 }
 
 /// Rays per side when measuring a closed surface's enclosed volume.
@@ -279,6 +293,7 @@ impl QualityReport {
             resolution,
             cell: result.cell,
             seconds: result.seconds,
+            warnings: warnings(surface, result),
         }
     }
 }
@@ -316,8 +331,39 @@ impl std::fmt::Display for QualityReport {
             self.boundary_distance * 100.0,
             self.surface_to_boundary * 100.0
         )?;
-        writeln!(f, "  time:        {:.1} ms", self.seconds * 1e3)
+        writeln!(f, "  time:        {:.1} ms", self.seconds * 1e3)?;
+        match self.warnings.as_slice() {
+            [] => writeln!(f, "  warnings:    none"),
+            warnings => {
+                writeln!(f, "  warnings:")?;
+                warnings.iter().try_for_each(|w| writeln!(f, "    {w}"))
+            }
+        }
     }
+}
+
+/// [`QualityReport::warnings`].
+fn warnings(surface: &SurfaceMesh, result: &Tetrahedralization) -> Vec<String> {
+    use crate::mesh::topology::EdgeKind;
+    let topology = surface.topology();
+    let mut warnings = Vec::new();
+    let boundary = topology.count(EdgeKind::Boundary);
+    if boundary > 0 {
+        warnings.push(format!(
+            "the surface is open ({boundary} boundary edges): its inside is what the \
+             winding number says, which closes small holes but fills a wide opening \
+             across; check the body against the surface"
+        ));
+    }
+    if result.reoriented > 0 {
+        warnings.push(format!(
+            "{} of {} triangles are wound against the rest of their part: they were \
+             taken as turned over for the inside (the file is unchanged)",
+            result.reoriented,
+            surface.triangles().len()
+        ));
+    }
+    warnings
 }
 
 /// Largest distance of a point from the least-squares plane of `points`.

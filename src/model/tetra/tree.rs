@@ -109,6 +109,21 @@ impl TriangleTree {
         self.visit_segment_hits(a, b, |t, _| out.push(t));
     }
 
+    /// How often an edge of `edges` (between `positions`) passes through a
+    /// triangle of the tree: where a surface passes through itself (two
+    /// overlapping parts, a lid sunk into its pot). An edge's own triangles
+    /// hold it and its neighbours touch it at an end, so neither counts.
+    pub fn edge_crossings(&self, positions: &[Vec3], edges: &[[u32; 2]]) -> usize {
+        let mut crossings = 0;
+        for &[a, b] in edges {
+            let (a, b) = (positions[a as usize], positions[b as usize]);
+            self.visit_segment_triangles(a, b, |tri| {
+                crossings += usize::from(segment_passes_through(a, b, tri));
+            });
+        }
+        crossings
+    }
+
     /// Like [`TriangleTree::segment_hits`], with the change of winding
     /// number at each crossing: +1 entering through a face's back (into a
     /// closed outward-oriented surface), −1 leaving.
@@ -120,11 +135,22 @@ impl TriangleTree {
 
     /// Calls `f(t, entering)` for every crossing of the segment `a b`.
     fn visit_segment_hits(&self, a: Vec3, b: Vec3, mut f: impl FnMut(f64, bool)) {
+        let dir = b - a;
+        self.visit_segment_triangles(a, b, |tri| {
+            if let Some(t) = segment_triangle(a, dir, tri) {
+                let normal = (tri[1] - tri[0]).cross(&(tri[2] - tri[0]));
+                f(t, normal.dot(&dir) < 0.0);
+            }
+        });
+    }
+
+    /// Calls `f` with every triangle in a leaf whose box the segment `a b`
+    /// meets.
+    fn visit_segment_triangles(&self, a: Vec3, b: Vec3, mut f: impl FnMut(&[Vec3; 3])) {
         if self.nodes.is_empty() {
             return;
         }
-        let dir = b - a;
-        let inv = dir.map(|c| 1.0 / c);
+        let inv = (b - a).map(|c| 1.0 / c);
         let mut stack = [0u32; STACK];
         let mut top = 1;
         while top > 0 {
@@ -136,12 +162,9 @@ impl TriangleTree {
             }
             if node.count > 0 {
                 let s = node.start as usize;
-                for tri in &self.triangles[s..s + node.count as usize] {
-                    if let Some(t) = segment_triangle(a, dir, tri) {
-                        let normal = (tri[1] - tri[0]).cross(&(tri[2] - tri[0]));
-                        f(t, normal.dot(&dir) < 0.0);
-                    }
-                }
+                self.triangles[s..s + node.count as usize]
+                    .iter()
+                    .for_each(&mut f);
             } else {
                 let index = children(node, id);
                 stack[top] = index.0;
@@ -320,6 +343,29 @@ fn segment_meets_box(a: Vec3, inv: Vec3, lo: Vec3, hi: Vec3) -> bool {
     true
 }
 
+/// Whether the segment `a b` passes through the inside of triangle `tri`:
+/// its ends on either side of the triangle's plane, each clearly off it,
+/// and the crossing point clearly inside. "Clearly" is a millionth of the
+/// sizes involved: a segment on a triangle's edge or corner (a neighbour),
+/// or in its plane (its own triangle), never passes.
+fn segment_passes_through(a: Vec3, b: Vec3, tri: &[Vec3; 3]) -> bool {
+    const CLEAR: f64 = 1e-6;
+    let normal = (tri[1] - tri[0]).cross(&(tri[2] - tri[0]));
+    let size = normal.norm();
+    let (da, db) = (normal.dot(&(a - tri[0])), normal.dot(&(b - tri[0])));
+    let off = CLEAR * size * (b - a).norm();
+    if !((da > off && db < -off) || (da < -off && db > off)) {
+        return false;
+    }
+    let p = a + (b - a) * (da / (da - db));
+    // Each corner's barycentric weight, as twice the area of the triangle p
+    // makes with the opposite side, along the normal.
+    (0..3).all(|k| {
+        let (u, v) = (tri[(k + 1) % 3], tri[(k + 2) % 3]);
+        (u - p).cross(&(v - p)).dot(&normal) > CLEAR * size * size
+    })
+}
+
 /// Möller–Trumbore: the parameter `t ∈ [0, 1]` at which `a + t·dir` meets
 /// triangle `tri`, if it does (either side).
 #[inline]
@@ -415,6 +461,42 @@ mod tests {
         )
         .unwrap();
         TriangleTree::new(s.positions(), s.triangles())
+    }
+
+    /// A sphere's edges cross none of its faces (its own and its
+    /// neighbours' touch them); two spheres overlapping by half a radius
+    /// cross each other along a circle, each edge through it once.
+    #[test]
+    fn edges_crossing_faces_are_where_a_surface_passes_through_itself() {
+        let one = primitives::uv_sphere(1.0, 32, 16);
+        let (s, _) = validate(
+            &one,
+            std::path::Path::new("one"),
+            &ValidateOptions::default(),
+        )
+        .unwrap();
+        let tree = TriangleTree::new(s.positions(), s.triangles());
+        assert_eq!(tree.edge_crossings(s.positions(), s.topology().edges()), 0);
+        let mut two = one.clone();
+        let shifted = one.positions.len() as u32;
+        two.positions
+            .extend(one.positions.iter().map(|p| p + Vec3::new(1.5, 0.1, 0.05)));
+        for k in 0..one.offsets.len() - 1 {
+            let corners = &one.indices[one.offsets[k] as usize..one.offsets[k + 1] as usize];
+            let moved: Vec<u32> = corners.iter().map(|&v| v + shifted).collect();
+            two.push_polygon(&moved, 0, 0);
+        }
+        let (s, _) = validate(
+            &two,
+            std::path::Path::new("two"),
+            &ValidateOptions::default(),
+        )
+        .unwrap();
+        let tree = TriangleTree::new(s.positions(), s.triangles());
+        let crossings = tree.edge_crossings(s.positions(), s.topology().edges());
+        // The circle of intersection (radius ~0.66) crosses each sphere's
+        // mesh along a band: some tens of its edges on either side.
+        assert!((40..400).contains(&crossings), "{crossings}");
     }
 
     #[test]
