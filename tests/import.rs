@@ -487,6 +487,25 @@ fn bad_texture_coordinates_drop_them_not_the_mesh() {
             .iter()
             .any(|w| w.contains("1 of 2 triangles"))
     );
+    assert!(!report.warnings.iter().any(|w| w.contains("some corners")));
+    // A face with coordinates at some corners only has none: said, with
+    // the first such face's line.
+    let text = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nvt 0 0\n\
+                 f 1/1 3 2\nf 1 2 4\nf 1/1 4/1 3\nf 2 3 4\n";
+    let (raw, stats) = import_obj_bytes(text, path, &ImportOptions::default()).unwrap();
+    assert_eq!(stats.partly_textured_faces, Some((2, 6)));
+    let (surface, v) = validate(&raw, path, &ValidateOptions::default()).unwrap();
+    assert!(surface.texcoords().is_none());
+    let report = MeshReport::new("partly.obj", Some(stats), v, &surface);
+    assert!(
+        report.warnings.contains(
+            &"2 faces give texture coordinates for some corners only (the first on line 6): \
+              they have none in the exports"
+                .to_owned()
+        ),
+        "{:?}",
+        report.warnings
+    );
 }
 
 #[test]

@@ -468,6 +468,14 @@ fn each_invalid_preset_names_its_field_and_line() {
             "bad.toml:7: sim.iterations: must lie in [1, 10000], found 1000000000000",
         ),
         (
+            format!("{HEADER}[sim]\ncolliders = [{{ type = \"ground\", height = 1e308, friction = 0.5 }}]\n"),
+            "bad.toml:7: sim.colliders[0].height: must lie in [-1e9, 1e9], found 1e308",
+        ),
+        (
+            format!("{HEADER}[sim]\ncolliders = [\n  {{ type = \"ground\", height = 0.0, friction = 0.5 }},\n  {{ type = \"sphere\", center = [0.0, 0.0, 0.0], radius = 0.1, friction = 1e308 }},\n]\n"),
+            "bad.toml:9: sim.colliders[1].friction: must lie in [0, 1000], found 1e308",
+        ),
+        (
             // An open bound reads as one, not as the smallest double.
             format!("{HEADER}[material.limits]\nvolume_min = 0.0\n"),
             "bad.toml:7: material.limits.volume_min: must lie in (0, 1], found 0",

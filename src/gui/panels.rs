@@ -609,7 +609,9 @@ fn colliders(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     for (i, collider) in edited.iter_mut().enumerate() {
         // Wrapped: a sphere's seven fields widened the panel for good.
         ui.horizontal_wrapped(|ui| {
-            let free = f64::NEG_INFINITY..=f64::INFINITY;
+            // As far as a preset takes (the session refuses further).
+            let far = crate::preset::MAX_COLLIDER_EXTENT;
+            let free = -far..=far;
             match collider {
                 Collider::Ground { height, friction } => {
                     ui.label("ground");
@@ -625,7 +627,7 @@ fn colliders(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
                     for (c, axis) in ["x", "y", "z"].into_iter().enumerate() {
                         number(ui, axis, &mut center[c], free.clone(), 0.01, out);
                     }
-                    number(ui, "r", radius, 1e-3..=f64::INFINITY, 0.01, out);
+                    number(ui, "r", radius, 1e-3..=far, 0.01, out);
                     number(ui, "friction", friction, 0.0..=10.0, 0.01, out);
                 }
             }

@@ -179,6 +179,9 @@ pub struct ParseStats {
     /// Why the texture coordinates were dropped, if they were: the first
     /// problem with them and its line.
     pub texcoords_dropped: Option<(String, usize)>,
+    /// Faces giving texture coordinates to some of their corners only
+    /// (they have none in the exports), and the first one's line.
+    pub partly_textured_faces: Option<(usize, usize)>,
     /// `l` and `p` statements (ignored).
     pub lines_and_points: usize,
     /// Statements of unknown or unsupported kinds (ignored).
@@ -535,8 +538,20 @@ impl Parser {
         let line = u32::try_from(self.line_no).unwrap_or(u32::MAX);
         self.mesh
             .push_polygon(&self.corners, line, self.current_membership);
-        if self.corner_texcoords.iter().any(|&t| t != NO_TEXCOORD) {
+        let textured = self
+            .corner_texcoords
+            .iter()
+            .filter(|&&t| t != NO_TEXCOORD)
+            .count();
+        if textured > 0 {
             self.mesh.set_last_texcoords(&self.corner_texcoords);
+        }
+        if (1..self.corners.len()).contains(&textured) {
+            let (count, _) = self
+                .stats
+                .partly_textured_faces
+                .get_or_insert((0, self.line_no));
+            *count += 1;
         }
         Ok(())
     }

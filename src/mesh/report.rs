@@ -186,6 +186,17 @@ impl MeshReport {
         }
         let textured_triangles = mesh.texcoords().map_or(0, |t| t.textured());
         if let Some(p) = &parse
+            && let Some((faces, line)) = p.partly_textured_faces
+            && p.texcoords_dropped.is_none()
+        {
+            warnings.push(format!(
+                "{} texture coordinates for some corners only (the first on line {line}): \
+                 {} none in the exports",
+                counted(faces, "face gives", "faces give"),
+                if faces == 1 { "it has" } else { "they have" }
+            ));
+        }
+        if let Some(p) = &parse
             && let Some((why, line)) = &p.texcoords_dropped
         {
             warnings.push(format!(

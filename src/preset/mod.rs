@@ -107,6 +107,16 @@ pub const MAX_WEIGHT: f64 = 1e12;
 /// energies to infinity.
 pub const MAX_GRAVITY: f64 = 1e12;
 
+/// The largest friction coefficient a collider takes: rubber on concrete is
+/// about 1, and past a few any contact sticks; 1e308 overflowed the
+/// contacts' forces.
+pub const MAX_FRICTION: f64 = 1e3;
+
+/// How far from the origin a collider may lie, m (the largest grid a
+/// preset takes is as wide): a ground at 1e308 threw the body there and
+/// the step was reported as a blow-up.
+pub const MAX_COLLIDER_EXTENT: f64 = 1e9;
+
 /// The densities a preset takes (kg/m² for a surface, kg/m³ for a volume:
 /// tissue paper is 0.02 kg/m², osmium 22,590 kg/m³).
 pub const DENSITY_RANGE: (f64, f64) = (1e-6, 1e6);
@@ -1035,17 +1045,22 @@ mod validate {
             let field = format!("sim.colliders[{i}]");
             match c {
                 Collider::Ground { height, friction } => {
-                    finite(&format!("{field}.height"), *height)?;
-                    non_negative(&format!("{field}.friction"), *friction)?;
+                    let far = MAX_COLLIDER_EXTENT;
+                    within(&format!("{field}.height"), *height, -far, far)?;
+                    within(&format!("{field}.friction"), *friction, 0.0, MAX_FRICTION)?;
                 }
                 Collider::Sphere {
                     center,
                     radius,
                     friction,
                 } => {
-                    finite3(&format!("{field}.center"), center)?;
+                    let far = MAX_COLLIDER_EXTENT;
+                    for (axis, c) in ["x", "y", "z"].into_iter().zip(center.iter()) {
+                        within(&format!("{field}.center.{axis}"), *c, -far, far)?;
+                    }
                     positive(&format!("{field}.radius"), *radius)?;
-                    non_negative(&format!("{field}.friction"), *friction)?;
+                    within(&format!("{field}.radius"), *radius, 0.0, far)?;
+                    within(&format!("{field}.friction"), *friction, 0.0, MAX_FRICTION)?;
                 }
             }
         }
