@@ -137,8 +137,9 @@ pub struct Tetrahedralization {
     /// Lattice cell size.
     pub cell: f64,
     /// Triangles the inside test turned over: those wound against most of
-    /// their patch (a flipped face turns the winding number around it
-    /// from 1 to 1/3 and less, and its region of the body was left empty).
+    /// their patch (a flipped face takes its share of the winding number
+    /// away instead of adding it, and the body behind it was left empty: a
+    /// tetrahedron with one face flipped lost a fifth of its volume).
     pub reoriented: usize,
     /// Wall-clock time of the tetrahedralisation and embedding, seconds.
     pub seconds: f64,
