@@ -631,11 +631,45 @@ fn blow_ups_are_reported_and_the_state_is_kept() {
     let mut fast = State::at_rest(&model);
     fast.velocities[20] = Vec3::new(1e9, 0.0, 0.0);
     let kept = fast.clone();
-    assert!(matches!(
-        solver.step(&mut fast),
-        Err(SolverError::BlowUp { .. })
-    ));
+    match solver.step(&mut fast) {
+        Err(SolverError::BlowUp { reason, .. }) => assert!(
+            reason.starts_with("vertex 20 moves at ")
+                && reason.contains(" m/s against the body's mean motion"),
+            "{reason}"
+        ),
+        other => panic!("expected a blow-up, got {other:?}"),
+    }
     assert_eq!(fast, kept);
+
+    // The whole body running away from where it hangs (its springs too
+    // weak to hold it: no vertex moves against the others), and the
+    // report says so.
+    let mut model = model;
+    model.weights = Weights {
+        structural: 1e-6,
+        shear: 1e-6,
+        bending: 1e-6,
+        ..model.weights
+    };
+    let mut solver = Solver::new(&model, &SimParams::default()).unwrap();
+    let mut away = State::at_rest(&model);
+    let pinned = model.pins.hard_vertices();
+    for (i, v) in away.velocities.iter_mut().enumerate() {
+        if !pinned.contains(&(i as u32)) {
+            *v = Vec3::new(0.0, -1e9, 0.0);
+        }
+    }
+    match solver.step(&mut away) {
+        Err(SolverError::BlowUp { reason, .. }) => assert!(
+            reason.starts_with("the body moves at ")
+                && reason.contains(&format!(
+                    " away from its pinned vertices (vertex {}), ",
+                    pinned.iter().min().unwrap()
+                )),
+            "{reason}"
+        ),
+        other => panic!("expected a blow-up, got {other:?}"),
+    }
 }
 
 /// A small body falling freely is not a blow-up, however fast it falls: a
