@@ -80,7 +80,8 @@ pub fn in_background(command: &Command, slow: bool) -> bool {
         | Command::Grab { .. }
         | Command::Drag { .. }
         | Command::Release
-        | Command::Save(_) => false,
+        | Command::Save(_)
+        | Command::SaveAnyway(_) => false,
     }
 }
 

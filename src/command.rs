@@ -83,8 +83,14 @@ pub enum Command {
     /// [`Preset::for_obj`](crate::preset::Preset::for_obj)): a new document
     /// with an empty undo history.
     Load(PathBuf),
-    /// Save to the preset's file, or with a path, save as.
+    /// Save to the preset's file, or with a path, save as. Refused with
+    /// [`SessionError::ChangedOnDisk`](crate::session::SessionError::ChangedOnDisk)
+    /// over the preset's own file when that changed on disk since the
+    /// session read or wrote it.
     Save(Option<PathBuf>),
+    /// [`Command::Save`] over a change made to the file elsewhere (the
+    /// person chose to overwrite it).
+    SaveAnyway(Option<PathBuf>),
     /// Put this whole preset in force as one undoable change (a recovered
     /// autosave).
     Restore(Box<Preset>),

@@ -169,6 +169,32 @@ pub enum SessionError {
     /// separator).
     #[error("{}: is a directory; name the preset file in it (such as {})", .0.display(), .0.join("my_preset.toml").display())]
     IsADirectory(PathBuf),
+    /// A save over the preset's own file, which changed on disk since the
+    /// session read or wrote it (an edit elsewhere, another window): the
+    /// save would lose that change. [`Command::SaveAnyway`] overwrites it.
+    #[error(
+        "{}: changed on disk since it was opened or saved here; saving would overwrite that change",
+        .0.display()
+    )]
+    ChangedOnDisk(PathBuf),
+}
+
+/// A digest of a file's bytes (`None` if it cannot be read): what a
+/// session keeps of its preset's file to tell a change made elsewhere.
+fn digest(path: &Path) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let bytes = std::fs::read(path).ok()?;
+    let mut hasher = std::hash::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// Whether `a` and `b` name the same file (spelled alike, or after
+/// resolving links and `..`).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || a.canonicalize()
+            .is_ok_and(|a| b.canonicalize().is_ok_and(|b| a == b))
 }
 
 /// Where a preset saved as `path` goes: `path` with `.toml` added when it
@@ -412,6 +438,9 @@ pub struct Session {
     path: Option<PathBuf>,
     /// The preset as last loaded or saved, for [`Session::is_dirty`].
     saved: Preset,
+    /// The digest of `path`'s bytes as last read or written here, to
+    /// refuse a save over a change made elsewhere.
+    on_disk: Option<u64>,
     /// The model of `preset` (its pins, without the runtime ones).
     built: Built,
     solver: Solver,
@@ -451,6 +480,7 @@ impl Session {
         Ok(Self {
             saved: preset.clone(),
             preset,
+            on_disk: preset_path.as_deref().and_then(digest),
             path: preset_path,
             built,
             solver,
@@ -478,6 +508,7 @@ impl Session {
             preset: self.preset.clone(),
             path: self.path.clone(),
             saved: self.saved.clone(),
+            on_disk: self.on_disk,
             built: self.built.clone(),
             solver: self.solver.clone(),
             state: self.state.clone(),
@@ -493,6 +524,47 @@ impl Session {
             measuring: None,
             stopping: None,
         }
+    }
+
+    /// [`Command::Save`] (`anyway`: [`Command::SaveAnyway`]).
+    fn save(&mut self, path: Option<PathBuf>, anyway: bool) -> Result<Applied, SessionError> {
+        let path = match path {
+            Some(path) => preset_path(path)?,
+            None => self.path.clone().ok_or(SessionError::NoPath)?,
+        };
+        // Over the preset's own file: only as it was read or last written
+        // here (another file's replacement the front ends confirm).
+        let own = self.path.as_deref().is_some_and(|p| same_file(p, &path));
+        if own
+            && !anyway
+            && let Some(then) = self.on_disk
+            && digest(&path).is_some_and(|now| now != then)
+        {
+            return Err(SessionError::ChangedOnDisk(path));
+        }
+        // The same mesh file, named from the new file's directory
+        // (made first if missing, so that it can be named from).
+        crate::preset::create_dir_of(&path)?;
+        let mut preset = self.preset.clone();
+        let from = self.base_path().to_owned();
+        rebase_mesh(&mut preset, &from, &path);
+        // The preset's file keeps its comments and layout.
+        let previous = (self.path.as_deref()).and_then(|p| std::fs::read_to_string(p).ok());
+        let written = preset.save_over(&path, previous.as_deref())?;
+        // Only the path's spelling changed: no rebuild. The undo
+        // and redo presets are spelled the same way, so going back
+        // does not look like a new mesh.
+        self.preset = preset;
+        for other in self.undo.iter_mut().chain(&mut self.redo) {
+            rebase_mesh(other, &from, &path);
+        }
+        self.saved = self.preset.clone();
+        self.on_disk = digest(&path);
+        self.path = Some(path.clone());
+        Ok(match written {
+            Written::AsLaidOut => Applied::Saved(path),
+            Written::InFull => Applied::SavedInFull(path),
+        })
     }
 
     /// Loads and builds the preset at `path`.
@@ -888,6 +960,7 @@ impl Session {
                 self.solver = solver;
                 self.saved = preset.clone();
                 self.preset = preset;
+                self.on_disk = path.as_deref().and_then(digest);
                 self.path = path;
                 self.undo.clear();
                 self.redo.clear();
@@ -897,34 +970,8 @@ impl Session {
                 self.forget_accuracy();
                 Ok(Applied::Reloaded)
             }
-            Command::Save(path) => {
-                let path = match path {
-                    Some(path) => preset_path(path)?,
-                    None => self.path.clone().ok_or(SessionError::NoPath)?,
-                };
-                // The same mesh file, named from the new file's directory
-                // (made first if missing, so that it can be named from).
-                crate::preset::create_dir_of(&path)?;
-                let mut preset = self.preset.clone();
-                let from = self.base_path().to_owned();
-                rebase_mesh(&mut preset, &from, &path);
-                // The preset's file keeps its comments and layout.
-                let previous = (self.path.as_deref()).and_then(|p| std::fs::read_to_string(p).ok());
-                let written = preset.save_over(&path, previous.as_deref())?;
-                // Only the path's spelling changed: no rebuild. The undo
-                // and redo presets are spelled the same way, so going back
-                // does not look like a new mesh.
-                self.preset = preset;
-                for other in self.undo.iter_mut().chain(&mut self.redo) {
-                    rebase_mesh(other, &from, &path);
-                }
-                self.saved = self.preset.clone();
-                self.path = Some(path.clone());
-                Ok(match written {
-                    Written::AsLaidOut => Applied::Saved(path),
-                    Written::InFull => Applied::SavedInFull(path),
-                })
-            }
+            Command::Save(path) => self.save(path, false),
+            Command::SaveAnyway(path) => self.save(path, true),
             Command::Undo => match self.undo.pop_back() {
                 Some(previous) => {
                     let result = self.transition(&previous);

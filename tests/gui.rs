@@ -1273,3 +1273,58 @@ fn save_then_quit_on_an_untitled_scene_quits_once_saved() {
     assert!(!harness.state().session.is_dirty());
     assert!(harness.state().is_closing(), "and quitting");
 }
+
+/// Ctrl+S over a preset file changed elsewhere since it was opened asks
+/// first: Cancel leaves it as changed, Overwrite saves over it; Quit's
+/// "Save" waits for the answer and quits once saved.
+#[test]
+fn a_save_over_a_file_changed_elsewhere_asks_first() {
+    let dir = scratch_dir("gui-changed-on-disk");
+    let file = dir.join("cloth.toml");
+    std::fs::copy("presets/hanging_cloth.toml", &file).unwrap();
+    let change = |to: &str| {
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("density = 0.15", to)).unwrap();
+    };
+    let mut harness = editor_on(Session::open(&file).unwrap());
+    harness.run();
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Bending, 5.0));
+    change("density = 0.25");
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::S);
+    harness.run();
+    harness.get_by_label("The file changed on disk");
+    harness.get_by_label("Cancel").click();
+    harness.run();
+    assert!(harness.state().session.is_dirty());
+    assert_eq!(Preset::load(&file).unwrap().material.density, 0.25);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::S);
+    harness.run();
+    harness.get_by_label("Overwrite").click();
+    harness.run();
+    assert!(!harness.state().session.is_dirty());
+    assert_eq!(Preset::load(&file).unwrap().material.weights.bending, 5.0);
+
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Bending, 6.0));
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file).unwrap() + "# touched\n",
+    )
+    .unwrap();
+    let file_menu = harness.get_by_label("File").rect().center();
+    click_at(&mut harness, file_menu, Modifiers::NONE);
+    harness.run();
+    harness.get_by_label("Quit").click();
+    harness.run();
+    harness.get_by_label("Save").click();
+    harness.run();
+    assert!(!harness.state().is_closing(), "asked first");
+    harness.get_by_label("Overwrite").click();
+    harness.run();
+    harness.run();
+    assert_eq!(Preset::load(&file).unwrap().material.weights.bending, 6.0);
+    assert!(harness.state().is_closing(), "saved, so it quits");
+}

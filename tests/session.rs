@@ -996,3 +996,76 @@ fn a_failed_build_of_a_mesh_opened_alone_names_the_mesh_file() {
         "{err}"
     );
 }
+
+/// A save over the preset's own file refuses to overwrite a change made to
+/// it elsewhere since the session read or wrote it (an edit in another
+/// program, another window): the file stays as changed. Saving anyway
+/// overwrites it; after that, and after the session's own saves, a save
+/// goes through; reopening takes the change in.
+#[test]
+fn a_save_over_a_file_changed_elsewhere_is_refused_until_confirmed() {
+    let dir = scratch_dir("session-changed-on-disk");
+    let file = dir.join("cloth.toml");
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/denim.toml");
+    std::fs::copy(&shipped, &file).unwrap();
+    let mut s = Session::open(&file).unwrap();
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 7.5));
+    // Its own saves, and saves of nothing changed since, go through.
+    assert_eq!(
+        apply(&mut s, Command::Save(None)),
+        Applied::Saved(file.clone())
+    );
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 8.5));
+    assert_eq!(
+        apply(&mut s, Command::Save(None)),
+        Applied::Saved(file.clone())
+    );
+
+    let theirs = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("density = 0.40", "density = 0.55  # heavier");
+    assert!(theirs.contains("0.55"));
+    std::fs::write(&file, &theirs).unwrap();
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 9.5));
+    for save in [Command::Save(None), Command::Save(Some(file.clone()))] {
+        let refused = s.apply(save);
+        assert!(
+            matches!(&refused, Err(SessionError::ChangedOnDisk(p)) if *p == file),
+            "{refused:?}"
+        );
+        assert!(s.is_dirty());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
+    }
+    // Spelled another way, it is the same file.
+    let dotted = dir.join(".").join("cloth.toml");
+    assert!(matches!(
+        s.apply(Command::Save(Some(dotted))),
+        Err(SessionError::ChangedOnDisk(_))
+    ));
+    // Saved as another file: nothing of this one is overwritten.
+    let other = dir.join("other.toml");
+    assert_eq!(
+        apply(&mut s, Command::Save(Some(other.clone()))),
+        Applied::Saved(other.clone())
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
+
+    // Reopened, the change is in; anyway, it is overwritten.
+    apply(&mut s, Command::Load(file.clone()));
+    assert_eq!(s.preset().material.density, 0.55);
+    std::fs::write(&file, theirs.replace("0.55", "0.6")).unwrap();
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 10.5));
+    assert!(matches!(
+        s.apply(Command::Save(None)),
+        Err(SessionError::ChangedOnDisk(_))
+    ));
+    assert_eq!(
+        apply(&mut s, Command::SaveAnyway(None)),
+        Applied::Saved(file.clone())
+    );
+    let saved = Preset::load(&file).unwrap();
+    assert_eq!(saved.material.weights.bending, 10.5);
+    assert_eq!(saved.material.density, 0.55);
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 11.5));
+    assert_eq!(apply(&mut s, Command::Save(None)), Applied::Saved(file));
+}

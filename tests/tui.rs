@@ -1102,6 +1102,73 @@ fn a_tet_model_lists_the_tet_weights() {
     assert_eq!(app.status, format!("{pinned} vertices pinned"));
 }
 
+/// A save over the preset's file that changed on disk since it was opened
+/// asks first: `y` overwrites it, `r` reopens it, any other key leaves it
+/// unsaved; on the way out, quitting waits for the answer.
+#[test]
+fn a_save_over_a_file_changed_elsewhere_asks_first() {
+    let dir = scratch_dir("tui-changed-on-disk");
+    let file = dir.join("cloth.toml");
+    std::fs::copy(CLOTH, &file).unwrap();
+    let change = |density: &str| {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let (before, after) = text.split_once("density = ").unwrap();
+        let rest = after.split_once('\n').unwrap().1;
+        std::fs::write(&file, format!("{before}density = {density}\n{rest}")).unwrap();
+    };
+    let mut app = opened(file.to_str().unwrap());
+    app.on_key(ch('+'));
+    change("0.25");
+    assert!(app.on_key(ch('s')));
+    assert!(matches!(&app.mode, Mode::ChangedOnDisk { path, after: After::Stay } if *path == file));
+    assert!(
+        app.status
+            .ends_with("changed on disk since it was opened here"),
+        "{}",
+        app.status
+    );
+    assert_shows(
+        &screen(&app, 100, 30),
+        &["changed on disk", "overwrite it", "reopen it"],
+    );
+    // Any other key: left as it was changed.
+    assert!(app.on_key(key(KeyCode::Esc)));
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(app.session.is_dirty());
+    assert_eq!(Preset::load(&file).unwrap().material.density, 0.25);
+    // `y` overwrites.
+    app.on_key(ch('s'));
+    assert!(app.on_key(ch('y')));
+    assert!(app.status.starts_with("saved"), "{}", app.status);
+    assert!(!app.session.is_dirty());
+    assert_eq!(Preset::load(&file).unwrap(), *app.session.preset());
+    // `r` reopens, with the change.
+    app.on_key(ch('+'));
+    change("0.35");
+    app.on_key(ch('s'));
+    assert!(app.on_key(ch('r')));
+    assert_eq!(app.session.preset().material.density, 0.35);
+    assert!(!app.session.is_dirty());
+    // Save and quit: the question first, then the quit once saved.
+    app.on_key(ch('+'));
+    change("0.45");
+    app.on_key(ch('q'));
+    assert!(app.on_key(ch('s')), "asked, not quit");
+    assert!(
+        matches!(
+            app.mode,
+            Mode::ChangedOnDisk {
+                after: After::Quit,
+                ..
+            }
+        ),
+        "{:?}",
+        app.mode
+    );
+    assert!(!app.on_key(ch('y')), "saved, so it quits");
+    assert_eq!(Preset::load(&file).unwrap(), *app.session.preset());
+}
+
 #[test]
 fn quitting_with_unsaved_changes_asks_first() {
     // Nothing unsaved: q quits at once.

@@ -85,6 +85,9 @@ pub struct EditorApp {
     /// What to do once an untitled scene's "Save" (asked about unsaved
     /// changes) has a file: the save dialog comes first.
     after_save: Option<Pending>,
+    /// A save refused because the preset's file changed on disk since it
+    /// was opened or saved here: overwrite it, reopen it or leave it.
+    changed_on_disk: Option<PathBuf>,
     /// Closing was confirmed (or nothing was unsaved).
     may_close: bool,
     show_controls: bool,
@@ -156,6 +159,7 @@ impl EditorApp {
             dialog: None,
             pending: None,
             after_save: None,
+            changed_on_disk: None,
             may_close: false,
             show_controls: false,
             autosave: None,
@@ -287,13 +291,19 @@ impl EditorApp {
     /// is now for its view ([`Session::keep_view`]) if it moved since the
     /// preset was opened.
     fn save(&mut self, path: Option<PathBuf>) {
+        self.save_with(Command::Save(path));
+    }
+
+    /// [`App::save`] by `command`, a [`Command::Save`] or
+    /// [`Command::SaveAnyway`].
+    fn save_with(&mut self, command: Command) {
         // An unmoved camera leaves the view as it was (its eye recomputed
         // from the orbit differs in the last digits; a framed one stays
         // none, and frames the model again).
         if self.viewport.orbit != self.aimed {
             self.session.keep_view(self.viewport.view());
         }
-        self.apply(Command::Save(path));
+        self.apply(command);
     }
 
     /// Takes in the session a background command made once it is done,
@@ -362,6 +372,14 @@ impl EditorApp {
             }
             Ok(Applied::BlewUp { frames, error }) => {
                 format!("blew up after {frames} frames: {error}")
+            }
+            Err(SessionError::ChangedOnDisk(path)) => {
+                let said = format!(
+                    "{} changed on disk since it was opened here",
+                    path.display()
+                );
+                self.changed_on_disk = Some(path);
+                said
             }
             Ok(Applied::Refactored) => "refactored".to_owned(),
             Ok(Applied::Rebuilt) => "rebuilt the system".to_owned(),
@@ -696,7 +714,11 @@ impl EditorApp {
         }
         // Saved (the dialog closed and nothing is left to apply): carry on.
         // Cancelled or failed (still unsaved): the action is dropped.
-        if self.after_save.is_some() && self.dialog.is_none() && !self.is_busy() {
+        if self.after_save.is_some()
+            && self.dialog.is_none()
+            && self.changed_on_disk.is_none()
+            && !self.is_busy()
+        {
             let next = self.after_save.take();
             if let Some(next) = next.filter(|_| !self.session.is_dirty()) {
                 self.carry_out(ctx, next);
@@ -737,6 +759,11 @@ impl EditorApp {
                             return;
                         }
                         self.save(None);
+                        if self.changed_on_disk.is_some() {
+                            // Asked whether to overwrite: what follows waits.
+                            self.after_save = Some(pending);
+                            return;
+                        }
                         if self.session.is_dirty() {
                             return; // the save failed: the message says why
                         }
@@ -747,8 +774,55 @@ impl EditorApp {
                 None => {}
             }
         }
+        self.changed_on_disk_window(ctx);
         self.recovery_window(ctx);
         menu::controls_window(ctx, &mut self.show_controls);
+    }
+
+    /// Asks what to do with a preset file changed on disk since it was
+    /// opened or saved here, which a save would overwrite.
+    fn changed_on_disk_window(&mut self, ctx: &egui::Context) {
+        let Some(path) = self.changed_on_disk.clone() else {
+            return;
+        };
+        let mut answer = None;
+        egui::Modal::new(egui::Id::unique("changed on disk")).show(ctx, |ui| {
+            ui.heading("The file changed on disk");
+            ui.label(format!(
+                "{} was changed elsewhere since it was opened or saved here. Saving \
+                 overwrites that change; reopening it loses the changes made here.",
+                path.display()
+            ));
+            ui.horizontal(|ui| {
+                if ui.button("Overwrite").clicked() {
+                    answer = Some(Some(true));
+                }
+                if ui.button("Reopen it").clicked() {
+                    answer = Some(Some(false));
+                }
+                if ui.button("Cancel").clicked() {
+                    answer = Some(None);
+                }
+            });
+        });
+        match answer {
+            Some(Some(overwrite)) => {
+                self.changed_on_disk = None;
+                if overwrite {
+                    self.save_with(Command::SaveAnyway(Some(path)));
+                } else {
+                    // What was to follow the save does not follow a reopen.
+                    self.after_save = None;
+                    self.open(path);
+                }
+            }
+            Some(None) => {
+                self.changed_on_disk = None;
+                self.after_save = None;
+                self.message = "not saved: the file on disk is as it was changed".to_owned();
+            }
+            None => {}
+        }
     }
 
     /// Offers the autosave an earlier run left.

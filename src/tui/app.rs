@@ -120,6 +120,14 @@ pub enum Mode {
     },
     /// Quitting with unsaved changes: save, discard or stay.
     ConfirmQuit,
+    /// A save over the preset's file, which changed on disk since it was
+    /// opened or saved here: overwrite it, reopen it or stay.
+    ChangedOnDisk {
+        /// The file.
+        path: PathBuf,
+        /// What follows the save.
+        after: After,
+    },
     /// Save-as onto an existing preset: replace it or stay.
     ConfirmOverwrite {
         /// The existing file.
@@ -149,12 +157,17 @@ pub enum After {
     Open(PathBuf),
 }
 
-/// The action of saving to `path` (`None`: the preset's file), then what
-/// comes `after`.
-fn save(path: Option<PathBuf>, after: After) -> Action {
+/// The action of saving to `path` (`None`: the preset's file), over a
+/// change made to it elsewhere if `anyway`, then what comes `after`.
+fn save(path: Option<PathBuf>, after: After, anyway: bool) -> Action {
+    let command = if anyway {
+        Command::SaveAnyway(path)
+    } else {
+        Command::Save(path)
+    };
     match after {
-        After::Stay => Action::Apply(Command::Save(path)),
-        after => Action::Save { path, after },
+        After::Stay => Action::Apply(command),
+        after => Action::Save { command, after },
     }
 }
 
@@ -167,11 +180,11 @@ pub enum Action {
     Apply(Command),
     /// Leave the terminal UI.
     Quit,
-    /// Save (to its file, or to `path`), then quit or open another preset
-    /// (`after`) if that worked.
+    /// Save (a [`Command::Save`] or [`Command::SaveAnyway`]), then quit
+    /// or open another preset (`after`) if that worked.
     Save {
-        /// Where to, if not to the preset's file.
-        path: Option<PathBuf>,
+        /// The save.
+        command: Command,
         /// What follows.
         after: After,
     },
@@ -460,8 +473,16 @@ impl App {
                 _ => Action::None,
             },
             Mode::ConfirmOverwrite { path, after } => match key.code {
-                KeyCode::Char('y') => save(Some(path), after),
+                KeyCode::Char('y') => save(Some(path), after, false),
                 _ => Action::None,
+            },
+            Mode::ChangedOnDisk { path, after } => match key.code {
+                KeyCode::Char('y') => save(Some(path), after, true),
+                KeyCode::Char('r') => Action::Apply(Command::Load(path)),
+                _ => {
+                    self.status = "not saved: the file on disk is as it was changed".to_owned();
+                    Action::None
+                }
             },
             Mode::ConfirmOpen { path } => match key.code {
                 KeyCode::Char('s') => self.save_then(After::Open(path)),
@@ -518,7 +539,7 @@ impl App {
                             Action::None
                         }
                         // A bad name is the session's to report.
-                        _ => save(Some(path), after.clone()),
+                        _ => save(Some(path), after.clone(), false),
                     }
                 },
             ),
@@ -716,7 +737,7 @@ impl App {
     /// OBJ opened alone).
     fn save_then(&mut self, after: After) -> Action {
         if self.session.path().is_some() {
-            save(None, after)
+            save(None, after, false)
         } else {
             self.save_as(after)
         }
@@ -779,8 +800,13 @@ impl App {
         let field = matches!(self.mode, Mode::Edit { .. }).then(|| self.mode.clone());
         match self.handle_key(key) {
             Action::Quit => false,
-            Action::Save { path, after } => {
-                self.apply(Command::Save(path));
+            Action::Save { command, after } => {
+                self.apply(command);
+                if let Mode::ChangedOnDisk { after: then, .. } = &mut self.mode {
+                    // Asked whether to overwrite: what follows waits.
+                    *then = after;
+                    return true;
+                }
                 // A failed save: stay, and say why.
                 if self.session.is_dirty() {
                     return true;
@@ -973,6 +999,16 @@ impl App {
             }
             Ok(Applied::BlewUp { frames, error }) => {
                 format!("blew up after {frames} frames: {error}")
+            }
+            Err(SessionError::ChangedOnDisk(path)) => {
+                self.mode = Mode::ChangedOnDisk {
+                    path: path.clone(),
+                    after: After::Stay,
+                };
+                format!(
+                    "{} changed on disk since it was opened here",
+                    path.display()
+                )
             }
             Ok(_) if report.pins => match self.session.model().pins.hard_vertices().len() {
                 0 => "no vertex is pinned".to_owned(),

@@ -651,6 +651,15 @@ fn render_overlay(frame: &mut Frame, app: &App) {
             ),
             50,
         ),
+        Mode::ChangedOnDisk { path, .. } => {
+            let title = format!(" {} changed on disk ", path.display());
+            let keys = [
+                ("y", "overwrite it with this preset"),
+                ("r", "reopen it (this preset's changes are lost)"),
+                ("other", "leave it, unsaved"),
+            ];
+            popup(frame, &title, key_lines(frame, &keys), 50);
+        }
         Mode::ConfirmOverwrite { path, .. } => {
             let title = format!(" {} exists ", path.display());
             let keys = [("y", "replace it"), ("other", "keep it")];
