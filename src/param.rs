@@ -128,6 +128,9 @@ impl ParamId {
     /// [`switched_on`]), iterations by
     /// one (at least 1), the tolerance on a log scale between 0 (off), 1e-6
     /// and 0.1, damping by 0.01 within `[0, 1]`, gravity by 0.5 m/s².
+    /// Log steps keep 6 significant digits and gravity's whole micrometres
+    /// per second squared, so a saved preset reads `1778.28` and `-6.8`,
+    /// not `1778.2794100389228` and `-6.800000000000001`.
     pub fn stepped(self, value: f64, up: bool) -> f64 {
         match self {
             ParamId::Weight(_) | ParamId::Density | ParamId::Dt => match (value > 0.0, up) {
@@ -137,23 +140,28 @@ impl ParamId {
                     _ => 1.0,
                 },
                 (false, false) => 0.0,
-                (true, true) => value * LOG_STEP,
-                (true, false) => value / LOG_STEP,
+                (true, true) => significant(value * LOG_STEP),
+                (true, false) => significant(value / LOG_STEP),
             },
             ParamId::Iterations => (value + if up { 1.0 } else { -1.0 }).max(1.0),
             ParamId::Tolerance => match (value > 0.0, up) {
                 (false, true) => 1e-4,
                 (false, false) => 0.0,
                 // (Never down: a typed tolerance may be above 0.1.)
-                (true, true) => (value * LOG_STEP).min(value.max(0.1)),
-                (true, false) => Some(value / LOG_STEP).filter(|&t| t >= 1e-6).unwrap_or(0.0),
+                (true, true) => significant(value * LOG_STEP).min(value.max(0.1)),
+                (true, false) => Some(significant(value / LOG_STEP))
+                    .filter(|&t| t >= 1e-6)
+                    .unwrap_or(0.0),
             },
             ParamId::Damping => {
                 let stepped = value + if up { 0.01 } else { -0.01 };
                 // Round away the float noise of repeated steps.
                 ((stepped * 100.0).round() / 100.0).clamp(0.0, 1.0)
             }
-            ParamId::GravityY => value + if up { 0.5 } else { -0.5 },
+            ParamId::GravityY => {
+                let stepped = value + if up { 0.5 } else { -0.5 };
+                (stepped * 1e6).round() / 1e6
+            }
         }
     }
 
@@ -174,6 +182,22 @@ impl ParamId {
                 Command::SetParam(Param::Gravity(Vec3::new(g.x, value, g.z)))
             }
         }
+    }
+}
+
+/// `value` to 6 significant digits (each power of ten by which it is
+/// scaled is exact in double precision for the values a preset takes).
+fn significant(value: f64) -> f64 {
+    if value == 0.0 || !value.is_finite() {
+        return value;
+    }
+    let shift = value.abs().log10().floor() as i32 - 5;
+    if shift < 0 {
+        let scale = 10f64.powi(-shift);
+        (value * scale).round() / scale
+    } else {
+        let scale = 10f64.powi(shift);
+        (value / scale).round() * scale
     }
 }
 
@@ -289,7 +313,7 @@ mod tests {
         assert_eq!(ParamId::Iterations.stepped(10.0, true), 11.0);
         assert_eq!(ParamId::Tolerance.stepped(0.0, true), 1e-4);
         assert_eq!(ParamId::Tolerance.stepped(0.0, false), 0.0);
-        assert!((ParamId::Tolerance.stepped(1e-3, true) - 1e-3 * LOG_STEP).abs() < 1e-15);
+        assert_eq!(ParamId::Tolerance.stepped(1e-3, true), 0.00177828);
         assert_eq!(ParamId::Tolerance.stepped(0.09, true), 0.1);
         // A typed tolerance above the stepping range: + never lowers it.
         assert_eq!(ParamId::Tolerance.stepped(0.5, true), 0.5);
@@ -297,5 +321,14 @@ mod tests {
         assert_eq!(ParamId::Damping.stepped(1.0, true), 1.0);
         assert_eq!(ParamId::Damping.stepped(0.0, false), 0.0);
         assert_eq!(ParamId::Damping.stepped(0.07, true), 0.08);
+        // Six significant digits, and back where it started.
+        assert_eq!(weight.stepped(1000.0, true), 1778.28);
+        assert_eq!(weight.stepped(1778.28, false), 1000.0);
+        assert_eq!(weight.stepped(1e12, false), 562_341_000_000.0);
+        let mut g = -9.8;
+        for _ in 0..6 {
+            g = ParamId::GravityY.stepped(g, true);
+        }
+        assert_eq!(g, -6.8);
     }
 }

@@ -1009,6 +1009,7 @@ impl Session {
     /// [`Session::tick`] had stepped it: the state and the history move on.
     /// Returns the state it replaced (for its allocations to be reused).
     pub fn accept_frame(&mut self, state: State, report: &StepReport) -> State {
+        self.warning = None;
         self.history.record(&state, report);
         std::mem::replace(&mut self.state, state)
     }
@@ -1024,7 +1025,11 @@ impl Session {
     fn step(&mut self, frames: usize) -> Result<Applied, SessionError> {
         for done in 0..frames {
             match self.solver.step(&mut self.state) {
-                Ok(report) => self.history.record(&self.state, &report),
+                Ok(report) => {
+                    // A frame stepped: the blow-up is behind it.
+                    self.warning = None;
+                    self.history.record(&self.state, &report);
+                }
                 Err(error @ SolverError::BlowUp { .. }) => {
                     self.playing = false;
                     self.warning = Some(error.clone());

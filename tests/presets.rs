@@ -476,6 +476,10 @@ fn each_invalid_preset_names_its_field_and_line() {
             "bad.toml:9: sim.colliders[1].friction: must lie in [0, 1000], found 1e308",
         ),
         (
+            format!("{HEADER}[sim]\ntolerance = 12.0\n"),
+            "bad.toml:7: sim.tolerance: must lie in [0, 1], found 12",
+        ),
+        (
             // An open bound reads as one, not as the smallest double.
             format!("{HEADER}[material.limits]\nvolume_min = 0.0\n"),
             "bad.toml:7: material.limits.volume_min: must lie in (0, 1], found 0",

@@ -329,9 +329,12 @@ fn blow_up_pauses_at_the_last_good_frame() {
             .iter()
             .all(|x| x.iter().all(|c| c.is_finite()))
     );
-    // Undoing the gravity recovers the scene.
+    // Undoing the gravity recovers the scene; the warning stays until a
+    // frame steps (it stayed until Play).
     apply(&mut s, Command::Undo);
+    assert!(s.warning().is_some());
     assert_eq!(apply(&mut s, Command::Step(2)), Applied::Stepped(2));
+    assert!(s.warning().is_none());
 }
 
 /// Saving writes the preset (with an `except` selector) and clears the

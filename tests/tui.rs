@@ -13,9 +13,7 @@ use softbody::command::{Command, Param, WeightKind};
 use softbody::mesh::Vec3;
 use softbody::preset::{Build, BuildKind, MeshSource, PinSpec, Preset, Selector};
 use softbody::session::Session;
-use softbody::tui::app::{
-    Action, After, App, KEYS, LOG_STEP, Mode, PIN_KEYS, ParamId, format_value,
-};
+use softbody::tui::app::{Action, After, App, KEYS, Mode, PIN_KEYS, ParamId, format_value};
 use softbody::tui::ui;
 
 mod common;
@@ -438,16 +436,13 @@ fn arrows_select_and_plus_minus_step_on_a_log_scale() {
     assert_eq!(app.selected, 0);
     assert_eq!(
         app.handle_key(ch('+')),
-        Action::Apply(Command::SetWeight(
-            WeightKind::Structural,
-            1000.0 * LOG_STEP
-        ))
+        Action::Apply(Command::SetWeight(WeightKind::Structural, 1778.28))
     );
     app.handle_key(key(KeyCode::Down));
     assert_eq!(app.selected_param(), ParamId::Weight(WeightKind::Shear));
     assert_eq!(
         app.handle_key(ch('-')),
-        Action::Apply(Command::SetWeight(WeightKind::Shear, 500.0 / LOG_STEP))
+        Action::Apply(Command::SetWeight(WeightKind::Shear, 281.171))
     );
     for _ in 0..params.len() + 3 {
         app.handle_key(key(KeyCode::Down));
@@ -477,12 +472,12 @@ fn weight_steps_undo_and_redo_in_the_session() {
     app.on_key(ch('+'));
     app.on_key(ch('+'));
     let weight = |app: &App| app.session.preset().material.weights.structural;
-    assert!((weight(&app) - 1000.0 * LOG_STEP * LOG_STEP).abs() < 1e-9);
+    assert_eq!(weight(&app), 3162.28);
     assert!(app.session.is_dirty());
     app.on_key(ch('u'));
-    assert!((weight(&app) - 1000.0 * LOG_STEP).abs() < 1e-9);
+    assert_eq!(weight(&app), 1778.28);
     app.on_key(ch('U'));
-    assert!((weight(&app) - 1000.0 * LOG_STEP * LOG_STEP).abs() < 1e-9);
+    assert_eq!(weight(&app), 3162.28);
     app.on_key(ch('-'));
     app.on_key(ch('-'));
     assert!((weight(&app) - 1000.0).abs() < 1e-9);
@@ -507,7 +502,7 @@ fn steps_on_a_slow_factorisation_apply_once_when_the_keys_stop() {
     assert_eq!(weight(&app), 1000.0);
     assert_eq!(refactors(&app), before);
     let held = app.value(param);
-    assert!((held - 1000.0 * LOG_STEP.powi(3)).abs() < 1e-9, "{held}");
+    assert_eq!(held, 5623.42);
     assert_shows(&screen(&app, 80, 24), &[&format_value(held)]);
     // Not quiet for long enough yet.
     app.settle(Duration::from_secs(3600));
@@ -532,7 +527,7 @@ fn steps_on_a_slow_factorisation_apply_once_when_the_keys_stop() {
     app.on_key(ch('+'));
     assert_eq!(weight(&app), 1000.0);
     let _ = app.keep_unsaved();
-    assert_eq!(weight(&app), 1000.0 * LOG_STEP);
+    assert_eq!(weight(&app), 1778.28);
 }
 
 /// `-` then `+` (or any steps undone by as many opposite ones) returns to
@@ -573,13 +568,14 @@ fn stepping_back_returns_exactly_to_the_value_before() {
     type_text(&mut app, "1000");
     app.on_key(key(KeyCode::Enter));
     app.on_key(ch('-'));
-    assert_eq!(weight(&app), 1000.0 / LOG_STEP);
+    assert_eq!(weight(&app), 562.341);
 }
 
 /// Ctrl or Alt with a letter is not the letter: Ctrl-U undid and Ctrl-R
 /// reset silently (Ctrl-U clears a prompt, so it is pressed by habit), and
-/// Ctrl-D at the quit question discarded the changes. Only Ctrl-S acts
-/// (save, as in the editor). Undo, redo and reset say what they did.
+/// Ctrl-D at the quit question discarded the changes. Only the editor's
+/// chords act: Ctrl-S saves, Ctrl-Z undoes, Ctrl-Y and Ctrl-Shift-Z redo.
+/// Undo, redo and reset say what they did.
 #[test]
 fn control_chords_are_not_their_letters() {
     let alt = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
@@ -599,6 +595,22 @@ fn control_chords_are_not_their_letters() {
         app.handle_key(ctrl('s')),
         Action::Apply(Command::Save(None))
     );
+    // The editor's undo and redo chords are undo and redo here too (Alt-z
+    // is not).
+    assert_eq!(app.handle_key(alt('z')), Action::None);
+    assert_eq!(weight(&app), stepped);
+    app.on_key(ctrl('z'));
+    assert_eq!(weight(&app), 1000.0);
+    assert!(app.status.starts_with("undid "), "{}", app.status);
+    app.on_key(ctrl('y'));
+    assert_eq!(weight(&app), stepped);
+    app.on_key(ctrl('z'));
+    let ctrl_shift_z = KeyEvent::new(
+        KeyCode::Char('Z'),
+        KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+    );
+    app.on_key(ctrl_shift_z);
+    assert_eq!(weight(&app), stepped);
     // In the pin-group field Ctrl-U clears, as in every text field, and
     // Ctrl+Alt (AltGr on some keyboards) types its character.
     app.on_key(ch('p'));
@@ -840,7 +852,7 @@ fn save_and_save_as() {
     assert!(!app.session.is_dirty());
     assert_eq!(app.session.path(), Some(file.as_path()));
     let saved = Preset::load(&file).unwrap();
-    assert!((saved.material.weights.structural - 1000.0 * LOG_STEP).abs() < 1e-9);
+    assert_eq!(saved.material.weights.structural, 1778.28);
     // Now `s` saves there directly.
     assert_eq!(app.handle_key(ch('s')), Action::Apply(Command::Save(None)));
 }

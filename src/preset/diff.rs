@@ -64,14 +64,22 @@ fn compare(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// A number, a truth value or a string as a person reads it; `None` for
-/// a list or a table.
+/// A number, a truth value, a string or a short list of them (a vector:
+/// gravity, the view's eye) as a person reads it; `None` for a longer list
+/// or a table.
 fn scalar(value: &Value) -> Option<String> {
     match value {
         Value::Float(x) => Some(format_value(*x)),
         Value::Integer(n) => Some(n.to_string()),
         Value::Boolean(b) => Some(b.to_string()),
         Value::String(s) => Some(s.clone()),
+        Value::Array(items) if items.len() <= 4 => {
+            let items: Option<Vec<String>> = items
+                .iter()
+                .map(|v| scalar(v).filter(|_| !v.is_array()))
+                .collect();
+            Some(format!("[{}]", items?.join(", ")))
+        }
         _ => None,
     }
 }
@@ -101,6 +109,12 @@ mod tests {
             describe_changes(&before, &after),
             "material.weights.bending from 20 to 5; sim.acceleration from anderson to chebyshev"
         );
+        let mut heavier = before.clone();
+        heavier.sim.gravity.y = -12.0;
+        assert_eq!(
+            describe_changes(&before, &heavier),
+            "sim.gravity from [0, -9.8, 0] to [0, -12, 0]"
+        );
         after.pins.hard.push(Selector::TopEdge);
         after.build.kind = BuildKind::Tets;
         let text = describe_changes(&before, &after);
@@ -116,10 +130,16 @@ mod tests {
             describe_changes(&finer, &before),
             "build.resolution from 20 to its default"
         );
-        // Lists by name; the camera is no change.
+        // Short lists of plain values with them, others by name; the
+        // camera is no change.
         let mut pinned = before.clone();
         pinned.pins.hard.push(Selector::TopEdge);
         pinned.view = None;
+        assert_eq!(
+            describe_changes(&before, &pinned),
+            "pins.hard from [top_corners] to [top_corners, top_edge]"
+        );
+        pinned.pins.hard = vec![Selector::Indices(vec![1, 2, 3, 4, 5])];
         assert_eq!(describe_changes(&before, &pinned), "pins.hard");
     }
 }

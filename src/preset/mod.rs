@@ -1019,7 +1019,9 @@ mod validate {
         // Below a microsecond `M/h²` overflows the matrix; above 10 s a
         // frame is no longer an animation step.
         within("sim.dt", *dt, 1e-6, 10.0)?;
-        non_negative("sim.tolerance", *tolerance)?;
+        // A fraction of the step's update: 1 already stops after the
+        // first iteration that moves less than the step.
+        within("sim.tolerance", *tolerance, 0.0, 1.0)?;
         count("sim.iterations", *iterations, SimParams::MAX_ITERATIONS)?;
         count("sim.substeps", *substeps, SimParams::MAX_SUBSTEPS)?;
         within("sim.damping", *damping, 0.0, 1.0)?;

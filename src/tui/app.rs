@@ -17,7 +17,7 @@ use crate::autosave::{Autosave, Recovery};
 use crate::background::{self, Work};
 use crate::command::{Command, Param};
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
-pub use crate::param::{LOG_STEP, ParamId, format_value};
+pub use crate::param::{ParamId, format_value};
 use crate::preset::{PinSpec, PresetError, Selector};
 use crate::session::{Applied, STILL_STOPPING, Session, SessionError};
 use crate::solver::Acceleration;
@@ -45,7 +45,7 @@ pub const KEYS: &[(&str, &str)] = &[
         "a",
         "measure the next step's error against Newton (again: cancel)",
     ),
-    ("u U", "undo / redo"),
+    ("u U", "undo / redo (also Ctrl-Z, Ctrl-Y / Ctrl-Shift-Z)"),
     ("s Ctrl-S", "save the preset (asks for a path if new)"),
     ("S", "save as: type a path"),
     ("o", "open a preset from presets/ (asks first, as q)"),
@@ -435,9 +435,20 @@ impl App {
         if chord && !typing {
             // Ctrl-U undid and Ctrl-R reset as the bare letters do, silently
             // (Ctrl-U clears a prompt, so a user pressed it by habit). Only
-            // Ctrl-S means something here: save, as in the editor.
-            if matches!(self.mode, Mode::Normal) && key.code == KeyCode::Char('s') {
-                return self.normal_key(key.code);
+            // the editor's chords mean something here: Ctrl-S saves, Ctrl-Z
+            // undoes, Ctrl-Y and Ctrl-Shift-Z redo.
+            let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+            if matches!(self.mode, Mode::Normal) && ctrl {
+                match key.code {
+                    KeyCode::Char('s') => return self.normal_key(key.code),
+                    KeyCode::Char('z') if !key.modifiers.contains(KeyModifiers::SHIFT) => {
+                        return self.normal_key(KeyCode::Char('u'));
+                    }
+                    KeyCode::Char('y' | 'z' | 'Z') => {
+                        return self.normal_key(KeyCode::Char('U'));
+                    }
+                    _ => {}
+                }
             }
             if let KeyCode::Char(c) = key.code {
                 self.status = format!("Ctrl/Alt-{c} does nothing here (? lists the keys)");

@@ -454,7 +454,7 @@ fn status_line(app: &App) -> Line<'static> {
     } else if let Some(warning) = app.session.warning() {
         Line::from(format!(" warning: {warning}")).red()
     } else {
-        Line::from(" ? help │ space play │ n step │ ↑↓ +- Enter edit │ S save as │ q quit")
+        Line::from(" ? help │ space play │ n step │ ↑↓ +- Enter edit │ s save │ S save as │ q quit")
             .dark_gray()
     }
 }
