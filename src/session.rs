@@ -609,6 +609,18 @@ impl Session {
     /// save to write. A camera is not a change: the preset stays as dirty or
     /// clean as it was, and undo and redo do not bring another back.
     pub fn keep_view(&mut self, view: View) {
+        // To the power of ten below a millionth of the eye's distance (a
+        // micrometre in a metre-sized scene): the orbit's round-off read
+        // `0.00000000000000005551115123125783` in the saved file.
+        let distance = (view.eye - view.target).norm().max(1e-300);
+        let scale = 10f64.powi(-(1e-6 * distance).log10().floor() as i32);
+        // (+ 0: no `-0.0` in the file.)
+        let round = |v: Vec3| v.map(|c| (c * scale).round() / scale + 0.0);
+        let view = View {
+            eye: round(view.eye),
+            target: round(view.target),
+            fov_deg: (view.fov_deg * 1e6).round() / 1e6,
+        };
         for preset in [&mut self.preset, &mut self.saved]
             .into_iter()
             .chain(self.undo.iter_mut())

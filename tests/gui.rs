@@ -1328,3 +1328,49 @@ fn a_save_over_a_file_changed_elsewhere_asks_first() {
     assert_eq!(Preset::load(&file).unwrap().material.weights.bending, 6.0);
     assert!(harness.state().is_closing(), "saved, so it quits");
 }
+
+/// A question up takes no shortcut (behind the unsaved-changes question S
+/// stepped and Ctrl+Z undid the change it asked about), and Esc with a menu
+/// open closes the menu and keeps the selection (it cleared the selection
+/// and left the menu open).
+#[test]
+fn questions_and_menus_take_the_keys_first() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    harness
+        .state_mut()
+        .apply(Command::SetWeight(WeightKind::Bending, 5.0));
+    drop_file(&mut harness, "presets/silk.toml");
+    harness.get_by_label("Unsaved changes");
+    let frame = harness.state().session.state().frame;
+    harness.key_press(Key::S);
+    harness.key_press(Key::Space);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    let app = harness.state();
+    assert_eq!(app.session.state().frame, frame);
+    assert!(!app.session.is_playing());
+    assert!(app.session.is_dirty(), "not undone");
+    assert_eq!(app.session.preset().material.weights.bending, 5.0);
+    harness.get_by_label("Cancel").click();
+    harness.run();
+
+    harness
+        .state_mut()
+        .selection
+        .apply(softbody::gui::selection::SelectMode::Replace, &[0, 1, 2]);
+    let view = harness.get_by_label("View").rect().center();
+    click_at(&mut harness, view, Modifiers::NONE);
+    harness.run();
+    harness.get_by_label_contains("Frame all");
+    harness.key_press(Key::Escape);
+    harness.run();
+    assert!(
+        harness.query_by_label_contains("Frame all").is_none(),
+        "menu closed"
+    );
+    assert_eq!(harness.state().selection.len(), 3);
+    // With no menu open, Esc clears it.
+    harness.key_press(Key::Escape);
+    harness.run();
+    assert!(harness.state().selection.is_empty());
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use softbody::command::{Command, Param, WeightKind};
 use softbody::mesh::Vec3;
-use softbody::preset::{GridSpec, MeshSource, Preset, Selector};
+use softbody::preset::{GridSpec, MeshSource, Preset, Selector, View};
 use softbody::session::{Applied, Session, SessionError};
 use softbody::solver::SimParams;
 
@@ -1071,4 +1071,22 @@ fn a_save_over_a_file_changed_elsewhere_is_refused_until_confirmed() {
     assert_eq!(saved.material.density, 0.55);
     apply(&mut s, Command::SetWeight(WeightKind::Bending, 11.5));
     assert_eq!(apply(&mut s, Command::Save(None)), Applied::Saved(file));
+}
+
+/// A kept camera is rounded below a millionth of its distance: the
+/// orbit's round-off (`5.551115123125783e-17` for 0) does not reach the
+/// saved file.
+#[test]
+fn a_kept_camera_drops_the_orbits_round_off() {
+    let mut s = session();
+    s.keep_view(View {
+        eye: Vec3::new(1.2000000000000002, 5.551115123125783e-17, 1.9),
+        target: Vec3::new(-5.551115123125783e-17, -0.30000000000000004, 0.0),
+        fov_deg: 45.00000000000001,
+    });
+    let view = s.preset().view.unwrap();
+    assert_eq!(view.eye, Vec3::new(1.2, 0.0, 1.9));
+    assert_eq!(view.target, Vec3::new(0.0, -0.3, 0.0));
+    assert!(view.target.x.is_sign_positive(), "not -0.0");
+    assert_eq!(view.fov_deg, 45.0);
 }

@@ -927,8 +927,19 @@ impl eframe::App for EditorApp {
         }
         self.collect_accuracy(&ctx);
         self.dropped_files(&ctx);
-        let (mut requests, escape) = menu::shortcuts(&ctx);
-        if escape && self.dialog.is_none() && self.pending.is_none() {
+        // A question or a file dialog up takes no shortcut: behind the
+        // unsaved-changes question, S stepped and Ctrl+Z undid the change
+        // it asked about.
+        let asking = self.dialog.is_some()
+            || self.pending.is_some()
+            || self.changed_on_disk.is_some()
+            || self.recovery.is_some();
+        let (mut requests, escape) = if asking {
+            (Vec::new(), false)
+        } else {
+            menu::shortcuts(&ctx)
+        };
+        if escape {
             self.selection.clear();
         }
         let (more, events) = self.layout(ui);

@@ -36,12 +36,14 @@ pub const CONTROLS: [(&str, &str); 18] = [
 ];
 
 /// The shortcuts pressed this frame (none while a text field has focus).
-/// Returns the requests and whether Esc was pressed.
+/// Returns the requests and whether Esc was pressed (not when it closes an
+/// open menu).
 pub fn shortcuts(ctx: &egui::Context) -> (Vec<Request>, bool) {
     let mut out = Vec::new();
     if ctx.egui_wants_keyboard_input() {
         return (out, false);
     }
+    let popup_open = egui::Popup::is_any_open(ctx);
     let escape = ctx.input_mut(|i| {
         let ctrl_shift = Modifiers::COMMAND | Modifiers::SHIFT;
         // Most modifiers first: a shortcut matches with extra Shift too.
@@ -76,7 +78,9 @@ pub fn shortcuts(ctx: &egui::Context) -> (Vec<Request>, bool) {
                 out.push(request);
             }
         }
-        i.consume_key(Modifiers::NONE, Key::Escape)
+        // Esc closes an open menu first (egui's, which looks for it after
+        // this), and only then clears the selection.
+        !popup_open && i.consume_key(Modifiers::NONE, Key::Escape)
     });
     (out, escape)
 }

@@ -105,8 +105,10 @@ pub const HARD_PIN: Color32 = Color32::from_rgb(235, 60, 60);
 pub const SOFT_PIN: Color32 = Color32::from_rgb(245, 200, 50);
 /// Colour of the grabbed vertex and its pull.
 pub const GRAB: Color32 = Color32::from_rgb(80, 220, 255);
-/// Colour of the selection.
-pub const SELECTED: Color32 = Color32::from_rgb(255, 150, 30);
+/// Colour of the selection and the selecting tools: near white, apart
+/// from the pins' red and yellow, the grab's cyan and the surface's orange
+/// (an orange selection hardly showed on it).
+pub const SELECTED: Color32 = Color32::from_rgb(245, 245, 255);
 
 /// What the overlays draw from.
 pub struct OverlayInput<'a> {

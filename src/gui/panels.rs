@@ -246,8 +246,13 @@ pub const SLIDER_WIDTH: f32 = 160.0;
 /// What a parameter means, for its tooltip.
 fn help(param: ParamId) -> &'static str {
     match param {
-        ParamId::Weight(WeightKind::Structural) => "Stretch stiffness of the edge springs (N/m)",
-        ParamId::Weight(WeightKind::Shear) => "Shear stiffness of the diagonal springs (N/m)",
+        ParamId::Weight(WeightKind::Structural) => {
+            "Stretch stiffness of the edge springs (N/m); the diagonal (shear) springs resist \
+             stretch too, so a cloth sags once both are low"
+        }
+        ParamId::Weight(WeightKind::Shear) => {
+            "Shear stiffness of the diagonal springs (N/m), which also resist stretch"
+        }
         ParamId::Weight(WeightKind::Bending) => {
             "Bending stiffness of the springs across interior edges (N/m)"
         }
@@ -854,7 +859,12 @@ pub fn status_bar(ui: &mut egui::Ui, session: &Session, info: &StatusInfo<'_>) {
     ui.horizontal(|ui| {
         ui.label(format!("UI {:.0} fps", info.ui_fps));
         ui.separator();
-        ui.label(format!("sim {:.0} fps", info.sim_fps));
+        // Paused, the rate of the last frames stepped is no rate.
+        if session.is_playing() {
+            ui.label(format!("sim {:.0} fps", info.sim_fps));
+        } else {
+            ui.label("sim paused");
+        }
         ui.separator();
         let t = session
             .history()

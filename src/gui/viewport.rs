@@ -342,7 +342,7 @@ impl Viewport3d {
         if let (Some(Gesture::Box(start, _)), Some(at)) = (self.gesture, pointer) {
             let corner = egui::pos2(start[0] as f32, start[1] as f32);
             let r = Rect::from_two_pos(corner, at);
-            painter.rect_filled(r, 0.0, Color32::from_rgba_unmultiplied(255, 150, 30, 24));
+            painter.rect_filled(r, 0.0, Color32::from_rgba_unmultiplied(245, 245, 255, 24));
             painter.rect_stroke(
                 r,
                 0.0,
