@@ -577,22 +577,29 @@ impl Session {
 
     /// What a front end opens: `path` — a preset (`.toml`), or an OBJ
     /// file as a new untitled preset with the default material and no
-    /// pins — else [`DEFAULT_PRESET`] if it exists, else
+    /// pins — else a copy of [`DEFAULT_PRESET`] if it exists, untitled
+    /// (a save asks where, and the shipped preset stays as shipped: Ctrl+S
+    /// on the scene plain `softbody` opened overwrote it), else
     /// [`Preset::default`]. Returns the session and the file it came from.
     ///
     /// # Errors
     /// As [`Session::open`] and [`Session::new`].
     pub fn open_or_default(path: Option<&Path>) -> Result<(Self, Option<PathBuf>), SessionError> {
-        let default = Path::new(DEFAULT_PRESET);
-        let path = path
-            .map(Path::to_owned)
-            .or_else(|| default.exists().then(|| default.to_owned()));
-        let session = match &path {
+        let session = match path {
             Some(p) if is_obj(p) => Self::new(Preset::for_obj(p), None)?,
             Some(p) => Self::open(p)?,
-            None => Self::new(Preset::default(), None)?,
+            None => {
+                let default = Path::new(DEFAULT_PRESET);
+                if default.exists() {
+                    let mut preset = Preset::load(default)?;
+                    Self::rebase_to_untitled(&mut preset, default);
+                    let session = Self::new(preset, None).map_err(located)?;
+                    return Ok((session, Some(default.to_owned())));
+                }
+                Self::new(Preset::default(), None)?
+            }
         };
-        Ok((session, path))
+        Ok((session, path.map(Path::to_owned)))
     }
 
     /// The preset in force.

@@ -1090,3 +1090,25 @@ fn a_kept_camera_drops_the_orbits_round_off() {
     assert!(view.target.x.is_sign_positive(), "not -0.0");
     assert_eq!(view.fov_deg, 45.0);
 }
+
+/// Plain `softbody` opens a copy of the shipped hanging cloth, untitled: a
+/// save asks where (offering the preset's name), so the shipped file is
+/// not overwritten by Ctrl+S.
+#[test]
+fn the_default_scene_is_an_untitled_copy_of_the_shipped_preset() {
+    let (mut s, from) = Session::open_or_default(None).unwrap();
+    assert_eq!(
+        from.as_deref(),
+        Some(Path::new(softbody::session::DEFAULT_PRESET))
+    );
+    assert_eq!(s.path(), None);
+    let shipped = Preset::load(Path::new(softbody::session::DEFAULT_PRESET)).unwrap();
+    assert_eq!(s.preset(), &shipped);
+    assert!(!s.is_dirty());
+    apply(&mut s, Command::SetWeight(WeightKind::Bending, 7.5));
+    assert!(matches!(
+        s.apply(Command::Save(None)),
+        Err(SessionError::NoPath)
+    ));
+    assert_eq!(s.suggested_path(), Path::new("hanging_cloth.toml"));
+}
