@@ -163,11 +163,11 @@ pub enum SessionError {
     NoPath,
     /// A save to a file of another kind than a preset (a mesh, say),
     /// which the preset would replace.
-    #[error("{}: a preset file must end in .toml", .0.display())]
+    #[error("{}: a preset file must be a name ending in .toml", .0.display())]
     NotAPresetPath(PathBuf),
     /// A save to a directory (an existing one, or a path ending in a
     /// separator).
-    #[error("{}: is a directory; name the preset file in it (such as {})", .0.display(), .0.join("my_preset.toml").display())]
+    #[error("{}: names a directory; name the preset file in it (such as {})", .0.display(), .0.join("my_preset.toml").display())]
     IsADirectory(PathBuf),
     /// A save over the preset's own file, which changed on disk since the
     /// session read or wrote it (an edit elsewhere, another window): the
@@ -209,6 +209,14 @@ fn same_file(a: &Path, b: &Path) -> bool {
 pub fn preset_path(mut path: PathBuf) -> Result<PathBuf, SessionError> {
     if path.is_dir() || path.to_string_lossy().ends_with(std::path::is_separator) {
         return Err(SessionError::IsADirectory(path));
+    }
+    // `.toml` alone is a name without a stem (it was saved as
+    // `.toml.toml`).
+    if path
+        .file_name()
+        .is_some_and(|n| n.eq_ignore_ascii_case(".toml"))
+    {
+        return Err(SessionError::NotAPresetPath(path));
     }
     match path.extension() {
         None => {

@@ -1461,7 +1461,7 @@ fn save_as_protects_other_files() {
     app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
     save_as(&mut app, &mesh);
     assert!(
-        app.status.contains("a preset file must end in .toml"),
+        app.status.contains("a preset file must be a name ending in .toml"),
         "{}",
         app.status
     );
@@ -1494,6 +1494,21 @@ fn save_as_protects_other_files() {
     save_as(&mut app, &other);
     assert_eq!(app.mode, Mode::Normal);
     assert_eq!(Preset::load(&other).unwrap().material.weights.bending, 5.0);
+    // `.toml` alone is no name (it saved as `.toml.toml`), and a file on
+    // the way is named as such (it said "File exists").
+    save_as(&mut app, &dir.join(".toml"));
+    assert!(
+        app.status.contains(".toml: a preset file must be a name ending in .toml"),
+        "{}",
+        app.status
+    );
+    assert!(!dir.join(".toml.toml").exists());
+    save_as(&mut app, &other.join("x.toml"));
+    assert!(
+        app.status.contains(&format!("{} is a file, not a directory", other.display())),
+        "{}",
+        app.status
+    );
 }
 
 /// Steps waiting on a slow model go to the background when another key

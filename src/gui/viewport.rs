@@ -226,7 +226,12 @@ impl Viewport3d {
                 project: &project,
             },
         );
-        if self.overlays.springs || self.overlays.bending {
+        // The bar keys the springs drawn: none on a model without them.
+        let springs = &input.model.springs;
+        let drawn = (self.overlays.springs
+            && !(springs.structural.is_empty() && springs.shear.is_empty()))
+            || (self.overlays.bending && !springs.bending.is_empty());
+        if drawn {
             overlay::strain_legend(&painter, rect, self.overlays.strain_scale);
         }
         self.draw_gesture(ui, &painter, &response);

@@ -437,7 +437,12 @@ const FORMAT_LINE: &str = "# Softbody Studio preset (format version";
 pub fn create_dir_of(path: &Path) -> Result<(), PresetError> {
     match path.parent().filter(|d| !d.as_os_str().is_empty()) {
         Some(dir) => std::fs::create_dir_all(dir).map_err(|e| {
-            let message = format!("cannot create {}: {e}", dir.display());
+            // A file on the way ("File exists" said nothing of which).
+            let file = dir.ancestors().find(|a| a.is_file());
+            let message = match file {
+                Some(file) => format!("{} is a file, not a directory", file.display()),
+                None => format!("cannot create the directory {}: {e}", dir.display()),
+            };
             PresetError::new(path, PresetErrorKind::Write(message))
         }),
         None => Ok(()),

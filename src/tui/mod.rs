@@ -80,7 +80,19 @@ fn preset_dir(presets: &Path, path: Option<&Path>) -> PathBuf {
 /// to the autosave first, however recently it last wrote (a closed SSH
 /// session sends SIGHUP, then leaves no terminal to draw on).
 pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
-    let (session, path) = Session::open_or_default(preset.as_deref())?;
+    use std::io::IsTerminal as _;
+    let say = preset.as_ref().filter(|_| std::io::stderr().is_terminal());
+    if let Some(preset) = say {
+        // A large model takes seconds to build (tet100k: 6-20 s): said on
+        // the shell's screen, which the terminal UI's replaces (or an
+        // error, after the line is cleared).
+        let _ = write!(std::io::stderr(), "opening {}…", preset.display());
+    }
+    let opened = Session::open_or_default(preset.as_deref());
+    if say.is_some() {
+        let _ = write!(std::io::stderr(), "\r\x1b[2K");
+    }
+    let (session, path) = opened?;
     let mut app =
         App::new(session, preset_dir(Path::new(PRESET_DIR), path.as_deref())).with_autosave(
             Autosave::new(Autosave::default_dir(), crate::autosave::INTERVAL),
