@@ -1375,4 +1375,11 @@ fn questions_and_menus_take_the_keys_first() {
     harness.key_press(Key::Escape);
     harness.run();
     assert!(harness.state().selection.is_empty());
+    // Ctrl+Q quits, asking first about the unsaved change.
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Q);
+    harness.run();
+    harness.get_by_label_contains("Save them before quitting?");
+    harness.get_by_label("Discard").click();
+    harness.run();
+    assert!(harness.state().is_closing());
 }

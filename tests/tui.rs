@@ -1461,7 +1461,8 @@ fn save_as_protects_other_files() {
     app.apply(Command::SetWeight(WeightKind::Bending, 3.0));
     save_as(&mut app, &mesh);
     assert!(
-        app.status.contains("a preset file must be a name ending in .toml"),
+        app.status
+            .contains("a preset file must be a name ending in .toml"),
         "{}",
         app.status
     );
@@ -1498,14 +1499,16 @@ fn save_as_protects_other_files() {
     // the way is named as such (it said "File exists").
     save_as(&mut app, &dir.join(".toml"));
     assert!(
-        app.status.contains(".toml: a preset file must be a name ending in .toml"),
+        app.status
+            .contains(".toml: a preset file must be a name ending in .toml"),
         "{}",
         app.status
     );
     assert!(!dir.join(".toml.toml").exists());
     save_as(&mut app, &other.join("x.toml"));
     assert!(
-        app.status.contains(&format!("{} is a file, not a directory", other.display())),
+        app.status
+            .contains(&format!("{} is a file, not a directory", other.display())),
         "{}",
         app.status
     );

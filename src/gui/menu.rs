@@ -11,16 +11,17 @@ use crate::command::Command;
 use crate::session::Session;
 
 /// The keys and mouse buttons, for the Help ▸ Controls window.
-pub const CONTROLS: [(&str, &str); 18] = [
+pub const CONTROLS: [(&str, &str); 19] = [
     ("Space", "play / pause"),
     ("S", "step one frame"),
     ("R", "reset to rest"),
     ("F", "frame all"),
     ("Esc", "clear the selection"),
     ("P / Shift+P / U", "pin / soft-pin / unpin the selection"),
-    ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),
+    ("Ctrl+Z / Ctrl+Shift+Z or Ctrl+Y", "undo / redo"),
     ("Ctrl+O", "open a preset or OBJ"),
     ("Ctrl+S / Ctrl+Shift+S", "save / save as"),
+    ("Ctrl+Q", "quit (asks first when there are unsaved changes)"),
     ("right drag, Alt+left drag", "orbit"),
     ("middle drag, Shift+right drag", "pan"),
     ("wheel", "zoom"),
@@ -47,13 +48,14 @@ pub fn shortcuts(ctx: &egui::Context) -> (Vec<Request>, bool) {
     let escape = ctx.input_mut(|i| {
         let ctrl_shift = Modifiers::COMMAND | Modifiers::SHIFT;
         // Most modifiers first: a shortcut matches with extra Shift too.
-        let chords: [(Modifiers, Key, Request); 6] = [
+        let chords: [(Modifiers, Key, Request); 7] = [
             (ctrl_shift, Key::Z, Request::Command(Command::Redo)),
             (ctrl_shift, Key::S, Request::SaveAsDialog),
             (Modifiers::COMMAND, Key::Y, Request::Command(Command::Redo)),
             (Modifiers::COMMAND, Key::Z, Request::Command(Command::Undo)),
             (Modifiers::COMMAND, Key::S, Request::Save),
             (Modifiers::COMMAND, Key::O, Request::OpenDialog),
+            (Modifiers::COMMAND, Key::Q, Request::Quit),
         ];
         for (modifiers, key, request) in chords {
             if i.consume_shortcut(&KeyboardShortcut::new(modifiers, key)) {
@@ -127,7 +129,7 @@ pub fn menu_bar(
                 out.push(Request::SaveAsDialog);
             }
             ui.separator();
-            if item(ui, "Quit", "", true) {
+            if item(ui, "Quit", "Ctrl+Q", true) {
                 out.push(Request::Quit);
             }
         });
