@@ -687,6 +687,21 @@ impl Session {
         self.preset != self.saved
     }
 
+    /// The build's warnings in one line for a front end's status: the
+    /// first, and how many more (`softbody inspect` lists them all); `None`
+    /// when the mesh imported clean.
+    pub fn mesh_note(&self) -> Option<String> {
+        let warnings = &self.built.warnings;
+        let first = warnings.first()?;
+        Some(match warnings.len() {
+            1 => format!("the mesh: {first}"),
+            n => format!(
+                "the mesh: {first} (and {} more: softbody inspect lists them)",
+                n - 1
+            ),
+        })
+    }
+
     /// The built preset: its model, and the surface and grid its selectors
     /// resolve against (see [`Built::select`]).
     pub fn built(&self) -> &Built {

@@ -1112,3 +1112,39 @@ fn the_default_scene_is_an_untitled_copy_of_the_shipped_preset() {
     ));
     assert_eq!(s.suggested_path(), Path::new("hanging_cloth.toml"));
 }
+
+/// What the mesh's import repaired and what the tetrahedraliser guessed
+/// reach the session (the front ends say it on opening and rebuilding; the
+/// terminal UI said nothing): a duplicated face is dropped, a sleeve built
+/// as tets is open.
+#[test]
+fn the_meshs_warnings_are_kept_for_the_front_ends() {
+    let dir = scratch_dir("session-mesh-note");
+    let file = dir.join("twice.obj");
+    std::fs::write(
+        &file,
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\nf 1 2 3\n",
+    )
+    .unwrap();
+    let (s, _) = Session::open_or_default(Some(&file)).unwrap();
+    assert_eq!(
+        s.mesh_note().as_deref(),
+        Some("the mesh: dropped 1 duplicate triangle")
+    );
+    let sleeve = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/sleeve.obj");
+    let (mut s, _) = Session::open_or_default(Some(&sleeve)).unwrap();
+    assert_eq!(s.mesh_note(), None, "open is fine for a cloth");
+    apply(
+        &mut s,
+        Command::SetBuild(softbody::preset::Build {
+            kind: softbody::preset::BuildKind::Tets,
+            resolution: Some(8),
+            edge_springs: false,
+        }),
+    );
+    let note = s.mesh_note().unwrap();
+    assert!(
+        note.starts_with("the mesh: the surface is open (64 boundary edges)"),
+        "{note}"
+    );
+}

@@ -1647,3 +1647,25 @@ fn a_narrow_terminal_cuts_labels_not_values() {
         "{text}"
     );
 }
+
+/// A mesh's import warnings are on the status line when it opens (they
+/// were never shown), and after "opened" when another opens.
+#[test]
+fn the_meshs_warnings_are_on_the_status_line() {
+    let dir = scratch_dir("tui-mesh-note");
+    let file = dir.join("twice.obj");
+    std::fs::write(
+        &file,
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\nf 1 2 3\n",
+    )
+    .unwrap();
+    let (session, _) = Session::open_or_default(Some(&file)).unwrap();
+    let app = App::new(session, "presets".into());
+    assert_eq!(app.status, "the mesh: dropped 1 duplicate triangle");
+    let mut app = cloth();
+    app.apply(Command::Load(file));
+    assert_eq!(
+        app.status,
+        "opened twice; the mesh: dropped 1 duplicate triangle"
+    );
+}

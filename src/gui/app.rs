@@ -174,9 +174,11 @@ impl EditorApp {
             script: None,
         };
         app.aim();
-        if let Some(hint) = app.solid_hint() {
-            app.message = hint.to_owned();
-        }
+        app.message = [app.session.mesh_note(), app.solid_hint().map(str::to_owned)]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ");
         app
     }
 
@@ -353,19 +355,27 @@ impl EditorApp {
                     let path = self.session.path().map_or(loaded, Path::to_owned);
                     self.remember(&path);
                     let name = &self.session.preset().name;
-                    match self.solid_hint() {
-                        Some(hint) => format!("opened {name}; {hint}"),
-                        None => format!("opened {name}"),
-                    }
+                    let notes = [
+                        self.session.mesh_note(),
+                        self.solid_hint().map(str::to_owned),
+                    ];
+                    std::iter::once(format!("opened {name}"))
+                        .chain(notes.into_iter().flatten())
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 } else if self.session.preset().build.kind != before.kind {
                     let preset = self.session.preset();
                     let kind = preset.build.kind;
-                    format!(
+                    let rebuilt = format!(
                         "rebuilt the model as {}; density {} {} (its unit changed)",
                         kind.label(),
                         crate::param::format_value(preset.material.density),
                         kind.density_unit()
-                    )
+                    );
+                    match self.session.mesh_note() {
+                        Some(note) => format!("{rebuilt}; {note}"),
+                        None => rebuilt,
+                    }
                 } else {
                     "rebuilt the model from its mesh".to_owned()
                 }

@@ -20,6 +20,10 @@ pub struct Built {
     pub surface: Option<SurfaceMesh>,
     /// The generated grid, for the grid selectors.
     grid: Option<ClothGrid>,
+    /// What the mesh's import repaired or found off, and what the
+    /// tetrahedraliser had to guess, in plain words (as `softbody inspect`
+    /// and `softbody tetrahedralize` say them); none for a grid.
+    pub warnings: Vec<String>,
 }
 
 impl Built {
@@ -181,6 +185,7 @@ struct Source {
     model: Model,
     surface: Option<SurfaceMesh>,
     grid: Option<ClothGrid>,
+    warnings: Vec<String>,
 }
 
 impl Preset {
@@ -203,12 +208,14 @@ impl Preset {
             model,
             surface,
             grid,
+            warnings,
         } = self.source(dir).map_err(fail)?;
         let mut built = Built {
             model,
             params: self.sim.clone(),
             surface,
             grid,
+            warnings,
         };
         built.model.pins = built.resolve_pins(&self.pins).map_err(fail)?;
         Ok(built)
@@ -228,10 +235,11 @@ impl Preset {
                     model: Model::from_cloth_grid(&grid, material.density, material.weights),
                     surface: None,
                     grid: Some(grid),
+                    warnings: Vec::new(),
                 }
             }
             MeshSource::Obj(file) => {
-                let (surface, _) = mesh::load_obj(
+                let (surface, report) = mesh::load_obj(
                     &dir.join(file),
                     &ImportOptions::default(),
                     &ValidateOptions::default(),
@@ -240,6 +248,7 @@ impl Preset {
                     field: "mesh.obj".to_owned(),
                     error: Box::new(error),
                 })?;
+                let mut warnings = report.warnings;
                 let model = if tets {
                     let options = TetraOptions {
                         resolution: self
@@ -249,6 +258,7 @@ impl Preset {
                     };
                     let tetra = tetra::tetrahedralize(&surface, &options)
                         .map_err(|e| PresetErrorKind::Tetrahedralize(Box::new(e)))?;
+                    warnings.extend(tetra.warnings(&surface));
                     Model::from_tetrahedralization(
                         &surface,
                         &tetra,
@@ -263,6 +273,7 @@ impl Preset {
                     model,
                     surface: Some(surface),
                     grid: None,
+                    warnings,
                 }
             }
             MeshSource::TetFile(file) => {
@@ -281,6 +292,7 @@ impl Preset {
                     ),
                     surface: None,
                     grid: None,
+                    warnings: Vec::new(),
                 }
             }
         };

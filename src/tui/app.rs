@@ -281,12 +281,12 @@ impl App {
     pub fn new(session: Session, preset_dir: PathBuf) -> Self {
         let [yaw, pitch] = view_angles(session.preset().view);
         Self {
+            status: session.mesh_note().unwrap_or_default(),
             session,
             selected: 0,
             mode: Mode::Normal,
             yaw,
             pitch,
-            status: String::new(),
             preset_dir,
             pacer: Pacer::default(),
             autosave: None,
@@ -1006,7 +1006,11 @@ impl App {
                 self.selected = 0;
                 self.pacer.forget();
                 [self.yaw, self.pitch] = view_angles(self.session.preset().view);
-                format!("opened {}", self.session.preset().name)
+                let opened = format!("opened {}", self.session.preset().name);
+                match self.session.mesh_note() {
+                    Some(note) => format!("{opened}; {note}"),
+                    None => opened,
+                }
             }
             Ok(Applied::BlewUp { frames, error }) => {
                 format!("blew up after {frames} frames: {error}")

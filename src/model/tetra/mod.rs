@@ -145,6 +145,33 @@ pub struct Tetrahedralization {
     pub seconds: f64,
 }
 
+impl Tetrahedralization {
+    /// What `surface` (the one tetrahedralised) made the tetrahedraliser
+    /// guess, in plain words: an open surface's inside, faces it turned
+    /// over ([`QualityReport::warnings`]).
+    pub fn warnings(&self, surface: &SurfaceMesh) -> Vec<String> {
+        use crate::mesh::topology::EdgeKind;
+        let mut warnings = Vec::new();
+        let boundary = surface.topology().count(EdgeKind::Boundary);
+        if boundary > 0 {
+            warnings.push(format!(
+                "the surface is open ({boundary} boundary edges): its inside is what the \
+                 winding number says, which closes small holes but fills a wide opening \
+                 across; check the body against the surface"
+            ));
+        }
+        if self.reoriented > 0 {
+            warnings.push(format!(
+                "{} of {} triangles are wound against the rest of their part: they were \
+                 taken as turned over for the inside (the file is unchanged)",
+                self.reoriented,
+                surface.triangles().len()
+            ));
+        }
+        warnings
+    }
+}
+
 /// Fills the inside of `surface` with tetrahedra at `options.resolution`
 /// lattice cells across its longest side.
 ///
@@ -294,7 +321,7 @@ impl QualityReport {
             resolution,
             cell: result.cell,
             seconds: result.seconds,
-            warnings: warnings(surface, result),
+            warnings: result.warnings(surface),
         }
     }
 }
@@ -341,30 +368,6 @@ impl std::fmt::Display for QualityReport {
             }
         }
     }
-}
-
-/// [`QualityReport::warnings`].
-fn warnings(surface: &SurfaceMesh, result: &Tetrahedralization) -> Vec<String> {
-    use crate::mesh::topology::EdgeKind;
-    let topology = surface.topology();
-    let mut warnings = Vec::new();
-    let boundary = topology.count(EdgeKind::Boundary);
-    if boundary > 0 {
-        warnings.push(format!(
-            "the surface is open ({boundary} boundary edges): its inside is what the \
-             winding number says, which closes small holes but fills a wide opening \
-             across; check the body against the surface"
-        ));
-    }
-    if result.reoriented > 0 {
-        warnings.push(format!(
-            "{} of {} triangles are wound against the rest of their part: they were \
-             taken as turned over for the inside (the file is unchanged)",
-            result.reoriented,
-            surface.triangles().len()
-        ));
-    }
-    warnings
 }
 
 /// Largest distance of a point from the least-squares plane of `points`.
