@@ -1669,3 +1669,41 @@ fn the_meshs_warnings_are_on_the_status_line() {
         "opened twice; the mesh: dropped 1 duplicate triangle"
     );
 }
+
+/// `M` steps through the library's materials for the build kind, as the
+/// editor's buttons apply them; `B` builds the mesh as tetrahedra or as
+/// springs, saying what the tetrahedraliser guessed.
+#[test]
+fn materials_and_the_build_kind_switch_from_the_keyboard() {
+    let mut app = cloth();
+    assert!(app.on_key(ch('M')));
+    assert_eq!(app.status, "denim material");
+    let denim = softbody::preset::library::materials()
+        .iter()
+        .find(|m| m.name == "denim")
+        .unwrap();
+    assert!(denim.is_in(app.session.preset()));
+    assert!(app.session.is_dirty());
+    app.on_key(ch('u'));
+    assert_eq!(app.session.preset().material.density, 0.15);
+    // A grid is cloth: no tets, and the reason.
+    assert!(app.on_key(ch('B')));
+    assert!(app.status.contains("a grid is cloth"), "{}", app.status);
+    assert_eq!(app.session.preset().build.kind, BuildKind::Springs);
+
+    let (session, _) = Session::open_or_default(Some(Path::new("meshes/sleeve.obj"))).unwrap();
+    let mut app = App::new(session, "presets".into());
+    assert!(app.on_key(ch('B')));
+    assert_eq!(app.session.preset().build.kind, BuildKind::Tets);
+    assert!(
+        app.status
+            .starts_with("built as tetrahedra; the mesh: the surface is open"),
+        "{}",
+        app.status
+    );
+    assert!(app.on_key(ch('M')));
+    assert_eq!(app.status, "jelly material");
+    assert!(app.on_key(ch('B')));
+    assert_eq!(app.session.preset().build.kind, BuildKind::Springs);
+    assert_eq!(app.status, "built as springs");
+}

@@ -447,13 +447,9 @@ pub fn material(ui: &mut egui::Ui, session: &Session, sliders: Sliders, out: &mu
     let preset = session.preset();
     let kind = preset.build.kind;
     ui.horizontal_wrapped(|ui| {
-        for &LibraryMaterial { name, material, .. } in
-            library::materials().iter().filter(|m| m.kind == kind)
-        {
-            // (Applying one keeps the attachment weight: see SetMaterial.)
-            let mut applied = material;
-            applied.weights.attachment = preset.material.weights.attachment;
-            let selected = preset.material == applied;
+        for library_material in library::materials().iter().filter(|m| m.kind == kind) {
+            let LibraryMaterial { name, material, .. } = *library_material;
+            let selected = library_material.is_in(preset);
             if ui
                 .selectable_label(selected, name)
                 .on_hover_text(format!("Use the {name} material (density and weights)"))

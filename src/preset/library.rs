@@ -43,6 +43,17 @@ pub struct LibraryMaterial {
     pub material: Material,
 }
 
+impl LibraryMaterial {
+    /// Whether `preset`'s material is this one, as applying it leaves it
+    /// (the attachment weight is the preset's own: see
+    /// [`Command::SetMaterial`](crate::command::Command::SetMaterial)).
+    pub fn is_in(&self, preset: &Preset) -> bool {
+        let mut applied = self.material;
+        applied.weights.attachment = preset.material.weights.attachment;
+        applied == preset.material && self.kind == preset.build.kind
+    }
+}
+
 /// The materials of the shipped presets, in library order (cloth first).
 /// The hanging cloth's material is cotton's, so it is listed once. Parsed
 /// once, on first use (the editor lists them every frame).

@@ -18,7 +18,8 @@ use crate::background::{self, Work};
 use crate::command::{Command, Param};
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
 pub use crate::param::{ParamId, format_value};
-use crate::preset::{PinSpec, PresetError, Selector};
+use crate::preset::library::{self, LibraryMaterial};
+use crate::preset::{BuildKind, PinSpec, PresetError, Selector};
 use crate::session::{Applied, STILL_STOPPING, Session, SessionError};
 use crate::solver::Acceleration;
 use crate::solver::memory::{Gauge, Resident};
@@ -40,6 +41,11 @@ pub const KEYS: &[(&str, &str)] = &[
         "pin rules: top or bottom plane, group, a grid's top edge or corners",
     ),
     ("m", "next acceleration: plain, Chebyshev, Anderson"),
+    (
+        "M",
+        "next material of the library (as the editor's buttons)",
+    ),
+    ("B", "build the mesh as springs / tetrahedra"),
     ("e", "extrapolated initial guess on / off"),
     (
         "a",
@@ -268,7 +274,10 @@ const STEPS_KEPT: usize = 64;
 struct Report {
     loading: bool,
     pins: bool,
-    done: &'static str,
+    /// Whether the command builds the model anew (its mesh's warnings
+    /// follow the message).
+    building: bool,
+    done: std::borrow::Cow<'static, str>,
     /// Whether the command undoes or redoes a change, whose message then
     /// says what it took back or did again after [`Report::done`].
     retraces: bool,
@@ -612,6 +621,16 @@ impl App {
                 let next = all[(all.iter().position(|&a| a == now).unwrap_or(0) + 1) % all.len()];
                 Action::Apply(Command::SetParam(Param::Acceleration(next)))
             }
+            KeyCode::Char('M') => self.next_material(),
+            KeyCode::Char('B') => {
+                // Springs and tets, as the editor's Model panel switches.
+                let mut build = self.session.preset().build;
+                build.kind = match build.kind {
+                    BuildKind::Springs => BuildKind::Tets,
+                    BuildKind::Tets => BuildKind::Springs,
+                };
+                Action::Apply(Command::SetBuild(build))
+            }
             KeyCode::Char('e') => {
                 let on = self.session.preset().sim.extrapolate;
                 Action::Apply(Command::SetParam(Param::Extrapolate(!on)))
@@ -751,6 +770,22 @@ impl App {
             save(None, after, false)
         } else {
             self.save_as(after)
+        }
+    }
+
+    /// `M`: the library's next material for the model's build kind (the
+    /// first when the material is none of them), as the editor's buttons
+    /// apply one.
+    fn next_material(&self) -> Action {
+        let preset = self.session.preset();
+        let kind = preset.build.kind;
+        let all: Vec<&LibraryMaterial> = (library::materials().iter())
+            .filter(|m| m.kind == kind)
+            .collect();
+        let now = all.iter().position(|m| m.is_in(preset));
+        match now.map_or(all.first(), |i| all.get((i + 1) % all.len())) {
+            Some(next) => Action::Apply(Command::SetMaterial(next.material)),
+            None => Action::None,
         }
     }
 
@@ -930,13 +965,21 @@ impl App {
         let report = Report {
             loading: matches!(command, Command::Load(_)),
             pins: matches!(command, Command::SetPins(_)),
-            done: match command {
-                Command::Undo if self.session.undo_len() == 0 => "nothing to undo",
-                Command::Undo => "undid",
-                Command::Redo if self.session.redo_len() == 0 => "nothing to redo",
-                Command::Redo => "redid",
-                Command::Reset => "back to rest",
-                _ => "",
+            building: matches!(command, Command::SetBuild(_)),
+            done: match &command {
+                Command::Undo if self.session.undo_len() == 0 => "nothing to undo".into(),
+                Command::Undo => "undid".into(),
+                Command::Redo if self.session.redo_len() == 0 => "nothing to redo".into(),
+                Command::Redo => "redid".into(),
+                Command::Reset => "back to rest".into(),
+                Command::SetBuild(build) => format!("built as {}", build.kind.label()).into(),
+                Command::SetMaterial(material) => {
+                    let name = (library::materials().iter())
+                        .find(|m| m.material == *material)
+                        .map_or("a library", |m| m.name);
+                    format!("{name} material").into()
+                }
+                _ => "".into(),
             },
             retraces: match command {
                 Command::Undo => self.session.undo_len() > 0,
@@ -1036,7 +1079,11 @@ impl App {
                 let change = crate::preset::describe_changes(before, self.session.preset());
                 format!("{} {change}", report.done)
             }
-            Ok(_) => report.done.to_owned(),
+            Ok(Applied::Reloaded) if report.building => match self.session.mesh_note() {
+                Some(note) => format!("{}; {note}", report.done),
+                None => report.done.into_owned(),
+            },
+            Ok(_) => report.done.into_owned(),
             Err(e) => format!("error: {e}"),
         };
         if report.before.is_some_and(|p| &p != self.session.preset()) {
