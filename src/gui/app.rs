@@ -296,7 +296,7 @@ impl EditorApp {
         self.save_with(Command::Save(path));
     }
 
-    /// [`App::save`] by `command`, a [`Command::Save`] or
+    /// [`EditorApp::save`] by `command`, a [`Command::Save`] or
     /// [`Command::SaveAnyway`].
     fn save_with(&mut self, command: Command) {
         // An unmoved camera leaves the view as it was (its eye recomputed
