@@ -1246,7 +1246,7 @@ fn save_then_quit_on_an_untitled_scene_quits_once_saved() {
     let file_menu = harness.get_by_label("File").rect().center();
     click_at(&mut harness, file_menu, Modifiers::NONE);
     harness.run();
-    harness.get_by_label("Quit").click();
+    harness.get_by_label_contains("Quit").click();
     harness.run();
     harness.get_by_label("Unsaved changes");
     harness.get_by_label("Save").click();
@@ -1319,7 +1319,7 @@ fn a_save_over_a_file_changed_elsewhere_asks_first() {
     let file_menu = harness.get_by_label("File").rect().center();
     click_at(&mut harness, file_menu, Modifiers::NONE);
     harness.run();
-    harness.get_by_label("Quit").click();
+    harness.get_by_label_contains("Quit").click();
     harness.run();
     harness.get_by_label("Save").click();
     harness.run();
@@ -1347,7 +1347,9 @@ fn questions_and_menus_take_the_keys_first() {
     harness.key_press(Key::S);
     harness.key_press(Key::Space);
     harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Q);
     harness.run();
+    harness.get_by_label_contains("Save them before opening presets/silk.toml?");
     let app = harness.state();
     assert_eq!(app.session.state().frame, frame);
     assert!(!app.session.is_playing());
