@@ -260,21 +260,14 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
             };
             let (surface, mut report) = mesh::load_obj(&file, &ImportOptions::default(), &validate)
                 .map_err(|e| Failure::BadInput(e.into()))?;
-            let tree =
-                softbody::model::tetra::TriangleTree::new(surface.positions(), surface.triangles());
-            let crossings = tree.edge_crossings(surface.positions(), surface.topology().edges());
-            if crossings > 0 {
-                report.warnings.push(format!(
-                    "the surface passes through itself ({crossings} crossing{} of an edge \
-                     through a face){}",
-                    if crossings == 1 { "" } else { "s" },
-                    if report.volume.is_some() {
-                        ": its volume counts overlapping parts twice (as tets they are \
-                         filled once, as their union)"
-                    } else {
-                        ""
-                    }
-                ));
+            if let Some(crossing) = softbody::model::tetra::crossing_warning(&surface) {
+                report.warnings.push(match report.volume {
+                    Some(_) => format!(
+                        "{crossing}: its volume counts overlapping parts twice (as tets they \
+                         are filled once, as their union)"
+                    ),
+                    None => crossing,
+                });
             }
             let springs = Springs::from_surface(&surface);
             if json {

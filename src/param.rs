@@ -185,13 +185,26 @@ impl ParamId {
     }
 }
 
-/// `value` to 6 significant digits (each power of ten by which it is
-/// scaled is exact in double precision for the values a preset takes).
+/// `value` to 6 significant digits, or to 3 where that is within 2e-5 of
+/// it: steps of 10^¼ rounded each time drift (500 four steps up read
+/// 5000.01, 56.2341 one step up 99.9999), and land on the round number.
 fn significant(value: f64) -> f64 {
+    let six = to_digits(value, 6);
+    let three = to_digits(value, 3);
+    if (three - value).abs() <= 2e-5 * value.abs() {
+        three
+    } else {
+        six
+    }
+}
+
+/// `value` to `digits` significant digits (each power of ten it is scaled
+/// by is exact in double precision for the values a preset takes).
+fn to_digits(value: f64, digits: i32) -> f64 {
     if value == 0.0 || !value.is_finite() {
         return value;
     }
-    let shift = value.abs().log10().floor() as i32 - 5;
+    let shift = value.abs().log10().floor() as i32 - (digits - 1);
     if shift < 0 {
         let scale = 10f64.powi(-shift);
         (value * scale).round() / scale
@@ -325,6 +338,13 @@ mod tests {
         assert_eq!(weight.stepped(1000.0, true), 1778.28);
         assert_eq!(weight.stepped(1778.28, false), 1000.0);
         assert_eq!(weight.stepped(1e12, false), 562_341_000_000.0);
+        // Back on the round number after a decade, wherever it started.
+        let mut w = 500.0;
+        for _ in 0..4 {
+            w = weight.stepped(w, true);
+        }
+        assert_eq!(w, 5000.0);
+        assert_eq!(weight.stepped(56.2341, true), 100.0);
         let mut g = -9.8;
         for _ in 0..6 {
             g = ParamId::GravityY.stepped(g, true);

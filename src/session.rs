@@ -163,7 +163,7 @@ pub enum SessionError {
     NoPath,
     /// A save to a file of another kind than a preset (a mesh, say),
     /// which the preset would replace.
-    #[error("{}: a preset file must be a name ending in .toml", .0.display())]
+    #[error("{}: a preset file needs a name ending in .toml (such as my_preset.toml)", .0.display())]
     NotAPresetPath(PathBuf),
     /// A save to a directory (an existing one, or a path ending in a
     /// separator).

@@ -1147,4 +1147,33 @@ fn the_meshs_warnings_are_kept_for_the_front_ends() {
         note.starts_with("the mesh: the surface is open (64 boundary edges)"),
         "{note}"
     );
+    // Two cubes overlapping: the surface passes through itself.
+    let cube = |o: f64, first: usize| {
+        let mut text = String::new();
+        for k in 0..8 {
+            // (Crossing through the quads' diagonals.)
+            let [x, y, z] = [k & 1, (k >> 1) & 1, (k >> 2) & 1].map(|c| c as f64 + o);
+            text += &format!("v {x} {y} {z}\n");
+        }
+        for face in [
+            [0, 2, 3, 1],
+            [4, 5, 7, 6],
+            [0, 1, 5, 4],
+            [2, 6, 7, 3],
+            [0, 4, 6, 2],
+            [1, 3, 7, 5],
+        ] {
+            let [a, b, c, d] = face.map(|v| v + first + 1);
+            text += &format!("f {a} {b} {c} {d}\n");
+        }
+        text
+    };
+    let two = dir.join("two.obj");
+    std::fs::write(&two, cube(0.0, 0) + &cube(0.5, 8)).unwrap();
+    let (s, _) = Session::open_or_default(Some(&two)).unwrap();
+    let note = s.mesh_note().unwrap();
+    assert!(
+        note.starts_with("the mesh: the surface passes through itself ("),
+        "{note}"
+    );
 }

@@ -1135,7 +1135,7 @@ fn a_save_over_a_file_changed_elsewhere_asks_first() {
     assert!(matches!(&app.mode, Mode::ChangedOnDisk { path, after: After::Stay } if *path == file));
     assert!(
         app.status
-            .ends_with("changed on disk since it was opened here"),
+            .ends_with("changed on disk since it was opened or saved here"),
         "{}",
         app.status
     );
@@ -1462,7 +1462,7 @@ fn save_as_protects_other_files() {
     save_as(&mut app, &mesh);
     assert!(
         app.status
-            .contains("a preset file must be a name ending in .toml"),
+            .contains("a preset file needs a name ending in .toml"),
         "{}",
         app.status
     );
@@ -1500,7 +1500,7 @@ fn save_as_protects_other_files() {
     save_as(&mut app, &dir.join(".toml"));
     assert!(
         app.status
-            .contains(".toml: a preset file must be a name ending in .toml"),
+            .contains(".toml: a preset file needs a name ending in .toml"),
         "{}",
         app.status
     );
@@ -1706,4 +1706,14 @@ fn materials_and_the_build_kind_switch_from_the_keyboard() {
     assert!(app.on_key(ch('B')));
     assert_eq!(app.session.preset().build.kind, BuildKind::Springs);
     assert_eq!(app.status, "built as springs");
+    // A shipped tet preset, with its own resolution, goes to springs too
+    // (it said the resolution applies only to tets).
+    let mut app = opened("presets/jelly.toml");
+    assert!(app.on_key(ch('B')));
+    assert_eq!(
+        app.session.preset().build.kind,
+        BuildKind::Springs,
+        "{}",
+        app.status
+    );
 }

@@ -385,7 +385,7 @@ impl EditorApp {
             }
             Err(SessionError::ChangedOnDisk(path)) => {
                 let said = format!(
-                    "{} changed on disk since it was opened here",
+                    "{} changed on disk since it was opened or saved here",
                     path.display()
                 );
                 self.changed_on_disk = Some(path);

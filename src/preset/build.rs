@@ -248,7 +248,10 @@ impl Preset {
                     field: "mesh.obj".to_owned(),
                     error: Box::new(error),
                 })?;
-                let mut warnings = report.warnings;
+                // The tetrahedraliser's first for tets (what the body is
+                // made of), the import's repairs after.
+                let mut warnings: Vec<String> =
+                    tetra::crossing_warning(&surface).into_iter().collect();
                 let model = if tets {
                     let options = TetraOptions {
                         resolution: self
@@ -258,7 +261,7 @@ impl Preset {
                     };
                     let tetra = tetra::tetrahedralize(&surface, &options)
                         .map_err(|e| PresetErrorKind::Tetrahedralize(Box::new(e)))?;
-                    warnings.extend(tetra.warnings(&surface));
+                    warnings.splice(0..0, tetra.warnings(&surface));
                     Model::from_tetrahedralization(
                         &surface,
                         &tetra,
@@ -269,6 +272,7 @@ impl Preset {
                 } else {
                     Model::from_surface(&surface, material.density, material.weights)
                 };
+                warnings.extend(report.warnings);
                 Source {
                     model,
                     surface: Some(surface),

@@ -624,12 +624,16 @@ impl App {
             KeyCode::Char('M') => self.next_material(),
             KeyCode::Char('B') => {
                 // Springs and tets, as the editor's Model panel switches.
-                let mut build = self.session.preset().build;
-                build.kind = match build.kind {
+                // (A resolution and tet-edge springs are the tets' own: as
+                // springs they are refused, and tets again take the default.)
+                let kind = match self.session.preset().build.kind {
                     BuildKind::Springs => BuildKind::Tets,
                     BuildKind::Tets => BuildKind::Springs,
                 };
-                Action::Apply(Command::SetBuild(build))
+                Action::Apply(Command::SetBuild(crate::preset::Build {
+                    kind,
+                    ..Default::default()
+                }))
             }
             KeyCode::Char('e') => {
                 let on = self.session.preset().sim.extrapolate;
@@ -1064,7 +1068,7 @@ impl App {
                     after: After::Stay,
                 };
                 format!(
-                    "{} changed on disk since it was opened here",
+                    "{} changed on disk since it was opened or saved here",
                     path.display()
                 )
             }

@@ -172,6 +172,22 @@ impl Tetrahedralization {
     }
 }
 
+/// "The surface passes through itself (N crossings of an edge through a
+/// face)" where it does (two overlapping parts, a lid sunk into its pot:
+/// tets fill their union, springs let them pass through each other);
+/// `None` where no edge crosses a face. For the warnings of `softbody
+/// inspect` and of a build.
+pub fn crossing_warning(surface: &SurfaceMesh) -> Option<String> {
+    let tree = TriangleTree::new(surface.positions(), surface.triangles());
+    let crossings = tree.edge_crossings(surface.positions(), surface.topology().edges());
+    (crossings > 0).then(|| {
+        format!(
+            "the surface passes through itself ({crossings} crossing{} of an edge through a face)",
+            if crossings == 1 { "" } else { "s" }
+        )
+    })
+}
+
 /// Fills the inside of `surface` with tetrahedra at `options.resolution`
 /// lattice cells across its longest side.
 ///

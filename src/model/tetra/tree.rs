@@ -343,11 +343,12 @@ fn segment_meets_box(a: Vec3, inv: Vec3, lo: Vec3, hi: Vec3) -> bool {
     true
 }
 
-/// Whether the segment `a b` passes through the inside of triangle `tri`:
-/// its ends on either side of the triangle's plane, each clearly off it,
-/// and the crossing point clearly inside. "Clearly" is a millionth of the
-/// sizes involved: a segment on a triangle's edge or corner (a neighbour),
-/// or in its plane (its own triangle), never passes.
+/// Whether the segment `a b` passes through triangle `tri`: its ends on
+/// either side of the triangle's plane, each clearly off it ("clearly": by
+/// a millionth of the segment's length), and the crossing point in the
+/// triangle or on its border (through a quad's diagonal, say, it passes
+/// both triangles). A segment in the triangle's plane (its own triangle) or
+/// ending on it (a neighbour's corner) never passes.
 fn segment_passes_through(a: Vec3, b: Vec3, tri: &[Vec3; 3]) -> bool {
     const CLEAR: f64 = 1e-6;
     let normal = (tri[1] - tri[0]).cross(&(tri[2] - tri[0]));
@@ -362,7 +363,7 @@ fn segment_passes_through(a: Vec3, b: Vec3, tri: &[Vec3; 3]) -> bool {
     // makes with the opposite side, along the normal.
     (0..3).all(|k| {
         let (u, v) = (tri[(k + 1) % 3], tri[(k + 2) % 3]);
-        (u - p).cross(&(v - p)).dot(&normal) > CLEAR * size * size
+        (u - p).cross(&(v - p)).dot(&normal) >= -CLEAR * size * size
     })
 }
 
