@@ -1385,3 +1385,52 @@ fn questions_and_menus_take_the_keys_first() {
     harness.run();
     assert!(harness.state().is_closing());
 }
+
+/// Save as onto another existing file asks first (the dialog replaced it
+/// without a word): Cancel keeps it, Replace saves over it.
+#[test]
+fn save_as_onto_an_existing_file_asks_first() {
+    let dir = scratch_dir("gui-save-as-replace");
+    let other = dir.join("other.toml");
+    std::fs::write(&other, "version = 1\n").unwrap();
+    let session = Session::new(Preset::default(), None).unwrap();
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        // The file dialog's (egui_file's) two text fields have no names.
+        .with_accessibility_check(false)
+        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    harness.run();
+    let save_as = |harness: &mut Harness<'static, EditorApp>| {
+        harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
+        harness.run();
+        let field = harness
+            .get_all_by_role(Role::TextInput)
+            .last()
+            .expect("the file name field")
+            .rect();
+        click_at(harness, field.center(), Modifiers::NONE);
+        harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+        harness
+            .get_all_by_role(Role::TextInput)
+            .last()
+            .unwrap()
+            .type_text(other.to_str().unwrap());
+        harness.run();
+        harness.key_press(Key::Enter);
+        harness.run();
+        harness.get_by_label("Replace the file?");
+    };
+    save_as(&mut harness);
+    harness.get_by_label("Cancel").click();
+    harness.run();
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "version = 1\n");
+    assert_eq!(harness.state().session.path(), None);
+    save_as(&mut harness);
+    harness.get_by_label("Replace").click();
+    harness.run();
+    assert_eq!(harness.state().session.path(), Some(other.as_path()));
+    assert_eq!(
+        Preset::load(&other).unwrap(),
+        *harness.state().session.preset()
+    );
+}

@@ -88,6 +88,9 @@ pub struct EditorApp {
     /// A save refused because the preset's file changed on disk since it
     /// was opened or saved here: overwrite it, reopen it or leave it.
     changed_on_disk: Option<PathBuf>,
+    /// A save as onto another existing file, to confirm (the dialog
+    /// replaced it without a word).
+    replacing: Option<PathBuf>,
     /// Closing was confirmed (or nothing was unsaved).
     may_close: bool,
     show_controls: bool,
@@ -160,6 +163,7 @@ impl EditorApp {
             pending: None,
             after_save: None,
             changed_on_disk: None,
+            replacing: None,
             may_close: false,
             show_controls: false,
             autosave: None,
@@ -689,9 +693,14 @@ impl EditorApp {
                 );
                 let dir = suggested.parent().filter(|d| !d.as_os_str().is_empty());
                 let dir = dir.map_or(start, |d| std::path::absolute(d).unwrap_or(d.to_owned()));
+                let presets: egui_file::Filter<PathBuf> = Box::new(|p: &Path| {
+                    p.extension()
+                        .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+                });
                 FileDialog::save_file()
                     .initial_path(dir)
                     .default_filename(name)
+                    .show_files_filter(presets)
             }
             _ => FileDialog::open_file()
                 .initial_path(start)
@@ -713,8 +722,18 @@ impl EditorApp {
                 let path = dialog.path().map(Path::to_owned);
                 self.dialog = None;
                 match (kind, path) {
-                    // The session adds `.toml` when the name has none.
-                    (DialogType::SaveFile, Some(path)) => self.save(Some(path)),
+                    // The session adds `.toml` when the name has none; a
+                    // bad name is its to report.
+                    (DialogType::SaveFile, Some(path)) => {
+                        match crate::session::preset_path(path.clone()) {
+                            Ok(target)
+                                if target.exists() && self.session.path() != Some(&target) =>
+                            {
+                                self.replacing = Some(target);
+                            }
+                            _ => self.save(Some(path)),
+                        }
+                    }
                     (_, Some(path)) => self.ask_then(ctx, Pending::Open(path)),
                     (_, None) => {}
                 }
@@ -727,6 +746,7 @@ impl EditorApp {
         if self.after_save.is_some()
             && self.dialog.is_none()
             && self.changed_on_disk.is_none()
+            && self.replacing.is_none()
             && !self.is_busy()
         {
             let next = self.after_save.take();
@@ -785,8 +805,44 @@ impl EditorApp {
             }
         }
         self.changed_on_disk_window(ctx);
+        self.replace_window(ctx);
         self.recovery_window(ctx);
         menu::controls_window(ctx, &mut self.show_controls);
+    }
+
+    /// Asks before a save as replaces another existing file.
+    fn replace_window(&mut self, ctx: &egui::Context) {
+        let Some(path) = self.replacing.clone() else {
+            return;
+        };
+        let mut answer = None;
+        egui::Modal::new(egui::Id::unique("replace")).show(ctx, |ui| {
+            ui.heading("Replace the file?");
+            ui.label(format!(
+                "{} exists. Replace it with this preset?",
+                path.display()
+            ));
+            ui.horizontal(|ui| {
+                if ui.button("Replace").clicked() {
+                    answer = Some(true);
+                }
+                if ui.button("Cancel").clicked() {
+                    answer = Some(false);
+                }
+            });
+        });
+        match answer {
+            Some(true) => {
+                self.replacing = None;
+                self.save(Some(path));
+            }
+            Some(false) => {
+                self.replacing = None;
+                self.after_save = None;
+                self.message = format!("not saved: {} is as it was", path.display());
+            }
+            None => {}
+        }
     }
 
     /// Asks what to do with a preset file changed on disk since it was
@@ -943,6 +999,7 @@ impl eframe::App for EditorApp {
         let asking = self.dialog.is_some()
             || self.pending.is_some()
             || self.changed_on_disk.is_some()
+            || self.replacing.is_some()
             || self.recovery.is_some();
         let (mut requests, escape) = if asking {
             (Vec::new(), false)
