@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{scratch_dir, scratch_path, softbody, softbody_ok};
+use common::{cube_obj, scratch_dir, scratch_path, softbody, softbody_ok};
 
 #[test]
 fn inspect_prints_the_report() {
@@ -176,34 +176,14 @@ fn tetrahedralize_warns_where_it_guessed() {
 #[test]
 fn inspect_warns_of_a_surface_passing_through_itself() {
     let dir = scratch_dir("cli-crossing");
-    let cube = |offset: f64, first: usize| {
-        let mut text = String::new();
-        for k in 0..8 {
-            let [x, y, z] = [k & 1, (k >> 1) & 1, (k >> 2) & 1].map(|c| c as f64);
-            text += &format!(
-                "v {} {} {}\n",
-                x + offset,
-                y + offset / 2.0,
-                z + offset / 3.0
-            );
-        }
-        for face in [
-            [0, 2, 3, 1],
-            [4, 5, 7, 6],
-            [0, 1, 5, 4],
-            [2, 6, 7, 3],
-            [0, 4, 6, 2],
-            [1, 3, 7, 5],
-        ] {
-            let [a, b, c, d] = face.map(|v| v + first + 1);
-            text += &format!("f {a} {b} {c} {d}\n");
-        }
-        text
-    };
     let two = dir.join("two.obj");
-    std::fs::write(&two, cube(0.0, 0) + &cube(0.5, 8)).unwrap();
+    std::fs::write(
+        &two,
+        cube_obj([0.0; 3], 0) + &cube_obj([0.5, 0.25, 0.5 / 3.0], 8),
+    )
+    .unwrap();
     let one = dir.join("one.obj");
-    std::fs::write(&one, cube(0.0, 0)).unwrap();
+    std::fs::write(&one, cube_obj([0.0; 3], 0)).unwrap();
     let text = String::from_utf8(softbody_ok(&["inspect", two.to_str().unwrap()]).stdout).unwrap();
     assert!(text.contains("volume:      2\n"), "{text}");
     assert!(

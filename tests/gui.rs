@@ -1227,6 +1227,25 @@ fn the_view_stays_within_a_narrow_window() {
     }
 }
 
+/// Types `file` into the open save dialog's name field and presses Enter.
+fn choose_in_the_save_dialog(harness: &mut Harness<'static, EditorApp>, file: &Path) {
+    let field = harness
+        .get_all_by_role(Role::TextInput)
+        .last()
+        .expect("the file name field")
+        .rect();
+    click_at(harness, field.center(), Modifiers::NONE);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    harness
+        .get_all_by_role(Role::TextInput)
+        .last()
+        .unwrap()
+        .type_text(file.to_str().unwrap());
+    harness.run();
+    harness.key_press(Key::Enter);
+    harness.run();
+}
+
 /// Quitting an untitled scene with unsaved changes: "Save" asks where,
 /// saves there, then quits (it saved and stayed open).
 #[test]
@@ -1256,21 +1275,7 @@ fn save_then_quit_on_an_untitled_scene_quits_once_saved() {
         "not before the file is chosen"
     );
     let file = dir.join("mine.toml");
-    let field = harness
-        .get_all_by_role(Role::TextInput)
-        .last()
-        .expect("the file name field")
-        .rect();
-    click_at(&mut harness, field.center(), Modifiers::NONE);
-    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    harness
-        .get_all_by_role(Role::TextInput)
-        .last()
-        .unwrap()
-        .type_text(file.to_str().unwrap());
-    harness.run();
-    harness.key_press(Key::Enter);
-    harness.run();
+    choose_in_the_save_dialog(&mut harness, &file);
     assert!(file.exists(), "saved");
     assert!(!harness.state().session.is_dirty());
     assert!(harness.state().is_closing(), "and quitting");
@@ -1403,21 +1408,7 @@ fn save_as_onto_an_existing_file_asks_first() {
     let save_as = |harness: &mut Harness<'static, EditorApp>| {
         harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
         harness.run();
-        let field = harness
-            .get_all_by_role(Role::TextInput)
-            .last()
-            .expect("the file name field")
-            .rect();
-        click_at(harness, field.center(), Modifiers::NONE);
-        harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
-        harness
-            .get_all_by_role(Role::TextInput)
-            .last()
-            .unwrap()
-            .type_text(other.to_str().unwrap());
-        harness.run();
-        harness.key_press(Key::Enter);
-        harness.run();
+        choose_in_the_save_dialog(harness, &other);
         harness.get_by_label("Replace the file?");
     };
     save_as(&mut harness);

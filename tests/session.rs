@@ -12,7 +12,7 @@ use softbody::session::{Applied, Session, SessionError};
 use softbody::solver::SimParams;
 
 mod common;
-use common::scratch_dir;
+use common::{DUPLICATED_FACE_OBJ, cube_obj, scratch_dir};
 
 /// Side of the test grid.
 const N: u32 = 10;
@@ -1121,11 +1121,7 @@ fn the_default_scene_is_an_untitled_copy_of_the_shipped_preset() {
 fn the_meshs_warnings_are_kept_for_the_front_ends() {
     let dir = scratch_dir("session-mesh-note");
     let file = dir.join("twice.obj");
-    std::fs::write(
-        &file,
-        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\nf 1 2 3\n",
-    )
-    .unwrap();
+    std::fs::write(&file, DUPLICATED_FACE_OBJ).unwrap();
     let (s, _) = Session::open_or_default(Some(&file)).unwrap();
     assert_eq!(
         s.mesh_note().as_deref(),
@@ -1148,28 +1144,9 @@ fn the_meshs_warnings_are_kept_for_the_front_ends() {
         "{note}"
     );
     // Two cubes overlapping: the surface passes through itself.
-    let cube = |o: f64, first: usize| {
-        let mut text = String::new();
-        for k in 0..8 {
-            // (Crossing through the quads' diagonals.)
-            let [x, y, z] = [k & 1, (k >> 1) & 1, (k >> 2) & 1].map(|c| c as f64 + o);
-            text += &format!("v {x} {y} {z}\n");
-        }
-        for face in [
-            [0, 2, 3, 1],
-            [4, 5, 7, 6],
-            [0, 1, 5, 4],
-            [2, 6, 7, 3],
-            [0, 4, 6, 2],
-            [1, 3, 7, 5],
-        ] {
-            let [a, b, c, d] = face.map(|v| v + first + 1);
-            text += &format!("f {a} {b} {c} {d}\n");
-        }
-        text
-    };
     let two = dir.join("two.obj");
-    std::fs::write(&two, cube(0.0, 0) + &cube(0.5, 8)).unwrap();
+    // (Crossing through the quads' diagonals.)
+    std::fs::write(&two, cube_obj([0.0; 3], 0) + &cube_obj([0.5; 3], 8)).unwrap();
     let (s, _) = Session::open_or_default(Some(&two)).unwrap();
     let note = s.mesh_note().unwrap();
     assert!(

@@ -17,7 +17,7 @@ use softbody::tui::app::{Action, After, App, KEYS, Mode, PIN_KEYS, ParamId, form
 use softbody::tui::ui;
 
 mod common;
-use common::scratch_dir;
+use common::{DUPLICATED_FACE_OBJ, scratch_dir};
 
 const CLOTH: &str = "presets/hanging_cloth.toml";
 
@@ -1654,11 +1654,7 @@ fn a_narrow_terminal_cuts_labels_not_values() {
 fn the_meshs_warnings_are_on_the_status_line() {
     let dir = scratch_dir("tui-mesh-note");
     let file = dir.join("twice.obj");
-    std::fs::write(
-        &file,
-        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\nf 1 2 3\n",
-    )
-    .unwrap();
+    std::fs::write(&file, DUPLICATED_FACE_OBJ).unwrap();
     let (session, _) = Session::open_or_default(Some(&file)).unwrap();
     let app = App::new(session, "presets".into());
     assert_eq!(app.status, "the mesh: dropped 1 duplicate triangle");

@@ -66,3 +66,31 @@ pub fn scratch_dir(test: &str) -> Scratch {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// OBJ text of a unit cube moved by `offset`, its vertices numbered from
+/// `first + 1` (so two can share a file), its six faces outward quads.
+pub fn cube_obj(offset: [f64; 3], first: usize) -> String {
+    let mut text = String::new();
+    for k in 0..8 {
+        let corner = [k & 1, (k >> 1) & 1, (k >> 2) & 1];
+        let [x, y, z] = [0, 1, 2].map(|i| f64::from(corner[i]) + offset[i]);
+        text += &format!("v {x} {y} {z}\n");
+    }
+    for face in [
+        [0, 2, 3, 1],
+        [4, 5, 7, 6],
+        [0, 1, 5, 4],
+        [2, 6, 7, 3],
+        [0, 4, 6, 2],
+        [1, 3, 7, 5],
+    ] {
+        let [a, b, c, d] = face.map(|v| v + first + 1);
+        text += &format!("f {a} {b} {c} {d}\n");
+    }
+    text
+}
+
+/// OBJ text of a square of two triangles with the first given twice: the
+/// import drops the copy and says so.
+pub const DUPLICATED_FACE_OBJ: &str =
+    "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\nf 1 2 3\n";
