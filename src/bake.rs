@@ -278,6 +278,11 @@ pub fn bake(
                 }) => buffer.extend(vertices.iter().map(|&v| positions[v as usize])),
                 Layout::Drawn(_) => buffer.extend_from_slice(positions),
             }
+            // In the mesh file's units, so the frames overlay it.
+            if built.scale != 1.0 {
+                let per_unit = built.scale.recip();
+                buffer.iter_mut().for_each(|p| *p *= per_unit);
+            }
             // A closed queue means the writer failed; its error is reported
             // when it is joined.
             frames_tx.send((frame, buffer)).is_ok()

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::command::{Command, Param, WeightKind};
 use crate::mesh::Vec3;
 use crate::model::{Model, Weights};
-use crate::preset::Preset;
+use crate::preset::{Build, MeshSource, Preset};
 use crate::session::{Applied, Session, SessionError};
 
 /// The weight `+` gives a weight of `kind` that is zero: its default, or
@@ -50,13 +50,16 @@ pub enum ParamId {
     Damping,
     /// The vertical component of gravity.
     GravityY,
+    /// Metres per unit of the mesh file ([`Build::scale`]).
+    Scale,
 }
 
 impl ParamId {
-    /// The parameters that apply to `model`: the weights of the constraint
-    /// types it has (and the attachment weight, for pins and grabs), then
-    /// the material and simulation parameters.
-    pub fn for_model(model: &Model) -> Vec<ParamId> {
+    /// The parameters that apply to `model`, built from `preset`: the
+    /// weights of the constraint types it has (and the attachment weight,
+    /// for pins and grabs), then the material and simulation parameters,
+    /// then the mesh file's scale (a grid has none).
+    pub fn for_model(preset: &Preset, model: &Model) -> Vec<ParamId> {
         let springs = &model.springs;
         let has = |kind: WeightKind| match kind {
             WeightKind::Structural => !springs.structural.is_empty(),
@@ -79,6 +82,7 @@ impl ParamId {
                 ParamId::Damping,
                 ParamId::GravityY,
             ])
+            .chain((!matches!(preset.mesh, MeshSource::Grid(_))).then_some(ParamId::Scale))
             .collect()
     }
 
@@ -100,6 +104,7 @@ impl ParamId {
             ParamId::Tolerance => "tolerance",
             ParamId::Damping => "damping",
             ParamId::GravityY => "gravity y",
+            ParamId::Scale => "scale",
         }
     }
 
@@ -108,6 +113,11 @@ impl ParamId {
     /// [`crate::session`]).
     pub fn refactors(self) -> bool {
         matches!(self, ParamId::Weight(_) | ParamId::Density | ParamId::Dt)
+    }
+
+    /// Whether a change builds the model again from its mesh (the scale).
+    pub fn rebuilds(self) -> bool {
+        self == ParamId::Scale
     }
 
     /// The current value in `preset`.
@@ -120,6 +130,7 @@ impl ParamId {
             ParamId::Tolerance => preset.sim.tolerance,
             ParamId::Damping => preset.sim.damping,
             ParamId::GravityY => preset.sim.gravity.y,
+            ParamId::Scale => preset.build.scale,
         }
     }
 
@@ -127,7 +138,8 @@ impl ParamId {
     /// and `dt` on a log scale (a zero weight steps up to
     /// [`switched_on`]), iterations by
     /// one (at least 1), the tolerance on a log scale between 0 (off), 1e-6
-    /// and 0.1, damping by 0.01 within `[0, 1]`, gravity by 0.5 m/s².
+    /// and 0.1, damping by 0.01 within `[0, 1]`, gravity by 0.5 m/s², the
+    /// scale by a factor of ten (a file's units are a power of ten apart).
     /// Log steps keep 6 significant digits and gravity's whole micrometres
     /// per second squared, so a saved preset reads `1778.28` and `-6.8`,
     /// not `1778.2794100389228` and `-6.800000000000001`.
@@ -162,6 +174,10 @@ impl ParamId {
                 let stepped = value + if up { 0.5 } else { -0.5 };
                 (stepped * 1e6).round() / 1e6
             }
+            ParamId::Scale => {
+                let (lo, hi) = Build::SCALE_RANGE.into_inner();
+                significant(if up { value * 10.0 } else { value / 10.0 }).clamp(lo, hi)
+            }
         }
     }
 
@@ -181,6 +197,10 @@ impl ParamId {
                 let g = preset.sim.gravity;
                 Command::SetParam(Param::Gravity(Vec3::new(g.x, value, g.z)))
             }
+            ParamId::Scale => Command::SetBuild(Build {
+                scale: value,
+                ..preset.build
+            }),
         }
     }
 }

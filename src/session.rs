@@ -1122,13 +1122,20 @@ impl Session {
     /// another tet resolution: a surface and a tet lattice share no
     /// numbering): each becomes the new model's vertex nearest its rest
     /// position. Switching kinds gives the density of the new kind
-    /// ([`BuildKind::default_density`]: its unit changes). One undo step.
+    /// ([`BuildKind::default_density`]: its unit changes). Another scale
+    /// resizes the scene with the body ([`Preset::resized`]). One undo
+    /// step.
     fn rebuild_as(&mut self, build: Build) -> Result<Applied, SessionError> {
         let resolution = |b: &Build| b.resolution.unwrap_or(TetraOptions::DEFAULT_RESOLUTION);
         let old = &self.preset.build;
+        let ratio = build.scale / old.scale;
+        // (Tets from a surface at another scale are meshed again: the
+        // lattice is the same up to round-off, and so may not be.)
+        let from_obj = matches!(self.preset.mesh, MeshSource::Obj(_));
         let renumbered = build.kind != old.kind
-            || (build.kind == BuildKind::Tets && resolution(&build) != resolution(old));
-        let mut next = self.preset.clone();
+            || (build.kind == BuildKind::Tets
+                && (resolution(&build) != resolution(old) || (from_obj && ratio != 1.0)));
+        let mut next = self.preset.resized(build.scale);
         if build.kind != old.kind {
             next.material.density = build.kind.default_density();
         }
@@ -1138,7 +1145,7 @@ impl Session {
         if !renumbered || !pins.hard.iter().chain(&pins.soft).any(by_index) {
             return self.change_to(next);
         }
-        let rest = self.built.model.rest.clone();
+        let rest: Vec<Vec3> = self.built.model.rest.iter().map(|p| p * ratio).collect();
         // Built first without them, then given their new numbers (a change
         // of pins only, which does not build again).
         next.pins = pins.map(|s| match s {

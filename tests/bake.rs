@@ -970,3 +970,60 @@ fn an_obj_is_baked_in_its_own_layout() {
     let (_, triangles, uvs) = read_obj(&out.join("strip_0010.obj"));
     assert_eq!((triangles.len(), uvs.len()), (4, 4));
 }
+
+/// A preset reading its mesh in centimetres (`build.scale = 0.01`) is
+/// simulated in metres and baked in the file's units: frame 0 is the file's
+/// own vertices, so the sequence overlays the asset it came from, and a
+/// free fall of three frames (at most `6 g h²`, 16 mm) reads about 1.6
+/// units there.
+#[test]
+fn a_scaled_mesh_bakes_in_its_file_s_units() {
+    let dir = scratch_path("bake-scaled");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cube: String = common::cube_obj([0.0; 3], 0)
+        .lines()
+        .map(|line| match line.strip_prefix("v ") {
+            Some(xyz) => {
+                let p: Vec<String> = xyz
+                    .split(' ')
+                    .map(|c| (c.parse::<f64>().unwrap() * 100.0).to_string())
+                    .collect();
+                format!("v {}\n", p.join(" "))
+            }
+            None => format!("{line}\n"),
+        })
+        .collect();
+    std::fs::write(dir.join("cube.obj"), &cube).unwrap();
+    let (preset_path, built) = write_preset(
+        &dir,
+        "box.toml",
+        "version = 1\n[mesh]\nobj = \"cube.obj\"\n[build]\nscale = 0.01\n\
+         [material]\ndensity = 0.2\n",
+    );
+    let (lo, hi) = built
+        .model
+        .rest
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p.y), hi.max(p.y))
+        });
+    assert!((hi - lo - 1.0).abs() < 1e-12, "a 1 m box, {}", hi - lo);
+    let out = dir.join("out");
+    let o = bake(&preset_path, "3", &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file: Vec<Vec3> = cube
+        .lines()
+        .filter_map(|l| l.strip_prefix("v "))
+        .map(|xyz| Vec3::from_iterator(xyz.split(' ').map(|c| c.parse::<f64>().unwrap())))
+        .collect();
+    let (first, _, _) = obj_layout(&out.join("box_0000.obj"));
+    assert_eq!(first.len(), file.len());
+    for (baked, read) in first.iter().zip(&file) {
+        assert!((baked - read).norm() < 1e-12, "{baked} against {read}");
+    }
+    let (last, _, _) = obj_layout(&out.join("box_0003.obj"));
+    for (fallen, read) in last.iter().zip(&file) {
+        let drop = read.y - fallen.y;
+        assert!((0.5..2.5).contains(&drop), "fell {drop} units");
+    }
+}

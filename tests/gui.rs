@@ -920,7 +920,7 @@ fn a_running_accuracy_measurement_is_cancelled_from_the_panel() {
     let build = Build {
         kind: BuildKind::Tets,
         resolution: Some(12),
-        edge_springs: false,
+        ..Build::default()
     };
     harness.state_mut().apply(Command::SetBuild(build));
     assert_eq!(harness.state().session.model().vertex_count(), 4_789);
@@ -1423,5 +1423,38 @@ fn save_as_onto_an_existing_file_asks_first() {
     assert_eq!(
         Preset::load(&other).unwrap(),
         *harness.state().session.preset()
+    );
+}
+
+/// The Model panel's scale field reads a mesh file in other units: `0.01`
+/// typed in rebuilds the body a hundredth its size, shown in the panel.
+#[test]
+fn a_typed_scale_rebuilds_the_body_at_its_size() {
+    let (session, _) = Session::open_or_default(Some(Path::new("meshes/box.obj"))).unwrap();
+    let mut harness = editor_on(session);
+    harness.run();
+    let size = |harness: &Harness<'static, EditorApp>| {
+        let x = harness.state().session.model().rest.iter().map(|p| p.x);
+        x.clone().fold(f64::MIN, f64::max) - x.fold(f64::MAX, f64::min)
+    };
+    let before = size(&harness);
+    let field = harness
+        .get_by_role_and_label(Role::SpinButton, "scale")
+        .rect()
+        .center();
+    click_at(&mut harness, field, Modifiers::NONE);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    harness.step();
+    harness.event(egui::Event::Text("0.01".into()));
+    harness.step();
+    harness.key_press(Key::Enter);
+    harness.run();
+    let app = harness.state();
+    assert_eq!(app.session.preset().build.scale, 0.01, "{}", app.message);
+    assert!((size(&harness) - 0.01 * before).abs() < 1e-12);
+    let shown = format!("{} × ", softbody::param::format_value(0.01 * before));
+    assert!(
+        harness.query_by_label_contains(&shown).is_some(),
+        "the size {shown}…"
     );
 }

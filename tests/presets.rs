@@ -266,7 +266,7 @@ prop_compose! {
         ],
         kind in prop_oneof![Just(BuildKind::Springs), Just(BuildKind::Tets)],
         resolution in prop::option::of(0..1000usize),
-        edge_springs in any::<bool>(),
+        (edge_springs, scale) in (any::<bool>(), finite()),
         density in finite(),
         weights in weights(),
         limits in prop::array::uniform4(finite()),
@@ -287,7 +287,7 @@ prop_compose! {
             version: 1,
             name,
             mesh,
-            build: Build { kind, resolution, edge_springs },
+            build: Build { kind, resolution, edge_springs, scale },
             material: Material {
                 density,
                 weights,
@@ -495,6 +495,14 @@ fn each_invalid_preset_names_its_field_and_line() {
         (
             "version = 1\n[mesh]\nobj = \"a.obj\"\n[build]\nkind = \"tets\"\nresolution = 1\n[material]\ndensity = 1.0\n".to_owned(),
             "bad.toml:6: build.resolution: must lie in 2 to 128 cells, found 1",
+        ),
+        (
+            "version = 1\n[mesh]\nobj = \"a.obj\"\n[build]\nscale = 0.0\n[material]\ndensity = 1.0\n".to_owned(),
+            "bad.toml:5: build.scale: must lie in [1e-6, 1000], found 0",
+        ),
+        (
+            format!("{HEADER}[build]\nscale = 0.01\n"),
+            "bad.toml:7: build.scale: applies only to a mesh file: a grid's size is its width",
         ),
         (
             "version = 1\n[mesh]\nobj = \"a.obj\"\n[material]\ndensity = 1.0\n[pins]\nhard = [\"top_edge\"]\n".to_owned(),
@@ -1092,4 +1100,67 @@ fn a_preset_not_in_utf8_names_the_line() {
             path.display()
         )
     );
+}
+
+/// `build.scale` reads a mesh file in other units: the model is the file's
+/// times the scale, for springs and tets alike (the same lattice, the mass
+/// by the cube of it), a unit scale is not written and another one is, and
+/// a body of implausible size says which scale would fix it.
+#[test]
+fn a_scale_reads_the_mesh_file_in_other_units() {
+    let dir = scratch_dir("preset-scale");
+    std::fs::write(dir.join("cube.obj"), common::cube_obj([0.0, 2.0, 0.0], 0)).unwrap();
+    let file = dir.join("cube.toml");
+    let built = |kind: &str, scale: f64| {
+        let text = format!(
+            "version = 1\n[mesh]\nobj = \"cube.obj\"\n[build]\nkind = \"{kind}\"\nscale = {scale:?}\n\
+             [material]\ndensity = 1000.0\n"
+        );
+        let preset = Preset::from_toml_str(&text, &file).unwrap();
+        assert_eq!(preset.build.scale, scale);
+        let saved = preset.to_toml_string().unwrap();
+        assert_eq!(saved.contains("scale = "), scale != 1.0, "{saved}");
+        preset.build(&file).unwrap()
+    };
+    for kind in ["springs", "tets"] {
+        let metres = built(kind, 1.0);
+        let centimetres = built(kind, 0.01);
+        let (a, b) = (&metres.model, &centimetres.model);
+        assert_eq!(a.rest.len(), b.rest.len(), "{kind}");
+        assert_eq!(a.tets.len(), b.tets.len(), "{kind}");
+        assert_eq!(a.springs.structural.len(), b.springs.structural.len());
+        for (p, q) in a.rest.iter().zip(&b.rest) {
+            assert!((p * 0.01 - q).norm() <= 1e-15, "{kind}: {p} and {q}");
+        }
+        // 1000 kg/m³ (tets) of a 1 m cube, or 1000 kg/m² of its 6 m² (the
+        // tets' volume is the lattice's, within a few per cent of it).
+        let (mass, ratio) = if kind == "tets" {
+            (1000.0, 1e-6)
+        } else {
+            (6000.0, 1e-4)
+        };
+        let (big, small) = (a.total_mass(), b.total_mass());
+        assert!((big - mass).abs() < 0.05 * mass, "{kind}: {big} kg");
+        assert!(
+            (small - big * ratio).abs() < 1e-9 * small,
+            "{kind}: {small} kg"
+        );
+        assert_eq!(centimetres.scale, 0.01);
+        let sized = |b: &softbody::preset::Built| {
+            b.warnings
+                .iter()
+                .filter(|w| w.contains("across"))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sized(&metres), Vec::<String>::new());
+        assert_eq!(sized(&centimetres), Vec::<String>::new());
+        assert_eq!(
+            sized(&built(kind, 100.0)),
+            [
+                "the body is 173.2 m across at a scale of 100 m per file unit: if the file is not \
+              in metres, set the build's scale (e.g. 1)"
+            ]
+        );
+    }
 }

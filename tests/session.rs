@@ -1135,7 +1135,7 @@ fn the_meshs_warnings_are_kept_for_the_front_ends() {
         Command::SetBuild(softbody::preset::Build {
             kind: softbody::preset::BuildKind::Tets,
             resolution: Some(8),
-            edge_springs: false,
+            ..softbody::preset::Build::default()
         }),
     );
     let note = s.mesh_note().unwrap();
@@ -1153,4 +1153,95 @@ fn the_meshs_warnings_are_kept_for_the_front_ends() {
         note.starts_with("the mesh: the surface passes through itself ("),
         "{note}"
     );
+}
+
+/// Another scale builds the body at its new size and resizes the scene
+/// with it: a plane rule pins the same vertices, the ground and the camera
+/// move with the body, index pins on tets meshed again stay on the same
+/// points of the body, and one undo brings it all back.
+#[test]
+fn another_scale_resizes_the_scene_with_the_body() {
+    use softbody::preset::{Build, BuildKind, PinSpec};
+    use softbody::solver::Collider;
+    let sphere = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/sphere.obj");
+    let mut s = Session::new(Preset::for_obj(&sphere), None).unwrap();
+    let tets = Build {
+        kind: BuildKind::Tets,
+        resolution: Some(6),
+        ..Build::default()
+    };
+    apply(&mut s, Command::SetBuild(tets));
+    let feet = Selector::extreme_plane(s.model(), false).unwrap();
+    let side = s
+        .model()
+        .rest
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.x.total_cmp(&b.1.x))
+        .map(|(i, _)| i as u32)
+        .unwrap();
+    let pins = PinSpec {
+        hard: vec![feet],
+        soft: vec![Selector::Indices(vec![side])],
+    };
+    apply(&mut s, Command::SetPins(pins));
+    let ground = Collider::Ground {
+        height: -0.6,
+        friction: 0.5,
+    };
+    apply(&mut s, Command::SetParam(Param::Colliders(vec![ground])));
+    let view = View {
+        eye: Vec3::new(1.0, 2.0, 3.0),
+        target: Vec3::new(0.0, -0.25, 0.0),
+        fov_deg: 40.0,
+    };
+    s.keep_view(view);
+    let before = s.preset().clone();
+    let rest = s.model().rest.clone();
+    let hard = s.model().pins.hard_vertices().to_vec();
+    let undo = s.undo_len();
+
+    let small = Build { scale: 0.1, ..tets };
+    assert_eq!(apply(&mut s, Command::SetBuild(small)), Applied::Reloaded);
+    assert_eq!(s.undo_len(), undo + 1, "one undo step");
+    assert_eq!(s.preset().build.scale, 0.1);
+    // Meshed again: the same lattice, its snapping to the surface within
+    // round-off (which turns some of its choices: 0.2 % of the size).
+    let new_rest = &s.model().rest;
+    let size = |x: &[Vec3]| {
+        let (lo, hi) = x.iter().fold(
+            (Vec3::repeat(f64::INFINITY), Vec3::repeat(f64::NEG_INFINITY)),
+            |(lo, hi), p| (lo.inf(p), hi.sup(p)),
+        );
+        hi - lo
+    };
+    assert!((size(&rest) * 0.1 - size(new_rest)).norm() < 1e-2 * 0.1);
+    let new_hard = s.model().pins.hard_vertices();
+    assert_eq!(new_hard.len(), hard.len());
+    let lowest = |x: &[Vec3], pins: &[u32]| {
+        pins.iter()
+            .map(|&v| x[v as usize].y)
+            .fold(f64::MIN, f64::max)
+    };
+    assert!((lowest(&rest, &hard) * 0.1 - lowest(new_rest, new_hard)).abs() < 1e-2 * 0.1);
+    // The soft pin's vertex number follows its point of the body.
+    let soft: Vec<u32> = s.model().pins.soft.iter().map(|a| a.vertex).collect();
+    assert_eq!(soft.len(), 1);
+    let moved = (new_rest[soft[0] as usize] - rest[side as usize] * 0.1).norm();
+    assert!(moved < 0.1 / 6.0 / 4.0, "{moved} m from its point");
+    assert_eq!(
+        s.preset().sim.colliders,
+        [Collider::Ground {
+            height: -0.6 * 0.1,
+            friction: 0.5
+        }]
+    );
+    let resized = s.preset().view.unwrap();
+    assert!((resized.eye - view.eye * 0.1).norm() < 1e-12);
+    assert!((resized.target - view.target * 0.1).norm() < 1e-12);
+    assert_eq!(resized.fov_deg, view.fov_deg);
+
+    apply(&mut s, Command::Undo);
+    assert_eq!(s.preset(), &before);
+    assert_eq!(s.model().rest, rest);
 }

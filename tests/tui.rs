@@ -1713,3 +1713,40 @@ fn materials_and_the_build_kind_switch_from_the_keyboard() {
         app.status
     );
 }
+
+/// A mesh file's scale is the last entry of the list (a grid has none):
+/// `-` divides it by ten, shown at once and built once the keys stop, the
+/// body a tenth its size.
+#[test]
+fn the_scale_steps_by_ten_and_builds_once_the_keys_stop() {
+    assert!(!cloth().params().contains(&ParamId::Scale));
+    let (session, _) = Session::open_or_default(Some(Path::new("meshes/sphere.obj"))).unwrap();
+    let mut app = App::new(session, "presets".into());
+    let params = app.params();
+    assert_eq!(params.last(), Some(&ParamId::Scale));
+    for _ in 1..params.len() {
+        app.on_key(key(KeyCode::Down));
+    }
+    assert_eq!(app.selected_param(), ParamId::Scale);
+    let width = |app: &App| {
+        let x = app.session.model().rest.iter().map(|p| p.x);
+        x.clone().fold(f64::MIN, f64::max) - x.fold(f64::MAX, f64::min)
+    };
+    let before = width(&app);
+    app.on_key(ch('-'));
+    assert_eq!(app.value(ParamId::Scale), 0.1);
+    assert_eq!(app.session.preset().build.scale, 1.0, "not built per key");
+    assert_eq!(
+        app.status,
+        "scale 0.1: applies when the keys stop (the model is built again)"
+    );
+    assert_shows(&screen(&app, 80, 24), &["scale"]);
+    app.settle(Duration::ZERO);
+    assert_eq!(app.session.preset().build.scale, 0.1);
+    assert!(
+        (width(&app) - 0.1 * before).abs() < 1e-12,
+        "{}",
+        width(&app)
+    );
+    assert_eq!(app.session.undo_len(), 1);
+}

@@ -236,6 +236,7 @@ fn scale(param: ParamId, volume: bool) -> SliderScale {
         ParamId::Tolerance => log(0.0..=0.1, 1e-6),
         ParamId::Damping => linear(0.0..=1.0),
         ParamId::GravityY => linear(-30.0..=30.0),
+        ParamId::Scale => log(Build::SCALE_RANGE, *Build::SCALE_RANGE.start()),
     }
 }
 
@@ -273,6 +274,11 @@ fn help(param: ParamId) -> &'static str {
         }
         ParamId::Damping => "Velocity damping per step (0: none, 1: all)",
         ParamId::GravityY => "Vertical gravity (m/s²)",
+        ParamId::Scale => {
+            "Metres per unit of the mesh file: 0.01 for centimetres, 0.0254 for inches. The body \
+             is rebuilt at its new size, and its pin rules, colliders and camera with it; bakes \
+             are written in the file's units"
+        }
     }
 }
 
@@ -360,6 +366,9 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     })
     .response
     .on_disabled_hover_text("Only an OBJ mesh can be built either way");
+    if !matches!(preset.mesh, MeshSource::Grid(_)) {
+        scale_field(ui, build, out);
+    }
     if build.kind == BuildKind::Tets {
         if from_obj {
             let (lo, hi) = crate::model::tetra::TetraOptions::RESOLUTION_RANGE.into_inner();
@@ -397,7 +406,10 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         .num_columns(2)
         .show(ui, |ui| {
             let texcoords = session.built().texcoords();
-            let rows: [(&str, String); 12] = [
+            let (lo, hi) = crate::mesh::bounds(&model.rest);
+            let size = (hi - lo).map(format_value);
+            let rows: [(&str, String); 13] = [
+                ("size", format!("{} × {} × {} m", size.x, size.y, size.z)),
                 ("vertices", model.rest.len().to_string()),
                 ("triangles", model.render_triangles().len().to_string()),
                 (
@@ -441,6 +453,34 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         });
 }
 
+/// The mesh file's scale (metres per unit): rebuilds, resizing the scene
+/// with the body, once a drag is released or a typed value entered.
+fn scale_field(ui: &mut egui::Ui, build: Build, out: &mut Vec<Request>) {
+    ui.horizontal(|ui| {
+        let name = ui.label("scale");
+        let mut scale = build.scale;
+        let response = ui
+            .add(
+                egui::DragValue::new(&mut scale)
+                    .range(Build::SCALE_RANGE)
+                    .speed(0.005 * build.scale)
+                    .custom_formatter(|v, _| format_value(v))
+                    .custom_parser(keep_unedited(build.scale))
+                    .suffix(" m per unit")
+                    .update_while_editing(false),
+            )
+            .labelled_by(name.id)
+            .on_hover_text(help(ParamId::Scale));
+        let settled = response.drag_stopped() || (response.changed() && !response.dragged());
+        if settled && scale != build.scale {
+            out.push(Request::Command(Command::SetBuild(Build {
+                scale,
+                ..build
+            })));
+        }
+    });
+}
+
 /// The Material section: one-click materials, a slider per weight,
 /// density and damping, the tet limits.
 pub fn material(ui: &mut egui::Ui, session: &Session, sliders: Sliders, out: &mut Vec<Request>) {
@@ -460,7 +500,7 @@ pub fn material(ui: &mut egui::Ui, session: &Session, sliders: Sliders, out: &mu
             }
         }
     });
-    for param in ParamId::for_model(session.model()) {
+    for param in ParamId::for_model(session.preset(), session.model()) {
         // The attachment weight sits with the pin buttons.
         let pins = ParamId::Weight(WeightKind::Attachment);
         if param != pins

@@ -86,6 +86,16 @@ impl TetMesh {
         &self.positions
     }
 
+    /// This mesh with its positions multiplied by `scale` (positive: the
+    /// tets keep their orientation).
+    #[must_use]
+    pub fn scaled(mut self, scale: f64) -> Self {
+        for p in &mut self.positions {
+            *p *= scale;
+        }
+        self
+    }
+
     /// Positively oriented tetrahedra.
     pub fn tets(&self) -> &[[u32; 4]] {
         &self.tets

@@ -109,6 +109,17 @@ impl SurfaceMesh {
         &self.positions
     }
 
+    /// This surface with its positions multiplied by `scale` (metres per
+    /// unit of its file); its [`SourceLayout`] stays as read, in the file's
+    /// units.
+    #[must_use]
+    pub fn scaled(mut self, scale: f64) -> Self {
+        for p in &mut self.positions {
+            *p *= scale;
+        }
+        self
+    }
+
     /// The input's own layout of this surface (see [`SourceLayout`]).
     pub fn source(&self) -> &SourceLayout {
         &self.source

@@ -24,6 +24,9 @@ pub struct Built {
     /// tetrahedraliser had to guess, in plain words (as `softbody inspect`
     /// and `softbody tetrahedralize` say them); none for a grid.
     pub warnings: Vec<String>,
+    /// Metres per unit of the mesh file ([`Build::scale`](super::Build::scale)):
+    /// exports that overlay the file (a bake) divide by it.
+    pub scale: f64,
 }
 
 impl Built {
@@ -216,6 +219,7 @@ impl Preset {
             surface,
             grid,
             warnings,
+            scale: self.build.scale,
         };
         built.model.pins = built.resolve_pins(&self.pins).map_err(fail)?;
         Ok(built)
@@ -248,6 +252,7 @@ impl Preset {
                     field: "mesh.obj".to_owned(),
                     error: Box::new(error),
                 })?;
+                let surface = surface.scaled(self.build.scale);
                 // The tetrahedraliser's first for tets (what the body is
                 // made of), the import's repairs after.
                 let mut warnings: Vec<String> =
@@ -273,6 +278,7 @@ impl Preset {
                     Model::from_surface(&surface, material.density, material.weights)
                 };
                 warnings.extend(report.warnings);
+                warnings.extend(size_warning(surface.positions(), self.build.scale));
                 Source {
                     model,
                     surface: Some(surface),
@@ -287,6 +293,10 @@ impl Preset {
                         error: Box::new(error),
                     }
                 })?;
+                let mesh = mesh.scaled(self.build.scale);
+                let warnings = size_warning(mesh.positions(), self.build.scale)
+                    .into_iter()
+                    .collect();
                 Source {
                     model: Model::from_tet_mesh(
                         &mesh,
@@ -296,13 +306,38 @@ impl Preset {
                     ),
                     surface: None,
                     grid: None,
-                    warnings: Vec::new(),
+                    warnings,
                 }
             }
         };
         source.model.limits = material.limits;
         Ok(source)
     }
+}
+
+/// The sizes of a body in metres (its bounding box's diagonal) that say
+/// nothing of its file's units: a body from a centimetre to a hundred
+/// metres across may well be in metres.
+const PLAUSIBLE_SIZE: std::ops::RangeInclusive<f64> = 0.01..=100.0;
+
+/// A note that a body built at `scale` is outside [`PLAUSIBLE_SIZE`] (a file
+/// in centimetres read as metres makes a cow 150 m long, which sags as
+/// one), with the scale that would bring it near a metre.
+fn size_warning(positions: &[Vec3], scale: f64) -> Option<String> {
+    let (lo, hi) = crate::mesh::bounds(positions);
+    let size = (hi - lo).norm();
+    if PLAUSIBLE_SIZE.contains(&size) || !size.is_finite() || size == 0.0 {
+        return None;
+    }
+    // The power of ten that brings it nearest 1 m.
+    let factor = 10f64.powf(-size.log10().round());
+    let suggested = crate::param::format_value(scale * factor);
+    Some(format!(
+        "the body is {} m across at a scale of {} m per file unit: if the file is not in \
+         metres, set the build's scale (e.g. {suggested})",
+        crate::param::format_value(size),
+        crate::param::format_value(scale),
+    ))
 }
 
 /// The corners of the tet carrying skin vertex `v` that it moves with (its

@@ -185,7 +185,7 @@ pub struct GridSpec {
 }
 
 /// How a model is built from its mesh.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Build {
     /// Springs or tets. Default springs.
@@ -199,6 +199,42 @@ pub struct Build {
     /// Tets: every tet edge is also a structural spring. Default false.
     #[serde(default)]
     pub edge_springs: bool,
+    /// Metres per unit of the mesh file (an OBJ or a tet file): its
+    /// coordinates are multiplied by it when the model is built, and the
+    /// model, its pins' rules, colliders, camera and baked frames are in
+    /// metres. Default 1 (a file in metres, as Blender writes them); 0.01
+    /// for a file in centimetres. In [`Build::SCALE_RANGE`]; a grid's size
+    /// is its width (a grid takes 1 only).
+    #[serde(
+        default = "Build::unit_scale",
+        skip_serializing_if = "Build::is_unit_scale"
+    )]
+    pub scale: f64,
+}
+
+impl Default for Build {
+    fn default() -> Self {
+        Self {
+            kind: BuildKind::default(),
+            resolution: None,
+            edge_springs: false,
+            scale: 1.0,
+        }
+    }
+}
+
+impl Build {
+    /// The scales a mesh file may take: a micrometre to a kilometre per
+    /// unit.
+    pub const SCALE_RANGE: std::ops::RangeInclusive<f64> = 1e-6..=1e3;
+
+    fn unit_scale() -> f64 {
+        1.0
+    }
+
+    fn is_unit_scale(scale: &f64) -> bool {
+        *scale == 1.0
+    }
 }
 
 /// The constraint family of a model.
@@ -326,6 +362,36 @@ pub enum Selector {
 }
 
 impl Selector {
+    /// This selector for the body resized by `ratio` about the origin
+    /// ([`Preset::resized`]): a plane's point and distance and a box's
+    /// corners scale; indices, groups and a grid's rows stay.
+    #[must_use]
+    pub fn resized(&self, ratio: f64) -> Selector {
+        match self {
+            Selector::Plane {
+                point,
+                normal,
+                distance,
+            } => Selector::Plane {
+                point: point * ratio,
+                normal: *normal,
+                distance: distance * ratio,
+            },
+            Selector::Box { min, max } => Selector::Box {
+                min: min * ratio,
+                max: max * ratio,
+            },
+            Selector::Except { of, indices } => Selector::Except {
+                of: Box::new(of.resized(ratio)),
+                indices: indices.clone(),
+            },
+            Selector::Indices(_)
+            | Selector::Group(_)
+            | Selector::TopCorners
+            | Selector::TopEdge => self.clone(),
+        }
+    }
+
     /// The horizontal plane through the highest (`top`) or lowest rest
     /// vertex of `model`, selecting the vertices within 1 % of its height
     /// of it (a body's top, or its feet); `None` for a model that lies flat
@@ -511,6 +577,34 @@ struct VersionOnly {
 }
 
 impl Preset {
+    /// This preset with its mesh file read at `scale` metres per unit
+    /// ([`Build::scale`]) and the rest of its scene resized with the body
+    /// (about the origin, where the file's coordinates are scaled from):
+    /// the pins' plane and box rules, the colliders and the camera, so they
+    /// keep holding, touching and framing the same parts. Materials and
+    /// gravity are per unit of size already and stay.
+    #[must_use]
+    pub fn resized(&self, scale: f64) -> Preset {
+        let ratio = scale / self.build.scale;
+        let mut next = self.clone();
+        next.build.scale = scale;
+        next.pins = next.pins.map(|s| Some(s.resized(ratio)));
+        for collider in &mut next.sim.colliders {
+            match collider {
+                Collider::Ground { height, .. } => *height *= ratio,
+                Collider::Sphere { center, radius, .. } => {
+                    *center *= ratio;
+                    *radius *= ratio;
+                }
+            }
+        }
+        if let Some(view) = &mut next.view {
+            view.eye *= ratio;
+            view.target *= ratio;
+        }
+        next
+    }
+
     /// A new untitled preset for the OBJ at `path` (named after the file):
     /// the default material and simulation, springs, no pins, no camera.
     pub fn for_obj(path: &Path) -> Self {
@@ -882,7 +976,10 @@ mod validate {
             kind,
             resolution,
             edge_springs,
+            scale,
         } = *build;
+        let (smallest, largest) = (*Build::SCALE_RANGE.start(), *Build::SCALE_RANGE.end());
+        within("build.scale", scale, smallest, largest)?;
         match mesh {
             MeshSource::Grid(GridSpec { n, width, .. }) => {
                 if !(2..=MAX_GRID_NODES).contains(n) {
@@ -895,6 +992,12 @@ mod validate {
                 within("mesh.grid.width", *width, smallest, largest)?;
                 if kind == BuildKind::Tets {
                     return fail("build.kind", "a grid is cloth: build it as \"springs\"");
+                }
+                if scale != 1.0 {
+                    return fail(
+                        "build.scale",
+                        "applies only to a mesh file: a grid's size is its width",
+                    );
                 }
             }
             MeshSource::TetFile(_) if kind == BuildKind::Springs => {

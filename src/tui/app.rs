@@ -408,7 +408,7 @@ impl App {
 
     /// The parameters of the list, for the current model.
     pub fn params(&self) -> Vec<ParamId> {
-        ParamId::for_model(self.session.model())
+        ParamId::for_model(self.session.preset(), self.session.model())
     }
 
     /// The selected parameter (the selection is kept within the list when
@@ -936,11 +936,19 @@ impl App {
                 target
             }
         };
-        if param.refactors() && self.session.factorises_slowly(self.live_refactor_ms) {
+        // A build per key would mesh the body again at every press.
+        let wait = if param.rebuilds() {
+            Some("the model is built again".to_owned())
+        } else if param.refactors() && self.session.factorises_slowly(self.live_refactor_ms) {
             let factor_ms = self.session.solver().factor_stats().factor_ms;
+            Some(format!("a refactorisation takes {factor_ms:.0} ms"))
+        } else {
+            None
+        };
+        if let Some(why) = wait {
             self.pending = Some((param, target, Instant::now()));
             self.status = format!(
-                "{} {}: applies when the keys stop (a refactorisation takes {factor_ms:.0} ms)",
+                "{} {}: applies when the keys stop ({why})",
                 param.label(),
                 format_value(target)
             );
