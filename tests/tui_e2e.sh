@@ -184,14 +184,24 @@ wait_for "r recovers them" shows "shear        889.1"
 
 # 5. A stop signal keeps every unsaved change, not only those of the last
 # periodic autosave (the first change is written at once, the next ones 30 s
-# later): closing the recovered run's tmux session above sends it SIGHUP,
-# as a dropped SSH session does; then a run is sent SIGTERM.
+# later): closing the recovered run's tmux session above, a change after
+# the recovery, sends it SIGHUP and takes its terminal away, as a dropped
+# SSH session does (restoring that terminal failed, and saying so on it
+# ended the run before it kept the change); then a run is sent SIGTERM.
 status_is() { [ "$(cat "$tmp/status" 2>/dev/null)" = "$1" ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
+tm send-keys -t tui Down +
+wait_for "a change after the recovery" shows "shear        1581"
 tm kill-session -t tui
 wait_for "closing its session ends the recovered run" gone "$(cat "$tmp/pid")"
 start "sh -c 'echo \$\$ > $tmp/pid; exec $bin tui presets/hanging_cloth.toml'"
 wait_for "SIGHUP kept the recovered changes" shows "Recover unsaved changes?"
+tm send-keys -t tui r
+wait_for "and the change after them" shows "shear        1581"
+tm send-keys -t tui C-c C-c
+wait_for "Ctrl-C twice leaves it" exited
+start "sh -c 'echo \$\$ > $tmp/pid; exec $bin tui presets/hanging_cloth.toml'"
+wait_for "the next start offers them again" shows "Recover unsaved changes?"
 tm send-keys -t tui x
 wait_for "x discards them" starts_paused
 tm send-keys -t tui Down +

@@ -103,6 +103,13 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     let mut terminal = ratatui::try_init()?;
     let restore = Restore;
     let ending = event_loop(&mut terminal, &mut app);
+    // Unsaved changes are kept before the terminal is touched again: after
+    // a hang-up (a dropped SSH session) restoring it fails, and saying so
+    // on the dead terminal ended the process before they were kept.
+    let kept = match ending {
+        Ok(Ending::Quit) => None,
+        _ => Some(app.keep_unsaved()),
+    };
     // The shell's screen back before anything is printed to it.
     drop(restore);
     match ending {
@@ -113,15 +120,12 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
             }
             Ok(())
         }
-        Ok(Ending::Signal) => Err(TuiError::Stopped(match app.keep_unsaved() {
-            Ok(true) => app::KEPT_IN_AUTOSAVE.into(),
-            Ok(false) => "nothing was unsaved".into(),
-            Err(e) => format!("unsaved changes could not be kept: {e}"),
+        Ok(Ending::Signal) => Err(TuiError::Stopped(match kept {
+            Some(Ok(true)) => app::KEPT_IN_AUTOSAVE.into(),
+            Some(Ok(false)) | None => "nothing was unsaved".into(),
+            Some(Err(e)) => format!("unsaved changes could not be kept: {e}"),
         })),
-        Err(e) => {
-            let _ = app.keep_unsaved();
-            Err(e.into())
-        }
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -138,7 +142,9 @@ struct Restore;
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        ratatui::restore();
+        // A terminal that hung up cannot be restored, and has no one to
+        // tell (`ratatui::restore` said so on it, which panicked).
+        let _ = ratatui::try_restore();
     }
 }
 
