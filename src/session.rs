@@ -469,6 +469,12 @@ pub struct Session {
     accuracy: Option<(u64, Accuracy)>,
     measuring: Option<accuracy::Running>,
     stopping: Option<accuracy::Running>,
+    /// The build options and density of the kind the model was last built
+    /// as before another (springs ↔ tets), which building it that way again
+    /// takes back: a jelly's tets at resolution 10 and 1050 kg/m³, built as
+    /// springs and back, became tets at the default 30 (30,000 vertices
+    /// where it had 1,500) and 1100 kg/m³.
+    left_build: Option<(Build, f64)>,
 }
 
 impl Session {
@@ -504,6 +510,7 @@ impl Session {
             accuracy: None,
             measuring: None,
             stopping: None,
+            left_build: None,
         })
     }
 
@@ -531,6 +538,7 @@ impl Session {
             accuracy: self.accuracy.clone(),
             measuring: None,
             stopping: None,
+            left_build: self.left_build,
         }
     }
 
@@ -1008,6 +1016,7 @@ impl Session {
                 self.redo.clear();
                 self.gesture = None;
                 self.playing = false;
+                self.left_build = None;
                 self.start_over();
                 self.forget_accuracy();
                 Ok(Applied::Reloaded)
@@ -1121,11 +1130,44 @@ impl Session {
     /// they were when the vertices are renumbered (springs ↔ tets, or
     /// another tet resolution: a surface and a tet lattice share no
     /// numbering): each becomes the new model's vertex nearest its rest
-    /// position. Switching kinds gives the density of the new kind
-    /// ([`BuildKind::default_density`]: its unit changes). Another scale
-    /// resizes the scene with the body ([`Preset::resized`]). One undo
-    /// step.
-    fn rebuild_as(&mut self, build: Build) -> Result<Applied, SessionError> {
+    /// position. Switching kinds gives the density of the new kind (its
+    /// unit changes): the one it had when it was last switched away from,
+    /// with its resolution and tet-edge springs unless others are asked
+    /// for, else [`BuildKind::default_density`]; springs take no tet
+    /// options. Another scale resizes the scene with the body
+    /// ([`Preset::resized`]). One undo step.
+    fn rebuild_as(&mut self, mut build: Build) -> Result<Applied, SessionError> {
+        let (old, density) = (self.preset.build, self.preset.material.density);
+        if build.kind == old.kind {
+            return self.rebuild_with(build, density);
+        }
+        let back = self.left_build.filter(|(b, _)| b.kind == build.kind);
+        if build.kind == BuildKind::Springs {
+            build.resolution = None;
+            build.edge_springs = false;
+        } else if let Some((tets, _)) = back
+            && build.resolution.is_none()
+            && !build.edge_springs
+        {
+            build.resolution = tets.resolution;
+            build.edge_springs = tets.edge_springs;
+        }
+        if build.kind == BuildKind::Tets && matches!(self.preset.mesh, MeshSource::Obj(_)) {
+            // Written out: pins by vertex number are numbers of this
+            // lattice, and a file without it read another if the default
+            // changed (or was edited in thinking it was the default).
+            build
+                .resolution
+                .get_or_insert(TetraOptions::DEFAULT_RESOLUTION);
+        }
+        let density_back = back.map_or(build.kind.default_density(), |(_, d)| d);
+        let applied = self.rebuild_with(build, density_back)?;
+        self.left_build = Some((old, density));
+        Ok(applied)
+    }
+
+    /// [`Session::rebuild_as`] with `density`.
+    fn rebuild_with(&mut self, build: Build, density: f64) -> Result<Applied, SessionError> {
         let resolution = |b: &Build| b.resolution.unwrap_or(TetraOptions::DEFAULT_RESOLUTION);
         let old = &self.preset.build;
         let ratio = build.scale / old.scale;
@@ -1136,9 +1178,7 @@ impl Session {
             || (build.kind == BuildKind::Tets
                 && (resolution(&build) != resolution(old) || (from_obj && ratio != 1.0)));
         let mut next = self.preset.resized(build.scale);
-        if build.kind != old.kind {
-            next.material.density = build.kind.default_density();
-        }
+        next.material.density = density;
         next.build = build;
         let pins = next.pins.clone();
         let by_index = |s: &Selector| matches!(s, Selector::Indices(_) | Selector::Except { .. });

@@ -918,8 +918,8 @@ fn pinning_an_obj_group_pins_it_by_name() {
 /// A density's unit changes with the build (kg/m² ↔ kg/m³), so switching
 /// kinds takes the new kind's density: a sphere 1 m across built as tets
 /// weighs what soft rubber that size does (it kept the cloth's 0.15, a body
-/// of 0.08 kg, lighter than air), and back as springs a cloth's areal
-/// density. Undo brings back the tuned density.
+/// of 0.08 kg, lighter than air), and back as springs the areal density
+/// it had. Undo brings back the tuned density.
 #[test]
 fn a_build_change_takes_the_new_kind_s_density() {
     use softbody::preset::{Build, BuildKind};
@@ -950,8 +950,9 @@ fn a_build_change_takes_the_new_kind_s_density() {
         }),
     );
     assert_eq!(s.preset().material.density, 1050.0);
+    // Back as springs, the cloth's density it had.
     apply(&mut s, Command::SetBuild(Build::default()));
-    assert_eq!(s.preset().material.density, 0.15);
+    assert_eq!(s.preset().material.density, 0.4);
     for _ in 0..4 {
         apply(&mut s, Command::Undo);
     }
@@ -1244,4 +1245,71 @@ fn another_scale_resizes_the_scene_with_the_body() {
     apply(&mut s, Command::Undo);
     assert_eq!(s.preset(), &before);
     assert_eq!(s.model().rest, rest);
+}
+
+/// Built as springs and back as tets, a body takes back its tets'
+/// resolution and density (the jelly's 10 cells and 1050 kg/m³; it became
+/// the default 30 cells, 20 times the vertices, and 1100 kg/m³), whatever
+/// tet options the springs were asked for with (the editor's radio button
+/// keeps them, a terminal UI key does not).
+#[test]
+fn springs_and_back_keep_the_tets_resolution_and_density() {
+    use softbody::preset::{Build, BuildKind};
+    let mut s = Session::open(Path::new("presets/jelly.toml")).unwrap();
+    let tets = s.preset().build;
+    assert_eq!((tets.kind, tets.resolution), (BuildKind::Tets, Some(10)));
+    let (vertices, density) = (s.model().vertex_count(), s.preset().material.density);
+    assert_eq!(density, 1050.0);
+    apply(
+        &mut s,
+        Command::SetBuild(Build {
+            kind: BuildKind::Springs,
+            ..tets
+        }),
+    );
+    assert_eq!(s.preset().build.resolution, None);
+    assert_eq!(s.preset().material.density, 0.15);
+    apply(&mut s, Command::SetDensity(0.3));
+    apply(
+        &mut s,
+        Command::SetBuild(Build {
+            kind: BuildKind::Tets,
+            ..Build::default()
+        }),
+    );
+    assert_eq!(s.preset().build, tets);
+    assert_eq!(s.preset().material.density, density);
+    assert_eq!(s.model().vertex_count(), vertices);
+    // And the cloth's tuned density on the way back to springs.
+    apply(
+        &mut s,
+        Command::SetBuild(Build {
+            kind: BuildKind::Springs,
+            ..Build::default()
+        }),
+    );
+    assert_eq!(s.preset().material.density, 0.3);
+}
+
+/// Tets built from an OBJ write their resolution out, the default too: pins
+/// by vertex number are numbers of that lattice, and a saved file without
+/// it would build another if the default changed or someone set it there
+/// believing it was the default (QA pinned a cow's feet and got its neck).
+#[test]
+fn tets_from_an_obj_record_their_resolution() {
+    use softbody::model::tetra::TetraOptions;
+    use softbody::preset::{Build, BuildKind};
+    let sphere = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/sphere.obj");
+    let mut s = Session::new(Preset::for_obj(&sphere), None).unwrap();
+    apply(
+        &mut s,
+        Command::SetBuild(Build {
+            kind: BuildKind::Tets,
+            ..Build::default()
+        }),
+    );
+    let resolution = Some(TetraOptions::DEFAULT_RESOLUTION);
+    assert_eq!(s.preset().build.resolution, resolution);
+    let text = s.preset().to_toml_string().unwrap();
+    assert!(text.contains("resolution = 30"), "{text}");
 }

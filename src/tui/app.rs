@@ -623,16 +623,18 @@ impl App {
             }
             KeyCode::Char('M') => self.next_material(),
             KeyCode::Char('B') => {
-                // Springs and tets, as the editor's Model panel switches.
-                // (A resolution and tet-edge springs are the tets' own: as
-                // springs they are refused, and tets again take the default.)
-                let kind = match self.session.preset().build.kind {
+                // Springs and tets, as the editor's Model panel switches
+                // (the session takes back the tets' own options).
+                let build = self.session.preset().build;
+                let kind = match build.kind {
                     BuildKind::Springs => BuildKind::Tets,
                     BuildKind::Tets => BuildKind::Springs,
                 };
                 Action::Apply(Command::SetBuild(crate::preset::Build {
                     kind,
-                    ..Default::default()
+                    resolution: None,
+                    edge_springs: false,
+                    ..build
                 }))
             }
             KeyCode::Char('e') => {
