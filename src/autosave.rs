@@ -27,6 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::fsutil::same_file;
 use crate::preset::{MeshSource, Preset, PresetError};
 use crate::session::{Session, SessionError};
 
@@ -193,6 +194,9 @@ pub struct Autosave {
     written: bool,
     /// A recovered run's slot, removed after this run's next write.
     ended: Option<Claimed>,
+    /// The file this run was started on, whose autosaves alone it offers
+    /// ([`Autosave::opening`]); none: any.
+    opened: Option<PathBuf>,
 }
 
 impl Autosave {
@@ -214,7 +218,20 @@ impl Autosave {
             lock: None,
             written: false,
             ended: None,
+            opened: None,
         }
+    }
+
+    /// This autosave for a run started on `file` (a preset or an OBJ named
+    /// on the command line): [`Autosave::recovery`] offers only the changes
+    /// an ended run left to that file (a preset's, or an untitled one's
+    /// built from that OBJ). Another document's are for a start that names
+    /// it, or names none: `softbody tui spot.obj` offered the cotton preset's
+    /// changes, and recovering them replaced the cow.
+    #[must_use]
+    pub fn opening(mut self, file: Option<&Path>) -> Self {
+        self.opened = file.map(Path::to_owned);
+        self
     }
 
     /// `$SOFTBODY_AUTOSAVE_DIR`, else `$XDG_STATE_HOME/softbody`, else
@@ -317,7 +334,8 @@ impl Autosave {
     }
 
     /// The newest autosave an ended run left, if any still loads (slots
-    /// of runs still open are not offered). Answer it with
+    /// of runs still open are not offered; with [`Autosave::opening`], only
+    /// that file's). Answer it with
     /// [`Recovery::resume`] or [`Recovery::decline`]; dropped unanswered,
     /// it stays for the next start.
     pub fn recovery(&self) -> Option<Recovery> {
@@ -358,6 +376,16 @@ impl Autosave {
             let Ok(preset) = Preset::load(&slot.file(PRESET)) else {
                 continue;
             };
+            if let Some(opened) = &self.opened {
+                let of_it = match (&note.origin, &preset.mesh) {
+                    (Some(origin), _) => same_file(origin, opened),
+                    (None, MeshSource::Obj(mesh)) => same_file(mesh, opened),
+                    (None, _) => false,
+                };
+                if !of_it {
+                    continue;
+                }
+            }
             found = Some(Recovery {
                 preset,
                 written_at: at(&note),
@@ -653,6 +681,43 @@ mod tests {
         let cwd = std::env::current_dir().unwrap();
         path.strip_prefix(&cwd)
             .map_or_else(|_| path.to_owned(), Path::to_owned)
+    }
+
+    /// A run started on a file offers only the changes left to that file:
+    /// a preset's by its origin, an untitled one's by the OBJ it was built
+    /// from; a run started on none offers any.
+    #[test]
+    fn a_run_on_a_file_offers_only_that_file_s_changes() {
+        let dir = temp_dir("opening");
+        let state = dir.join("state");
+        let cloth = dir.join("cloth.toml");
+        std::fs::create_dir_all(&dir).unwrap();
+        Preset::default().save(&cloth).unwrap();
+        let obj = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/box.obj");
+        let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/sphere.obj");
+        let offered = |opened: Option<&Path>| {
+            Autosave::new(state.clone(), INTERVAL)
+                .opening(opened)
+                .recovery()
+                .map(|r| r.preset.name)
+        };
+        for (session, name) in [
+            (Session::open(&cloth).unwrap(), "Hanging cloth"),
+            (Session::new(Preset::for_obj(&obj), None).unwrap(), "box"),
+        ] {
+            let mut session = session;
+            session.apply(Command::SetDensity(0.3)).unwrap();
+            let mut autosave = Autosave::new(state.clone(), INTERVAL);
+            assert!(autosave.tick(&session).unwrap());
+            assert_eq!(session.preset().name, name);
+        }
+        // (Both runs have ended: their autosaves were dropped.)
+        assert_eq!(offered(Some(&cloth)).as_deref(), Some("Hanging cloth"));
+        assert_eq!(offered(Some(&pathdiff(&obj))).as_deref(), Some("box"));
+        assert_eq!(offered(Some(&other)), None);
+        assert_eq!(offered(Some(&dir.join("elsewhere.toml"))), None);
+        assert!(offered(None).is_some());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -1,9 +1,18 @@
-//! File-system helpers shared by the writers: atomic replacement of a file.
+//! File-system helpers: atomic replacement of a file, and whether two paths
+//! name one file.
 
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Whether `a` and `b` name the same file (spelled alike, or after
+/// resolving links and `..`).
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || a.canonicalize()
+            .is_ok_and(|a| b.canonicalize().is_ok_and(|b| a == b))
+}
 
 /// Writes `path` atomically: `write` fills a new temporary file beside it
 /// (same directory, so the rename cannot cross file systems), which is

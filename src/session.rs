@@ -189,14 +189,6 @@ fn digest(path: &Path) -> Option<u64> {
     Some(hasher.finish())
 }
 
-/// Whether `a` and `b` name the same file (spelled alike, or after
-/// resolving links and `..`).
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b
-        || a.canonicalize()
-            .is_ok_and(|a| b.canonicalize().is_ok_and(|b| a == b))
-}
-
 /// Where a preset saved as `path` goes: `path` with `.toml` added when it
 /// has no extension; an error for another extension (saving `bunny.obj`
 /// would replace the mesh) and for a directory (`.toml` added to it would
@@ -550,7 +542,10 @@ impl Session {
         };
         // Over the preset's own file: only as it was read or last written
         // here (another file's replacement the front ends confirm).
-        let own = self.path.as_deref().is_some_and(|p| same_file(p, &path));
+        let own = self
+            .path
+            .as_deref()
+            .is_some_and(|p| crate::fsutil::same_file(p, &path));
         if own
             && !anyway
             && let Some(then) = self.on_disk

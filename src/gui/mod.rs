@@ -120,7 +120,9 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
             // A scripted run (CI, screenshots) neither offers nor writes
             // crash-recovery autosaves.
             if !scripted {
-                app = app.with_autosave(Autosave::new(Autosave::default_dir(), INTERVAL));
+                app = app.with_autosave(
+                    Autosave::new(Autosave::default_dir(), INTERVAL).opening(path.as_deref()),
+                );
             }
             for &name in &options.overlays {
                 app.viewport.overlays.enable(name);

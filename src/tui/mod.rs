@@ -93,9 +93,10 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
         let _ = write!(std::io::stderr(), "\r\x1b[2K");
     }
     let (session, path) = opened?;
-    let mut app =
-        App::new(session, preset_dir(Path::new(PRESET_DIR), path.as_deref())).with_autosave(
-            Autosave::new(Autosave::default_dir(), crate::autosave::INTERVAL),
+    let mut app = App::new(session, preset_dir(Path::new(PRESET_DIR), path.as_deref()))
+        .with_autosave(
+            Autosave::new(Autosave::default_dir(), crate::autosave::INTERVAL)
+                .opening(preset.as_deref()),
         );
     app.background = true;
     signals::install(None).map_err(std::io::Error::other)?;
