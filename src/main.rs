@@ -130,7 +130,7 @@ fn fallback() -> Result<(), Failure> {
     #[cfg(feature = "tui")]
     {
         use std::io::IsTerminal;
-        if std::io::stdout().is_terminal() {
+        if std::io::stdout().is_terminal() && !dumb_terminal() {
             return tui(None);
         }
     }
@@ -152,7 +152,8 @@ enum FrontEnd {
 /// The front end for plain `softbody`: the editor when a display is
 /// available (`DISPLAY` or `WAYLAND_DISPLAY` set; if the window still
 /// cannot open, [`fallback`] takes over), else the terminal UI when stdout
-/// is a terminal, else the help, so scripts piping `softbody` still get it.
+/// is a terminal that can draw it (not `TERM=dumb`), else the help, so
+/// scripts piping `softbody` still get it.
 fn default_front_end() -> FrontEnd {
     #[cfg(feature = "gui")]
     if softbody::gui::display_available() {
@@ -161,11 +162,18 @@ fn default_front_end() -> FrontEnd {
     #[cfg(feature = "tui")]
     {
         use std::io::IsTerminal;
-        if std::io::stdout().is_terminal() {
+        if std::io::stdout().is_terminal() && !dumb_terminal() {
             return FrontEnd::Tui;
         }
     }
     FrontEnd::Help
+}
+
+/// Whether `TERM` is `dumb` (Emacs's shell, some consoles): such a terminal
+/// moves no cursor, and a full-screen UI's escapes arrive there as text.
+#[cfg(feature = "tui")]
+fn dumb_terminal() -> bool {
+    std::env::var_os("TERM").is_some_and(|t| t == "dumb")
 }
 
 /// `softbody tui`: a preset that does not load is bad input, a terminal
@@ -174,6 +182,13 @@ fn default_front_end() -> FrontEnd {
 fn tui(preset: Option<std::path::PathBuf>) -> Result<(), Failure> {
     use softbody::tui::{self, TuiError};
     use std::io::IsTerminal;
+    if dumb_terminal() {
+        return Err(Failure::Runtime(anyhow::anyhow!(
+            "the terminal UI needs a terminal that can move its cursor, and TERM is `dumb`: \
+             run it in a terminal emulator or set TERM (e.g. TERM=xterm-256color); \
+             `softbody bake` simulates a preset without one"
+        )));
+    }
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         // (Raw mode failed with "No such device or address (os error 6)".)
         return Err(Failure::Runtime(anyhow::anyhow!(

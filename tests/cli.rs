@@ -648,6 +648,16 @@ fn the_terminal_ui_without_a_terminal_says_so() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("needs a terminal"), "{err}");
+    // A terminal that cannot move its cursor is told so first.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_softbody"))
+        .args(["tui", "presets/denim.toml"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("TERM", "dumb")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("TERM is `dumb`"), "{err}");
 }
 
 /// More threads than the machine has CPUs are not started: the command says
