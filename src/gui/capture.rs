@@ -135,15 +135,15 @@ impl ScriptRun {
             [r.min.x, r.min.y, r.max.x, r.max.y].map(|v| (v * ppp).round().max(0.0) as usize)
         });
         let first = self.first.as_ref().and_then(|f| Some((f.image()?, f)));
-        let result = save_and_check(&image, &path, region, has_scene).and_then(|count| {
-            match (first, region) {
+        let result = save_and_check(&image, &path, region, has_scene)
+            .map_err(|e| where_the_body_went(e, &last.vertices, region))
+            .and_then(|count| match (first, region) {
                 (Some((before, shot)), Some(region)) => {
                     check_moved((&before, &shot.vertices), (&image, &last.vertices), region)?;
                     Ok(count)
                 }
                 _ => Ok(count),
-            }
-        });
+            });
         let [ui_fps, sim_fps] = rates;
         let seconds = self.started.elapsed().as_secs_f64();
         let memory =
@@ -224,6 +224,31 @@ fn save_and_check(
     let region = region.ok_or("the 3D view was not laid out")?;
     check_in_place([w, h], &rgb, region)?;
     check_not_blank([w, h], &rgb, region)
+}
+
+/// `error` with where the body went when most of its vertices (`at`,
+/// pixels; `None` behind the camera) are outside the 3D view's `region`: a
+/// body with no pins falls out of the view in the scripted frames, and its
+/// blank view read as a drawing failure.
+fn where_the_body_went(
+    error: String,
+    at: &[Option<[f64; 2]>],
+    region: Option<[usize; 4]>,
+) -> String {
+    let Some([x0, y0, x1, y1]) = region.map(|r| r.map(|v| v as f64)) else {
+        return error;
+    };
+    let seen = (at.iter().flatten())
+        .filter(|p| (x0..x1).contains(&p[0]) && (y0..y1).contains(&p[1]))
+        .count();
+    if seen * 2 >= at.len() {
+        return error;
+    }
+    format!(
+        "{error}; only {seen} of the body's {} vertices are in the view at the last frame (a \
+         body with no pins falls out of it: pin it, add a ground, or take fewer --frames)",
+        at.len()
+    )
 }
 
 /// Whether a pixel is the 3D view's clear colour (within 3 levels).
@@ -441,6 +466,17 @@ mod tests {
         assert!(check_moved((&drawn(5, 2), &at(70.0)), stayed, region).is_ok());
         let empty = ColorImage::filled([60, 40], clear);
         assert!(check_moved((&empty, &at(5.0)), (&empty, &at(30.0)), region).is_ok());
+        // A blank view with the body gone from it says so.
+        let blank = || "the 3D view is nearly blank".to_owned();
+        assert_eq!(
+            where_the_body_went(blank(), &at(30.0), Some(region)),
+            blank()
+        );
+        let gone = where_the_body_went(blank(), &at(70.0), Some(region));
+        assert!(
+            gone.starts_with("the 3D view is nearly blank; only 0 of the body's 3 vertices"),
+            "{gone}"
+        );
         assert!(is_surface(egui::Color32::from_rgb(120, 64, 38)), "in shade");
         assert!(
             !is_surface(egui::Color32::from_rgb(90, 170, 190)),
