@@ -2,6 +2,7 @@
 //! values are shown ([`format_value`]) and stepped, and [`Pacer`], which
 //! steps a [`Session`] in real time within a wall-time budget per UI frame.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::command::{Command, Param, WeightKind};
@@ -255,14 +256,74 @@ pub fn format_value(value: f64) -> String {
     }
 }
 
+/// The rate frames arrive at, over the last few seconds: one frame every
+/// few seconds still reads right (an average per UI frame read it as 0, and
+/// one smoothed per call read 19 fps for seconds after the frames had
+/// become 2 s each), and a rate from before a pause is forgotten.
+#[derive(Clone, Debug, Default)]
+pub struct FrameRate {
+    /// When the recent frames arrived, oldest first (at most
+    /// [`FrameRate::FRAMES`], none older than [`FrameRate::WINDOW`]).
+    arrivals: VecDeque<Instant>,
+}
+
+impl FrameRate {
+    /// Frames the rate is measured over...
+    const FRAMES: usize = 16;
+    /// ... within this window.
+    const WINDOW: Duration = Duration::from_secs(10);
+    /// The span the rate is taken over when the frames kept cover it: a
+    /// rate that slowed reads as it is now, not as the average with the
+    /// faster frames before.
+    const RECENT: Duration = Duration::from_secs(1);
+
+    /// Takes in `frames` that arrived at `now`.
+    pub fn record(&mut self, frames: usize, now: Instant) {
+        for _ in 0..frames {
+            self.arrivals.push_back(now);
+        }
+        while self.arrivals.len() > Self::FRAMES
+            || (self.arrivals.front()).is_some_and(|&t| now - t > Self::WINDOW)
+        {
+            self.arrivals.pop_front();
+        }
+    }
+
+    /// Forgets the frames so far (a pause, another scene).
+    pub fn forget(&mut self) {
+        self.arrivals.clear();
+    }
+
+    /// Frames per second at `now`, over the newest frames that span a
+    /// second (or all there are): falls towards zero once no frame has come
+    /// for twice the interval so far.
+    pub fn per_second(&self, now: Instant) -> f64 {
+        let Some(&last) = self.arrivals.back() else {
+            return 0.0;
+        };
+        let first = *(self.arrivals.iter().rev())
+            .find(|&&t| last - t >= Self::RECENT)
+            .unwrap_or(&self.arrivals[0]);
+        let span = (last - first).as_secs_f64();
+        if self.arrivals.len() < 2 || span <= 0.0 {
+            return 0.0;
+        }
+        // The frames of the first arrival came before the span began.
+        let within = self.arrivals.iter().filter(|&&t| t > first).count();
+        let rate = within as f64 / span;
+        let idle = (now - last).as_secs_f64();
+        if idle * rate > 2.0 { 1.0 / idle } else { rate }
+    }
+}
+
 /// Steps a [`Session`] in real time for a UI: each call steps as many
 /// frames as the wall clock owes since the last call, but for at most a
 /// wall-time budget, so input is never blocked; a simulation slower than
 /// real time runs in slow motion rather than falling ever further behind.
 #[derive(Clone, Debug, Default)]
 pub struct Pacer {
-    /// Frames simulated per second of wall time, averaged.
-    pub sim_fps: f64,
+    /// When the frames simulated were done.
+    rate: FrameRate,
     /// Simulated time owed to the wall clock while playing (s).
     owed: f64,
     /// When [`Pacer::advance`] last ran.
@@ -273,6 +334,12 @@ impl Pacer {
     /// Forgets the time owed (after opening another scene).
     pub fn forget(&mut self) {
         self.owed = 0.0;
+        self.rate.forget();
+    }
+
+    /// Frames simulated per second of wall time, over the last few seconds.
+    pub fn sim_fps(&self) -> f64 {
+        self.rate.per_second(Instant::now())
     }
 
     /// Steps `session` when playing, for at most `budget` of wall time, and
@@ -289,7 +356,7 @@ impl Pacer {
         let since = self.last_advance.replace(now).map(|t| now - t);
         if !session.is_playing() {
             self.owed = 0.0;
-            self.sim_fps = 0.0;
+            self.rate.forget();
             return Ok(Applied::Nothing);
         }
         let dt = session.preset().sim.dt;
@@ -305,10 +372,7 @@ impl Pacer {
                 break;
             }
         }
-        if let Some(since) = since.filter(|s| !s.is_zero()) {
-            let fps = f64::from(frames) / since.as_secs_f64();
-            self.sim_fps = 0.9 * self.sim_fps + 0.1 * fps;
-        }
+        self.rate.record(frames as usize, Instant::now());
         last
     }
 }
@@ -316,6 +380,51 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rate reads one frame every 1.5 s as 0.67 fps (an average per UI
+    /// frame read it as 0), batches of frames at UI frames as their rate,
+    /// frames that slowed to 2 s as 0.5 fps at once, and falls once frames
+    /// stop coming.
+    #[test]
+    fn the_frame_rate_is_measured_over_frame_arrivals() {
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        let rate = |arrivals: &VecDeque<Instant>, now| {
+            FrameRate {
+                arrivals: arrivals.clone(),
+            }
+            .per_second(now)
+        };
+        let slow: VecDeque<Instant> = [0.0, 1.5, 3.0, 4.5].map(at).into();
+        assert!((rate(&slow, at(4.5)) - 1.0 / 1.5).abs() < 1e-9);
+        assert!((rate(&slow, at(6.0)) - 1.0 / 1.5).abs() < 1e-9);
+        assert!((rate(&slow, at(14.5)) - 0.1).abs() < 1e-9);
+        // 2, 3 or 4 frames at each UI frame of 50 ms: 40, 60 or 80 fps,
+        // whether the oldest batch is whole or cut by the frame limit.
+        for per_frame in [2, 3, 4] {
+            for skip in [0, 1] {
+                let batched: VecDeque<Instant> = (0..5)
+                    .flat_map(|k| vec![k as f64 * 0.05; per_frame])
+                    .skip(skip)
+                    .map(at)
+                    .collect();
+                let expected = per_frame as f64 / 0.05;
+                assert!((rate(&batched, at(0.2)) - expected).abs() < 1e-6);
+            }
+        }
+        assert_eq!(rate(&VecDeque::from([at(1.0)]), at(2.0)), 0.0);
+        // Fast frames, then frames of 2 s: read as such at the second.
+        let mut recorded = FrameRate::default();
+        for k in 0..30 {
+            recorded.record(1, at(f64::from(k) / 60.0));
+        }
+        assert!((recorded.per_second(at(0.5)) - 60.0).abs() < 1e-6);
+        recorded.record(1, at(2.5));
+        recorded.record(1, at(4.5));
+        assert!((recorded.per_second(at(4.5)) - 0.5).abs() < 0.05);
+        recorded.forget();
+        assert_eq!(recorded.per_second(at(5.0)), 0.0);
+    }
 
     #[test]
     fn values_are_formatted_compactly() {

@@ -242,7 +242,7 @@ impl EditorApp {
     pub fn sim_fps(&self) -> f64 {
         self.worker
             .as_ref()
-            .map_or(self.pacer.sim_fps, |w| w.sim_fps)
+            .map_or_else(|| self.pacer.sim_fps(), SimWorker::sim_fps)
     }
 
     /// The settings to persist.

@@ -14,12 +14,12 @@
 //! so while playing the UI draws when there is a new frame to draw, instead
 //! of as often as it can.
 
-use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::mesh::Vec3;
+use crate::param::FrameRate;
 use crate::session::Session;
 use crate::solver::{Solver, SolverError, State, StepReport};
 
@@ -69,34 +69,8 @@ pub struct SimWorker {
     outcomes: Option<Receiver<Outcome>>,
     epoch: u64,
     thread: Option<JoinHandle<()>>,
-    /// Simulated frames per second taken in, over the last few seconds.
-    pub sim_fps: f64,
-    /// When the recent frames arrived (at most [`RATE_FRAMES`], none older
-    /// than [`RATE_WINDOW`]).
-    arrivals: VecDeque<Instant>,
-}
-
-/// Frames the simulation rate is measured over...
-const RATE_FRAMES: usize = 16;
-/// ... within this window, so a rate of one frame every few seconds still
-/// reads right and a rate from before a pause is forgotten.
-const RATE_WINDOW: Duration = Duration::from_secs(10);
-
-/// Frames per second over `arrivals` (oldest first) at `now`: falls towards
-/// zero once no frame has come for twice the interval so far.
-fn rate(arrivals: &VecDeque<Instant>, now: Instant) -> f64 {
-    let (Some(&first), Some(&last)) = (arrivals.front(), arrivals.back()) else {
-        return 0.0;
-    };
-    let span = (last - first).as_secs_f64();
-    if arrivals.len() < 2 || span <= 0.0 {
-        return 0.0;
-    }
-    // The frames of the first arrival came before the span began.
-    let within = arrivals.iter().filter(|&&t| t > first).count();
-    let rate = within as f64 / span;
-    let idle = (now - last).as_secs_f64();
-    if idle * rate > 2.0 { 1.0 / idle } else { rate }
+    /// When the frames taken in arrived.
+    rate: FrameRate,
 }
 
 impl SimWorker {
@@ -115,9 +89,13 @@ impl SimWorker {
             outcomes: Some(outcomes),
             epoch: 0,
             thread,
-            sim_fps: 0.0,
-            arrivals: VecDeque::with_capacity(RATE_FRAMES + 1),
+            rate: FrameRate::default(),
         }
+    }
+
+    /// Simulated frames per second taken in, over the last few seconds.
+    pub fn sim_fps(&self) -> f64 {
+        self.rate.per_second(Instant::now())
     }
 
     /// Whether the thread runs (it did start and has not ended: a panic
@@ -178,19 +156,7 @@ impl SimWorker {
                 }
             }
         }
-        let now = Instant::now();
-        for _ in 0..frames {
-            self.arrivals.push_back(now);
-        }
-        while self.arrivals.len() > RATE_FRAMES
-            || self
-                .arrivals
-                .front()
-                .is_some_and(|&t| now - t > RATE_WINDOW)
-        {
-            self.arrivals.pop_front();
-        }
-        self.sim_fps = rate(&self.arrivals, now);
+        self.rate.record(frames, Instant::now());
         frames
     }
 }
@@ -323,33 +289,6 @@ mod tests {
             worker.collect(session);
             std::thread::sleep(Duration::from_millis(2));
         }
-    }
-
-    /// The rate reads one frame every 1.5 s as 0.67 fps (an average per UI
-    /// frame read it as 0), batches of frames at UI frames as their rate,
-    /// and falls once frames stop coming.
-    #[test]
-    fn simulation_rate_is_measured_over_frame_arrivals() {
-        let t0 = Instant::now();
-        let at = |s: f64| t0 + Duration::from_secs_f64(s);
-        let slow: VecDeque<Instant> = [0.0, 1.5, 3.0, 4.5].map(at).into();
-        assert!((rate(&slow, at(4.5)) - 1.0 / 1.5).abs() < 1e-9);
-        assert!((rate(&slow, at(6.0)) - 1.0 / 1.5).abs() < 1e-9);
-        assert!((rate(&slow, at(14.5)) - 0.1).abs() < 1e-9);
-        // 2, 3 or 4 frames at each UI frame of 50 ms: 40, 60 or 80 fps,
-        // whether the oldest batch is whole or cut by the frame limit.
-        for per_frame in [2, 3, 4] {
-            for skip in [0, 1] {
-                let batched: VecDeque<Instant> = (0..5)
-                    .flat_map(|k| vec![k as f64 * 0.05; per_frame])
-                    .skip(skip)
-                    .map(at)
-                    .collect();
-                let expected = per_frame as f64 / 0.05;
-                assert!((rate(&batched, at(0.2)) - expected).abs() < 1e-6);
-            }
-        }
-        assert_eq!(rate(&VecDeque::from([at(1.0)]), at(2.0)), 0.0);
     }
 
     #[test]
