@@ -11,6 +11,10 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// A preset (`.toml`) or an OBJ to open without a subcommand: in the
+    /// editor when a display is available, else in the terminal UI.
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
     /// Threads for the solver's parallel work: the local step of tet models
     /// (spring models project on one, which measures faster) and the
     /// single-precision global solve of large models, which splits in two.

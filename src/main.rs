@@ -82,21 +82,39 @@ fn main() -> ExitCode {
         errln!("error: cannot start {threads} threads: {e}");
         return ExitCode::from(1);
     }
-    let result = match cli.command {
-        Some(command) => run(command, cli.threads),
-        None => match default_front_end() {
+    let result = match (cli.command, cli.file) {
+        (Some(command), None) => run(command, cli.threads),
+        (Some(_), Some(file)) => Err(Failure::BadInput(anyhow::anyhow!(
+            "{} comes before the subcommand: give it after it (`softbody gui FILE`)",
+            file.display()
+        ))),
+        (None, Some(file)) if !file.exists() && file.extension().is_none() => {
+            Err(not_a_file_or_subcommand(&file))
+        }
+        (None, file) => match default_front_end() {
             #[cfg(feature = "gui")]
-            FrontEnd::Gui => gui(None, None, None, Vec::new()).or_else(|e| match e {
+            FrontEnd::Gui => gui(file.clone(), None, None, Vec::new()).or_else(|e| match e {
                 // No window after all: the terminal UI, else the help.
                 GuiFailure::NoWindow(msg) => {
                     errln!("the editor cannot open a window ({msg})");
-                    fallback()
+                    fallback(file)
                 }
                 GuiFailure::Other(f) => Err(f),
             }),
             #[cfg(feature = "tui")]
-            FrontEnd::Tui => tui(None),
-            FrontEnd::Help => help(),
+            FrontEnd::Tui => tui(file),
+            FrontEnd::Help => match file {
+                // A file to open and nowhere to show it: the terminal UI
+                // says what it needs.
+                #[cfg(feature = "tui")]
+                Some(file) => tui(Some(file)),
+                #[cfg(not(feature = "tui"))]
+                Some(file) => Err(Failure::Runtime(anyhow::anyhow!(
+                    "{}: this build has neither the editor nor the terminal UI to open it in",
+                    file.display()
+                ))),
+                None => help(),
+            },
         },
     };
     match result {
@@ -123,18 +141,39 @@ fn help() -> Result<(), Failure> {
     Ok(())
 }
 
-/// What plain `softbody` starts when the editor cannot: the terminal UI on
-/// a terminal, else the help.
+/// What plain `softbody` (with a `file` to open, or none) starts when the
+/// editor cannot: the terminal UI on a terminal, else the help.
 #[cfg(feature = "gui")]
-fn fallback() -> Result<(), Failure> {
+fn fallback(file: Option<std::path::PathBuf>) -> Result<(), Failure> {
     #[cfg(feature = "tui")]
     {
         use std::io::IsTerminal;
         if std::io::stdout().is_terminal() && !dumb_terminal() {
-            return tui(None);
+            return tui(file);
         }
     }
+    #[cfg(not(feature = "tui"))]
+    let _ = file;
     help()
+}
+
+/// The error for `softbody WORD` where `WORD` is neither a file nor a
+/// subcommand (`softbody bak`): a typo of a subcommand is named as one.
+fn not_a_file_or_subcommand(word: &std::path::Path) -> Failure {
+    use clap::CommandFactory;
+    let text = word.to_string_lossy();
+    let closest = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .min_by(|a, b| strsim::levenshtein(a, &text).cmp(&strsim::levenshtein(b, &text)))
+        .filter(|name| strsim::levenshtein(name, &text) <= 2);
+    let hint = closest.map_or_else(
+        || " (see `softbody --help`)".to_owned(),
+        |name| format!("; did you mean `softbody {name}`?"),
+    );
+    Failure::BadInput(anyhow::anyhow!(
+        "`{text}` is neither a file nor a subcommand{hint}"
+    ))
 }
 
 /// What plain `softbody` (no subcommand) starts.

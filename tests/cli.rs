@@ -690,3 +690,35 @@ fn threads_beyond_the_cpus_are_capped_with_a_note() {
         "{err}"
     );
 }
+
+/// `softbody FILE` opens the file as plain `softbody` would open the
+/// default scene (here, with no display and no terminal, the terminal UI
+/// says what it needs); a word that is neither a file nor a subcommand is
+/// bad input, a subcommand's typo named as such.
+#[cfg(feature = "tui")]
+#[test]
+fn a_file_without_a_subcommand_is_opened() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_softbody"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .output()
+            .unwrap()
+    };
+    let out = run(&["presets/denim.toml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("needs a terminal"), "{err}");
+    let out = run(&["bak"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`bak` is neither a file nor a subcommand; did you mean `softbody bake`?"),
+        "{err}"
+    );
+    let out = run(&["zzzzzz"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("(see `softbody --help`)"), "{err}");
+}
