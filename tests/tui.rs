@@ -1750,3 +1750,59 @@ fn the_scale_steps_by_ten_and_builds_once_the_keys_stop() {
     );
     assert_eq!(app.session.undo_len(), 1);
 }
+
+/// A text field edits at its cursor, as readline does: ← → Home End (and
+/// Ctrl-A, Ctrl-E) move it, typing inserts there, Backspace and Delete take
+/// the character before and after, Ctrl-U all before and Ctrl-K all after;
+/// the cursor shows on its character, and the next field opens at the end.
+#[test]
+fn a_text_field_edits_at_its_cursor() {
+    let mut app = untitled();
+    app.handle_key(ch('s'));
+    let text = |app: &App| match &app.mode {
+        Mode::SaveAs { text, .. } => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(text(&app), "hanging_cloth.toml");
+    app.handle_key(key(KeyCode::Home));
+    type_text(&mut app, "my_");
+    assert_eq!(text(&app), "my_hanging_cloth.toml");
+    app.handle_key(key(KeyCode::End));
+    for _ in 0..5 {
+        app.handle_key(key(KeyCode::Left));
+    }
+    type_text(&mut app, "2");
+    assert_eq!(text(&app), "my_hanging_cloth2.toml");
+    // The cursor on the `.`, reversed.
+    let buffer = {
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        terminal.draw(|frame| ui::render(frame, &app)).unwrap();
+        terminal.backend().buffer().clone()
+    };
+    let reversed: Vec<&str> = buffer
+        .content()
+        .iter()
+        .filter(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED))
+        .map(|c| c.symbol())
+        .collect();
+    assert!(reversed.contains(&"."), "{reversed:?}");
+    app.handle_key(key(KeyCode::Delete));
+    assert_eq!(text(&app), "my_hanging_cloth2toml");
+    app.handle_key(key(KeyCode::Backspace));
+    assert_eq!(text(&app), "my_hanging_clothtoml");
+    app.handle_key(key(KeyCode::Right));
+    app.handle_key(ctrl('k'));
+    assert_eq!(text(&app), "my_hanging_clotht");
+    app.handle_key(ctrl('a'));
+    app.handle_key(key(KeyCode::Right));
+    app.handle_key(ctrl('w'));
+    assert_eq!(text(&app), "y_hanging_clotht");
+    app.handle_key(ctrl('e'));
+    app.handle_key(key(KeyCode::Left));
+    app.handle_key(ctrl('u'));
+    assert_eq!(text(&app), "t");
+    app.handle_key(key(KeyCode::Esc));
+    app.handle_key(ch('s'));
+    type_text(&mut app, "x");
+    assert_eq!(text(&app), "hanging_cloth.tomlx", "a new field at its end");
+}

@@ -213,6 +213,9 @@ pub struct App {
     pub pitch: f64,
     /// The last outcome or error, shown in the status line.
     pub status: String,
+    /// In a text field, the characters between the cursor and the end of
+    /// its text (0: at the end, where a field opens).
+    pub caret_back: usize,
     /// Where `o` looks for presets.
     pub preset_dir: PathBuf,
     /// Steps the session in real time.
@@ -291,6 +294,7 @@ impl App {
         let [yaw, pitch] = view_angles(session.preset().view);
         Self {
             status: session.mesh_note().unwrap_or_default(),
+            caret_back: 0,
             session,
             selected: 0,
             mode: Mode::Normal,
@@ -422,6 +426,19 @@ impl App {
     /// UI state (mode, selection, rotation, typed text); the session is
     /// read, never changed.
     pub fn handle_key(&mut self, key: KeyEvent) -> Action {
+        let action = self.handle_key_in_mode(key);
+        if !matches!(
+            self.mode,
+            Mode::Edit { .. } | Mode::SaveAs { .. } | Mode::PinGroup { .. }
+        ) {
+            // The next text field opens with its cursor at the end.
+            self.caret_back = 0;
+        }
+        action
+    }
+
+    /// [`App::handle_key`] but for the text fields' cursor.
+    fn handle_key_in_mode(&mut self, key: KeyEvent) -> Action {
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
             // Like `q`: unsaved changes ask first; a second Ctrl-C leaves
             // with them in the autosave.
@@ -582,7 +599,7 @@ impl App {
         mode: impl FnOnce(String) -> Mode,
         done: impl FnOnce(&mut Self, &str) -> Action,
     ) -> Action {
-        match edit_text(&mut text, key) {
+        match edit_text(&mut text, &mut self.caret_back, key) {
             Typed::Editing => {
                 self.mode = mode(text);
                 Action::None
@@ -1170,28 +1187,56 @@ enum Typed {
     Done,
 }
 
-/// Edits `text` with `key`: characters append, Backspace (or Ctrl-H, which
-/// some terminals send for it) deletes one, Ctrl-W the last word, Ctrl-U
-/// all, Enter finishes, Esc cancels. Other chords ([`is_chord`]) are
-/// ignored: Ctrl-A, Ctrl-E or Alt-x used to type their letter.
-fn edit_text(text: &mut String, key: KeyEvent) -> Typed {
+/// Edits `text` with `key` at the cursor, `back` characters before its
+/// end, as readline does: characters are typed there, Backspace (or
+/// Ctrl-H, which some terminals send for it) deletes the one before and
+/// Delete the one after, Ctrl-W the word before, Ctrl-U all before and
+/// Ctrl-K all after; ← → move by a character, Home and End (Ctrl-A,
+/// Ctrl-E) to the ends (a prefilled save path could only be edited at its
+/// end). Enter finishes, Esc cancels. Other chords ([`is_chord`]) are
+/// ignored: Alt-x used to type its letter.
+fn edit_text(text: &mut String, back: &mut usize, key: KeyEvent) -> Typed {
     let chord = is_chord(&key);
     let ctrl = chord && key.modifiers.contains(KeyModifiers::CONTROL);
-    match key.code {
-        KeyCode::Char('u') if ctrl => text.clear(),
-        KeyCode::Char('h') if ctrl => {
-            text.pop();
+    let len = text.chars().count();
+    *back = (*back).min(len);
+    let at = len - *back;
+    // The byte offset of character `k`.
+    let byte = |text: &str, k: usize| text.char_indices().nth(k).map_or(text.len(), |(i, _)| i);
+    let split = byte(text, at);
+    let delete_before = |text: &mut String| {
+        if at > 0 {
+            text.replace_range(byte(text, at - 1)..split, "");
         }
+    };
+    match key.code {
+        KeyCode::Char('u') if ctrl => {
+            text.replace_range(..split, "");
+        }
+        KeyCode::Char('k') if ctrl => {
+            text.truncate(split);
+            *back = 0;
+        }
+        KeyCode::Char('a') if ctrl => *back = len,
+        KeyCode::Char('e') if ctrl => *back = 0,
+        KeyCode::Home => *back = len,
+        KeyCode::End => *back = 0,
+        KeyCode::Left => *back = (*back + 1).min(len),
+        KeyCode::Right => *back = back.saturating_sub(1),
+        KeyCode::Char('h') if ctrl => delete_before(text),
+        KeyCode::Backspace => delete_before(text),
         KeyCode::Char('w') if ctrl => {
-            let kept = text
+            let kept = text[..split]
                 .trim_end()
-                .trim_end_matches(|c: char| !c.is_whitespace());
-            text.truncate(kept.len());
+                .trim_end_matches(|c: char| !c.is_whitespace())
+                .len();
+            text.replace_range(kept..split, "");
         }
         KeyCode::Char(_) if chord => {}
-        KeyCode::Char(c) => text.push(c),
-        KeyCode::Backspace => {
-            text.pop();
+        KeyCode::Char(c) => text.insert(split, c),
+        KeyCode::Delete if *back > 0 => {
+            text.replace_range(split..byte(text, at + 1), "");
+            *back -= 1;
         }
         KeyCode::Enter => return Typed::Done,
         KeyCode::Esc => return Typed::Cancelled,

@@ -620,7 +620,7 @@ fn render_overlay(frame: &mut Frame, app: &App) {
         Mode::Edit { param, text } => {
             let now = format_value(param.value(app.session.preset()));
             let title = format!(" {} (now {now}) ", param.label());
-            popup(frame, &title, field(text), 40);
+            popup(frame, &title, field(text, app.caret_back), 40);
         }
         Mode::SaveAs { text, after } => {
             let title = match after {
@@ -628,7 +628,7 @@ fn render_overlay(frame: &mut Frame, app: &App) {
                 After::Quit => " Save as, then quit ".to_owned(),
                 After::Open(path) => format!(" Save as, then open {} ", path.display()),
             };
-            popup(frame, &title, field(text), 60);
+            popup(frame, &title, field(text, app.caret_back), 60);
         }
         Mode::ConfirmQuit => popup(
             frame,
@@ -704,17 +704,28 @@ fn render_overlay(frame: &mut Frame, app: &App) {
             ));
             popup(frame, " Recover unsaved changes? ", lines, 64);
         }
-        Mode::PinGroup { text } => popup(frame, " Pin group ", field(text), 40),
+        Mode::PinGroup { text } => popup(frame, " Pin group ", field(text, app.caret_back), 40),
     }
 }
 
-/// A text field's line with a cursor.
-fn field(text: &str) -> Vec<Line<'_>> {
+/// A text field's line with its cursor `back` characters before the end
+/// (on the character there, reversed; a block after the text at the end).
+fn field(text: &str, back: usize) -> Vec<Line<'_>> {
+    let len = text.chars().count();
+    let at = len - back.min(len);
+    let split = text.char_indices().nth(at).map_or(text.len(), |(i, _)| i);
+    let (before, after) = text.split_at(split);
+    let mut rest = after.chars();
+    let cursor = match rest.next() {
+        Some(c) => Span::raw(c.to_string()).reversed(),
+        None => Span::raw("█").slow_blink(),
+    };
     vec![
         Line::from(vec![
-            Span::raw(format!(" {text}")),
-            Span::raw("█").slow_blink(),
+            Span::raw(format!(" {before}")),
+            cursor,
+            Span::raw(rest.as_str()),
         ]),
-        Line::from(" Enter confirm, Esc cancel, Ctrl-U clear").dark_gray(),
+        Line::from(" Enter confirm, Esc cancel, ←→ Home End move, Ctrl-U clear").dark_gray(),
     ]
 }
