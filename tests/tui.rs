@@ -790,10 +790,19 @@ fn enter_types_a_value() {
         Action::Apply(Command::SetWeight(WeightKind::Structural, 1e4))
     );
 
-    // Esc cancels.
+    // Esc cancels, and an empty field closes too, with what the field
+    // said before (a rejected value) gone from the status line.
     app.handle_key(key(KeyCode::Enter));
     assert_eq!(app.handle_key(key(KeyCode::Esc)), Action::None);
     assert_eq!(app.mode, Mode::Normal);
+    app.handle_key(key(KeyCode::Enter));
+    type_text(&mut app, "abc");
+    app.handle_key(key(KeyCode::Enter));
+    assert!(app.status.contains("not a number"), "{}", app.status);
+    app.handle_key(ctrl('u'));
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.status, "");
 
     // A value the session refuses is reported, the app keeps running, and
     // the field opens again with the value; a good one then applies.
@@ -1805,4 +1814,19 @@ fn a_text_field_edits_at_its_cursor() {
     app.handle_key(ch('s'));
     type_text(&mut app, "x");
     assert_eq!(text(&app), "hanging_cloth.tomlx", "a new field at its end");
+}
+
+/// The pin-group field lists the mesh's groups to choose from (a wrong name
+/// used to be the only way to learn them).
+#[test]
+fn the_pin_group_field_lists_the_groups() {
+    let (session, _) = Session::open_or_default(Some(Path::new("meshes/sphere.obj"))).unwrap();
+    let mut app = App::new(session, "presets".into());
+    app.handle_key(ch('p'));
+    app.handle_key(ch('g'));
+    assert_shows(&screen(&app, 80, 24), &["Pin group", "groups: sphere"]);
+    let mut app = cloth();
+    app.handle_key(ch('p'));
+    app.handle_key(ch('g'));
+    assert_shows(&screen(&app, 80, 24), &["the mesh has no groups"]);
 }

@@ -605,7 +605,11 @@ impl App {
                 Action::None
             }
             Typed::Done if !text.trim().is_empty() => done(self, text.trim()),
-            Typed::Done | Typed::Cancelled => Action::None,
+            Typed::Done | Typed::Cancelled => {
+                // What the field said (a rejected value) is over with it.
+                self.status.clear();
+                Action::None
+            }
         }
     }
 

@@ -704,7 +704,22 @@ fn render_overlay(frame: &mut Frame, app: &App) {
             ));
             popup(frame, " Recover unsaved changes? ", lines, 64);
         }
-        Mode::PinGroup { text } => popup(frame, " Pin group ", field(text, app.caret_back), 40),
+        Mode::PinGroup { text } => {
+            // The names to choose from (a wrong one listed them only after).
+            let surface = app.session.built().surface.as_ref();
+            let groups = surface.map_or(&[][..], crate::mesh::SurfaceMesh::groups);
+            let names = if groups.is_empty() {
+                "the mesh has no groups".to_owned()
+            } else {
+                let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+                format!("groups: {}", names.join(", "))
+            };
+            let mut lines = field(text, app.caret_back);
+            for (k, line) in wrap_words(&names, 56).into_iter().take(4).enumerate() {
+                lines.insert(1 + k, Line::from(format!(" {line}")).dark_gray());
+            }
+            popup(frame, " Pin group ", lines, 40);
+        }
     }
 }
 
