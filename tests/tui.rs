@@ -1830,3 +1830,21 @@ fn the_pin_group_field_lists_the_groups() {
     app.handle_key(ch('g'));
     assert_shows(&screen(&app, 80, 24), &["the mesh has no groups"]);
 }
+
+/// Without colours (`NO_COLOR`) the energy series differ by their markers,
+/// named in the legend; with colours they keep the braille lines.
+#[test]
+fn without_colours_the_energy_series_differ_by_marker() {
+    let mut app = cloth();
+    app.session.apply(Command::Step(20)).unwrap();
+    app.no_color = false;
+    let coloured = screen(&app, 100, 30);
+    assert!(coloured.contains("└kin "), "{coloured}");
+    assert!(!coloured.contains('•'), "{coloured}");
+    app.no_color = true;
+    let plain = screen(&app, 100, 30);
+    assert_shows(&plain, &["•kin", "▄grav", "▀elast", "⠶total"]);
+    // The kinetic line is drawn in dots.
+    let chart: String = plain.lines().skip(17).collect();
+    assert!(chart.contains('•'), "{plain}");
+}

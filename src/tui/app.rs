@@ -216,6 +216,10 @@ pub struct App {
     /// In a text field, the characters between the cursor and the end of
     /// its text (0: at the end, where a field opens).
     pub caret_back: usize,
+    /// Whether colours are off (`NO_COLOR` set and not empty, which the
+    /// terminal back end honours): the energy chart's series then differ
+    /// by their markers.
+    pub no_color: bool,
     /// Where `o` looks for presets.
     pub preset_dir: PathBuf,
     /// Steps the session in real time.
@@ -295,6 +299,7 @@ impl App {
         Self {
             status: session.mesh_note().unwrap_or_default(),
             caret_back: 0,
+            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             session,
             selected: 0,
             mode: Mode::Normal,

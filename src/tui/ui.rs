@@ -39,6 +39,15 @@ const SERIES: [Series; 4] = [
     ("total", Color::White, Energies::total),
 ];
 
+/// The series' markers and their legend symbols without colours
+/// ([`App::no_color`]), where the four lines were alike.
+const PLAIN_MARKERS: [(Marker, &str); 4] = [
+    (Marker::Dot, "•"),
+    (Marker::Bar, "▄"),
+    (Marker::HalfBlock, "▀"),
+    (Marker::Braille, "⠶"),
+];
+
 /// Draws the whole screen.
 pub fn render(frame: &mut Frame, app: &App) {
     let status_line = status_line(app);
@@ -295,13 +304,21 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
     let pad = ((y1 - y0) * 0.05).max(1e-9);
     let (y0, y1) = (y0 - pad, y1 + pad);
     let x1 = x1.max(x0 + 1.0);
+    let marker = |k: usize| {
+        if app.no_color {
+            PLAIN_MARKERS[k]
+        } else {
+            (Marker::Braille, "")
+        }
+    };
     let datasets = SERIES
         .iter()
         .zip(&series)
-        .map(|((name, color, _), data)| {
+        .enumerate()
+        .map(|(k, ((name, color, _), data))| {
             Dataset::default()
                 .name(*name)
-                .marker(Marker::Braille)
+                .marker(marker(k).0)
                 .graph_type(GraphType::Line)
                 .style(Style::new().fg(*color))
                 .data(data)
@@ -315,17 +332,22 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
     let with_values: Vec<String> = SERIES
         .iter()
         .zip(&series)
-        .map(|((name, ..), data)| {
+        .enumerate()
+        .map(|(k, ((name, ..), data))| {
             let value = data.last().map_or(0.0, |&(_, y)| y);
-            format!("{name} {value:.1e} ")
+            format!("{}{name} {value:.1e} ", marker(k).1)
         })
         .collect();
     let room = usize::from(area.width.saturating_sub(2));
     let fits = with_values.iter().map(|t| t.chars().count()).sum::<usize>() <= room;
     let mut legend: Vec<Span> = Vec::new();
     let mut used = 0;
-    for (text, (name, color, _)) in with_values.into_iter().zip(&SERIES) {
-        let text = if fits { text } else { format!("{name} ") };
+    for (k, (text, (name, color, _))) in with_values.into_iter().zip(&SERIES).enumerate() {
+        let text = if fits {
+            text
+        } else {
+            format!("{}{name} ", marker(k).1)
+        };
         used += text.chars().count();
         if !fits && used > room.saturating_sub(1) {
             legend.push(Span::raw("…"));
