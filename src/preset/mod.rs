@@ -538,9 +538,11 @@ pub fn header_comments(text: &str) -> Option<String> {
     Some(lines[first..].join("\n"))
 }
 
-/// `text` with the current format line: in place of a format line among
-/// the comment lines it opens with (an older version's; what follows its
-/// `)` stays), before them otherwise.
+/// `text` with a format line among the comment lines it opens with (an
+/// older version's) made the current one (what follows its `)` stays);
+/// `text` without one stays without: a save over a file written by hand,
+/// as the shipped presets are, changes its values and nothing else (it
+/// gained this line, an unasked-for change in every diff).
 fn with_format_line(text: &str) -> String {
     let line = format!("{FORMAT_LINE} {CURRENT_VERSION})");
     let mut offset = 0;
@@ -556,7 +558,7 @@ fn with_format_line(text: &str) -> String {
         }
         offset += old.len();
     }
-    format!("{line}\n{text}")
+    text.to_owned()
 }
 
 /// How [`Preset::save_over`] wrote a preset.
