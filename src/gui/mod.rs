@@ -99,7 +99,10 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
             .with_title(title)
             .with_app_id("softbody-studio")
             .with_drag_and_drop(true)
-            .with_inner_size([1280.0, 800.0]),
+            .with_inner_size([1280.0, 800.0])
+            // Below it the side panel's fields and the 3D view crowd out
+            // each other (a window dragged small lost its status bar).
+            .with_min_inner_size([800.0, 500.0]),
         // A scripted run starts from the default layout and leaves no trace.
         persist_window: options.frames.is_none(),
         persistence_path: scratch_state.clone(),
