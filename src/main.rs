@@ -88,9 +88,7 @@ fn main() -> ExitCode {
             "{} comes before the subcommand: give it after it (`softbody gui FILE`)",
             file.display()
         ))),
-        (None, Some(file)) if !file.exists() && file.extension().is_none() => {
-            Err(not_a_file_or_subcommand(&file))
-        }
+        (None, Some(file)) if !file.exists() => Err(not_a_file_or_subcommand(&file)),
         (None, file) => match default_front_end() {
             #[cfg(feature = "gui")]
             FrontEnd::Gui => gui(file.clone(), None, None, Vec::new()).or_else(|e| match e {
@@ -157,10 +155,14 @@ fn fallback(file: Option<std::path::PathBuf>) -> Result<(), Failure> {
     help()
 }
 
-/// The error for `softbody WORD` where `WORD` is neither a file nor a
-/// subcommand (`softbody bak`): a typo of a subcommand is named as one.
+/// The error for `softbody WORD` where `WORD` is no file: a missing file
+/// (said before the terminal UI says it has no terminal), or no subcommand
+/// either (`softbody bak`, a typo of a subcommand named as one).
 fn not_a_file_or_subcommand(word: &std::path::Path) -> Failure {
     use clap::CommandFactory;
+    if word.extension().is_some() {
+        return Failure::BadInput(anyhow::anyhow!("{}: no such file", word.display()));
+    }
     let text = word.to_string_lossy();
     let closest = Cli::command()
         .get_subcommands()
@@ -441,6 +443,7 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
         value["factor_nnz"] = serde_json::json!(factor.factor_nnz);
         value["mixed_precision"] = serde_json::json!(factor.mixed_precision);
         value["relaxed"] = serde_json::json!(factor.relaxed);
+        value["warnings"] = serde_json::json!(built.warnings);
         outln!("{value}");
     } else {
         match loaded.preset.name.as_str() {
@@ -457,6 +460,14 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
             factor.factor_nnz,
             factor.precision().describe()
         );
+        // What the mesh's import repaired and the build had to guess (as
+        // the editor and the terminal UI say on opening it).
+        if !built.warnings.is_empty() {
+            outln!("  warnings:");
+            for w in &built.warnings {
+                outln!("    - {w}");
+            }
+        }
     }
     Ok(())
 }

@@ -721,4 +721,41 @@ fn a_file_without_a_subcommand_is_opened() {
     let out = run(&["zzzzzz"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("(see `softbody --help`)"), "{err}");
+    // A missing file is said before what the front end would need.
+    let out = run(&["presets/no_such.toml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("presets/no_such.toml: no such file"), "{err}");
+}
+
+/// `inspect` of a preset lists what its build warns of, as the editor and
+/// the terminal UI say on opening it: here a body 173 m across.
+#[test]
+fn inspecting_a_preset_lists_its_warnings() {
+    let dir = scratch_dir("cli-inspect-warnings");
+    std::fs::write(dir.join("cube.obj"), cube_obj([0.0; 3], 0)).unwrap();
+    let preset = dir.join("big.toml");
+    std::fs::write(
+        &preset,
+        "version = 1\n[mesh]\nobj = \"cube.obj\"\n[build]\nscale = 100.0\n[material]\ndensity = 0.2\n",
+    )
+    .unwrap();
+    let text = softbody_ok(&["inspect", preset.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(
+            "  warnings:\n    - the body is 173.2 m across at a scale of 100 m per file unit"
+        ),
+        "{text}"
+    );
+    let json = softbody_ok(&["inspect", preset.to_str().unwrap(), "--json"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let warnings = value["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{value}");
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .starts_with("the body is 173.2 m across")
+    );
 }

@@ -1229,8 +1229,9 @@ fn another_scale_resizes_the_scene_with_the_body() {
     assert!(moved < 0.1 / 6.0 / 4.0, "{moved} m from its point");
     assert_eq!(
         s.preset().sim.colliders,
+        // (To 12 digits: -0.6 × 0.1 is -0.06000000000000001.)
         [Collider::Ground {
-            height: -0.6 * 0.1,
+            height: -0.06,
             friction: 0.5
         }]
     );

@@ -381,7 +381,12 @@ impl EditorApp {
                         None => rebuilt,
                     }
                 } else {
-                    "rebuilt the model from its mesh".to_owned()
+                    // (Another scale can make a body of implausible size.)
+                    let rebuilt = "rebuilt the model from its mesh";
+                    match self.session.mesh_note() {
+                        Some(note) => format!("{rebuilt}; {note}"),
+                        None => rebuilt.to_owned(),
+                    }
                 }
             }
             Ok(Applied::BlewUp { frames, error }) => {

@@ -148,17 +148,19 @@ impl ScriptRun {
         let seconds = self.started.elapsed().as_secs_f64();
         let memory =
             crate::solver::memory::resident().map_or_else(String::new, |m| format!("; memory {m}"));
-        // A closed standard error must not end the run with a panic.
-        let _ = match &result {
-            Ok(n) => writeln!(
+        // A closed standard error must not end the run with a panic. (A
+        // failure is said once, as the run's error.)
+        if let Ok(n) = &result {
+            let _ = writeln!(
                 std::io::stderr(),
                 "screenshot {}: {n} pixels drawn in the 3D view (UI {ui_fps:.0} fps, simulation {sim_fps:.1} fps; frame {frame} after {seconds:.1} s{memory})",
                 path.display()
-            ),
-            Err(e) => writeln!(std::io::stderr(), "screenshot {}: {e}", path.display()),
-        };
+            );
+        }
         if let Ok(mut o) = self.script.outcome.lock() {
-            *o = result.map(|_| ());
+            *o = result
+                .map(|_| ())
+                .map_err(|e| format!("screenshot {}: {e}", path.display()));
         }
         self.done = true;
         ctx.send_viewport_cmd(egui::ViewportCommand::Close);
@@ -226,10 +228,11 @@ fn save_and_check(
     check_not_blank([w, h], &rgb, region)
 }
 
-/// `error` with where the body went when most of its vertices (`at`,
-/// pixels; `None` behind the camera) are outside the 3D view's `region`: a
-/// body with no pins falls out of the view in the scripted frames, and its
-/// blank view read as a drawing failure.
+/// `error` with where the body went when it has left the 3D view's
+/// `region`, or its middle third that the blank check reads (`at`: its
+/// vertices, pixels; `None` behind the camera): a body with no pins falls
+/// out of the view in the scripted frames, and its blank view read as a
+/// drawing failure.
 fn where_the_body_went(
     error: String,
     at: &[Option<[f64; 2]>],
@@ -238,16 +241,27 @@ fn where_the_body_went(
     let Some([x0, y0, x1, y1]) = region.map(|r| r.map(|v| v as f64)) else {
         return error;
     };
-    let seen = (at.iter().flatten())
-        .filter(|p| (x0..x1).contains(&p[0]) && (y0..y1).contains(&p[1]))
-        .count();
-    if seen * 2 >= at.len() {
+    let within = |[x0, y0, x1, y1]: [f64; 4]| {
+        (at.iter().flatten())
+            .filter(|p| (x0..x1).contains(&p[0]) && (y0..y1).contains(&p[1]))
+            .count()
+    };
+    let (w, h) = ((x1 - x0) / 3.0, (y1 - y0) / 3.0);
+    let (seen, middle) = (
+        within([x0, y0, x1, y1]),
+        within([x0 + w, y0 + h, x1 - w, y1 - h]),
+    );
+    let n = at.len();
+    let place = if seen * 2 < n {
+        format!("only {seen} of the body's {n} vertices are in the view")
+    } else if middle * 2 < n {
+        format!("only {middle} of the body's {n} vertices are in the middle of the view")
+    } else {
         return error;
-    }
+    };
     format!(
-        "{error}; only {seen} of the body's {} vertices are in the view at the last frame (a \
-         body with no pins falls out of it: pin it, add a ground, or take fewer --frames)",
-        at.len()
+        "{error}; {place} at the last frame (a body with no pins falls out of it: pin it, add \
+         a ground, or take fewer --frames)"
     )
 }
 
@@ -468,14 +482,24 @@ mod tests {
         assert!(check_moved((&empty, &at(5.0)), (&empty, &at(30.0)), region).is_ok());
         // A blank view with the body gone from it says so.
         let blank = || "the 3D view is nearly blank".to_owned();
+        let centred = [Some([25.0, 20.0]), Some([30.0, 18.0]), Some([35.0, 22.0])];
         assert_eq!(
-            where_the_body_went(blank(), &at(30.0), Some(region)),
+            where_the_body_went(blank(), &centred, Some(region)),
             blank()
         );
         let gone = where_the_body_went(blank(), &at(70.0), Some(region));
         assert!(
-            gone.starts_with("the 3D view is nearly blank; only 0 of the body's 3 vertices"),
+            gone.starts_with(
+                "the 3D view is nearly blank; only 0 of the body's 3 vertices are in the view"
+            ),
             "{gone}"
+        );
+        // In the view but off its middle third (20..40 × 13.3..26.7).
+        let low = [Some([30.0, 35.0]), Some([32.0, 36.0]), Some([25.0, 20.0])];
+        let off = where_the_body_went(blank(), &low, Some(region));
+        assert!(
+            off.contains("only 1 of the body's 3 vertices are in the middle of the view"),
+            "{off}"
         );
         assert!(is_surface(egui::Color32::from_rgb(120, 64, 38)), "in shade");
         assert!(

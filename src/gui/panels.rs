@@ -406,7 +406,14 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         .num_columns(2)
         .show(ui, |ui| {
             let texcoords = session.built().texcoords();
-            let (lo, hi) = crate::mesh::bounds(&model.rest);
+            // The body's: its surface where it has one (a tet lattice
+            // stops short of it).
+            let body = session
+                .built()
+                .surface
+                .as_ref()
+                .map_or(&model.rest[..], |s| s.positions());
+            let (lo, hi) = crate::mesh::bounds(body);
             let size = (hi - lo).map(format_value);
             let rows: [(&str, String); 13] = [
                 ("size", format!("{} × {} × {} m", size.x, size.y, size.z)),
@@ -461,8 +468,9 @@ fn scale_field(ui: &mut egui::Ui, build: Build, out: &mut Vec<Request>) {
         let mut scale = build.scale;
         let response = ui
             .add(
+                // Not clamped to its range: a value outside it is refused
+                // and said so, not quietly made another.
                 egui::DragValue::new(&mut scale)
-                    .range(Build::SCALE_RANGE)
                     .speed(0.005 * build.scale)
                     .custom_formatter(|v, _| format_value(v))
                     .custom_parser(keep_unedited(build.scale))

@@ -278,7 +278,11 @@ impl Preset {
                     Model::from_surface(&surface, material.density, material.weights)
                 };
                 warnings.extend(report.warnings);
-                warnings.extend(size_warning(surface.positions(), self.build.scale));
+                // First: the one a note on opening shows, and the one to
+                // act on before the others (a body 150 m long sags as one).
+                if let Some(size) = size_warning(surface.positions(), self.build.scale) {
+                    warnings.insert(0, size);
+                }
                 Source {
                     model,
                     surface: Some(surface),

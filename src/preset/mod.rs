@@ -373,13 +373,13 @@ impl Selector {
                 normal,
                 distance,
             } => Selector::Plane {
-                point: point * ratio,
+                point: resize3(point, ratio),
                 normal: *normal,
-                distance: distance * ratio,
+                distance: resize(*distance, ratio),
             },
             Selector::Box { min, max } => Selector::Box {
-                min: min * ratio,
-                max: max * ratio,
+                min: resize3(min, ratio),
+                max: resize3(max, ratio),
             },
             Selector::Except { of, indices } => Selector::Except {
                 of: Box::new(of.resized(ratio)),
@@ -493,6 +493,22 @@ impl Default for Preset {
     }
 }
 
+/// `v` times `ratio` to 12 significant digits: the products of a scale
+/// change (`-0.52 × 0.1`) came out as `-0.052000000000000005`, which the
+/// saved file then showed.
+fn resize(v: f64, ratio: f64) -> f64 {
+    let v = v * ratio;
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    format!("{v:.11e}").parse().unwrap_or(v)
+}
+
+/// [`resize`] of each coordinate of `v`.
+fn resize3(v: &Vec3, ratio: f64) -> Vec3 {
+    v.map(|c| resize(c, ratio))
+}
+
 /// The start of the first line of a saved preset, before the version.
 const FORMAT_LINE: &str = "# Softbody Studio preset (format version";
 
@@ -593,16 +609,16 @@ impl Preset {
         next.pins = next.pins.map(|s| Some(s.resized(ratio)));
         for collider in &mut next.sim.colliders {
             match collider {
-                Collider::Ground { height, .. } => *height *= ratio,
+                Collider::Ground { height, .. } => *height = resize(*height, ratio),
                 Collider::Sphere { center, radius, .. } => {
-                    *center *= ratio;
-                    *radius *= ratio;
+                    *center = resize3(center, ratio);
+                    *radius = resize(*radius, ratio);
                 }
             }
         }
         if let Some(view) = &mut next.view {
-            view.eye *= ratio;
-            view.target *= ratio;
+            view.eye = resize3(&view.eye, ratio);
+            view.target = resize3(&view.target, ratio);
         }
         next
     }

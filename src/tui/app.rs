@@ -34,7 +34,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("n", "step one frame"),
     ("r", "reset to rest"),
     ("↑ ↓", "select a parameter"),
-    ("+ -", "raise / lower it (weights ×/÷ 10^¼)"),
+    (
+        "+ -",
+        "raise / lower it (weights ×/÷ 10^¼, the scale ×/÷ 10)",
+    ),
     ("Enter", "type a value"),
     (
         "p",
