@@ -478,8 +478,10 @@ impl Session {
     /// [`Preset::build`]), or [`SessionError::Import`] if its mesh does not
     /// import and it has no file; [`SessionError::Solver`] if the solver
     /// refuses it.
-    pub fn new(preset: Preset, preset_path: Option<PathBuf>) -> Result<Self, SessionError> {
+    pub fn new(mut preset: Preset, preset_path: Option<PathBuf>) -> Result<Self, SessionError> {
         let (built, solver) = build(&preset, preset_path.as_deref())?;
+        // Checked: the numbers are of this model (a save writes it again).
+        preset.pins.model_vertices = None;
         let state = State::at_rest(&built.model);
         let mut history = History::new(DEFAULT_HISTORY_FRAMES);
         history.restart(&state, solver.energies(&state));
@@ -559,9 +561,13 @@ impl Session {
         let mut preset = self.preset.clone();
         let from = self.base_path().to_owned();
         rebase_mesh(&mut preset, &from, &path);
-        // The preset's file keeps its comments and layout.
+        // The preset's file keeps its comments and layout; numbered pins
+        // say which model their numbers are of.
         let previous = (self.path.as_deref()).and_then(|p| std::fs::read_to_string(p).ok());
-        let written = preset.save_over(&path, previous.as_deref())?;
+        let mut file = preset.clone();
+        file.pins.model_vertices =
+            (preset.pins.has_indices()).then(|| self.built.model.vertex_count());
+        let written = file.save_over(&path, previous.as_deref())?;
         // Only the path's spelling changed: no rebuild. The undo
         // and redo presets are spelled the same way, so going back
         // does not look like a new mesh.
@@ -948,7 +954,11 @@ impl Session {
                 p.material.weights.attachment = attachment;
             }),
             Command::SetBuild(build) => self.rebuild_as(build),
-            Command::Restore(preset) => self.change_to(*preset),
+            Command::Restore(preset) => {
+                let mut preset = *preset;
+                preset.pins.model_vertices = None;
+                self.change_to(preset)
+            }
             Command::SetPins(pins) => self.edit(|p| p.pins = pins),
             Command::PinHard(vertices) => self.pin(&vertices, PinOp::Hard),
             Command::PinSoft(vertices) => self.pin(&vertices, PinOp::Soft),
@@ -1001,6 +1011,8 @@ impl Session {
                 // Only a preset file has lines (an OBJ builds as untitled).
                 let (built, solver) = build(&preset, path.as_deref())
                     .map_err(|e| if path.is_some() { located(e) } else { e })?;
+                let mut preset = preset;
+                preset.pins.model_vertices = None;
                 self.built = built;
                 self.solver = solver;
                 self.saved = preset.clone();
@@ -1176,8 +1188,7 @@ impl Session {
         next.material.density = density;
         next.build = build;
         let pins = next.pins.clone();
-        let by_index = |s: &Selector| matches!(s, Selector::Indices(_) | Selector::Except { .. });
-        if !renumbered || !pins.hard.iter().chain(&pins.soft).any(by_index) {
+        if !renumbered || !pins.has_indices() {
             return self.change_to(next);
         }
         let rest: Vec<Vec3> = self.built.model.rest.iter().map(|p| p * ratio).collect();

@@ -272,6 +272,7 @@ prop_compose! {
         limits in prop::array::uniform4(finite()),
         hard in prop::collection::vec(selector(), 0..3),
         soft in prop::collection::vec(selector(), 0..3),
+        model_vertices in prop::option::of(0..100_000usize),
         (dt, damping) in (finite(), finite()),
         (iterations, substeps) in (0..1000usize, 0..10usize),
         gravity in vec3(),
@@ -296,7 +297,7 @@ prop_compose! {
                     volume_min: limits[2], volume_max: limits[3],
                 },
             },
-            pins: PinSpec { hard, soft },
+            pins: PinSpec { hard, soft, model_vertices },
             sim: SimParams {
                 dt, iterations, substeps, damping, gravity, colliders, acceleration, extrapolate,
                 tolerance,

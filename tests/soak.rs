@@ -195,10 +195,16 @@ proptest! {
             prop_assert!(session.history().frames().len() <= session.history().capacity());
             prop_assert_eq!(session.state().positions.len(), VERTICES as usize);
         }
-        // Whatever happened, the preset still saves and loads back equal.
+        // Whatever happened, the preset still saves and loads back equal
+        // (the file with the count of the model numbered pins are of), and
+        // opens as it was.
         let end = dir.join("end.toml");
         session.apply(Command::Save(Some(end.clone()))).unwrap();
-        let loaded = Preset::load(&end).unwrap();
+        let mut loaded = Preset::load(&end).unwrap();
+        let numbered = session.preset().pins.has_indices();
+        prop_assert_eq!(loaded.pins.model_vertices, numbered.then_some(VERTICES as usize));
+        loaded.pins.model_vertices = None;
         prop_assert_eq!(&loaded, session.preset());
+        prop_assert!(Session::open(&end).is_ok());
     }
 }

@@ -974,7 +974,7 @@ fn pin_menu_sets_pin_rules() {
     let hard = |selector| {
         Action::Apply(Command::SetPins(PinSpec {
             hard: vec![selector],
-            soft: Vec::new(),
+            ..PinSpec::default()
         }))
     };
     assert_eq!(app.handle_key(ch('t')), hard(Selector::TopEdge));

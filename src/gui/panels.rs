@@ -874,6 +874,7 @@ fn pin_rules(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
                     out.push(Request::Command(Command::SetPins(crate::preset::PinSpec {
                         hard,
                         soft: pins.soft.clone(),
+                        ..crate::preset::PinSpec::default()
                     })));
                 }
             }

@@ -222,6 +222,18 @@ impl Preset {
             scale: self.build.scale,
         };
         built.model.pins = built.resolve_pins(&self.pins).map_err(fail)?;
+        let vertices = built.model.vertex_count();
+        if let Some(saved) = self.pins.model_vertices.filter(|&n| n != vertices) {
+            return Err(fail(PresetErrorKind::Invalid {
+                field: "pins.model_vertices".to_owned(),
+                message: format!(
+                    "the pins' vertex numbers were saved for a model of {saved} vertices, and \
+                     the mesh and build now make {vertices} (the mesh, or the build's kind, \
+                     resolution or scale, changed since): they would pin other vertices; set \
+                     the build back, or remove the numbered pins and this line and pin again"
+                ),
+            }));
+        }
         Ok(built)
     }
 

@@ -77,7 +77,7 @@ pub(super) fn from_v0(v0: PresetV0) -> Preset {
             } else {
                 vec![Selector::Indices(pins)]
             },
-            soft: Vec::new(),
+            ..PinSpec::default()
         },
         sim: SimParams {
             dt: dt.unwrap_or(defaults.dt),

@@ -307,6 +307,13 @@ pub struct PinSpec {
     pub hard: Vec<Selector>,
     /// Vertices pulled to their rest positions with the attachment weight.
     pub soft: Vec<Selector>,
+    /// The vertices of the model the selectors' vertex numbers were saved
+    /// for (a save writes it where any selector has numbers): a model built
+    /// with another count is refused, since the numbers would pin other
+    /// vertices (QA set a cow's tet resolution by hand and its pinned feet
+    /// became its neck). Sessions hold presets without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_vertices: Option<usize>,
 }
 
 impl PinSpec {
@@ -316,7 +323,15 @@ impl PinSpec {
         Self {
             hard: self.hard.iter().filter_map(&f).collect(),
             soft: self.soft.iter().filter_map(&f).collect(),
+            model_vertices: self.model_vertices,
         }
+    }
+
+    /// Whether a selector names vertices by number (those that mean only
+    /// the model they were made on).
+    pub fn has_indices(&self) -> bool {
+        (self.hard.iter().chain(&self.soft))
+            .any(|s| matches!(s, Selector::Indices(_) | Selector::Except { .. }))
     }
 }
 
@@ -485,7 +500,7 @@ impl Default for Preset {
             },
             pins: PinSpec {
                 hard: vec![Selector::TopCorners],
-                soft: Vec::new(),
+                ..PinSpec::default()
             },
             sim: SimParams::default(),
             view: Some(View::THREE_QUARTER),

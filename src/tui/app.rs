@@ -768,6 +768,7 @@ impl App {
         Action::Apply(Command::SetPins(PinSpec {
             hard: vec![selector],
             soft: self.session.preset().pins.soft.clone(),
+            ..PinSpec::default()
         }))
     }
 
