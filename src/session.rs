@@ -478,10 +478,9 @@ impl Session {
     /// [`Preset::build`]), or [`SessionError::Import`] if its mesh does not
     /// import and it has no file; [`SessionError::Solver`] if the solver
     /// refuses it.
-    pub fn new(mut preset: Preset, preset_path: Option<PathBuf>) -> Result<Self, SessionError> {
+    pub fn new(preset: Preset, preset_path: Option<PathBuf>) -> Result<Self, SessionError> {
         let (built, solver) = build(&preset, preset_path.as_deref())?;
-        // Checked: the numbers are of this model (a save writes it again).
-        preset.pins.model_vertices = None;
+        let preset = held(preset);
         let state = State::at_rest(&built.model);
         let mut history = History::new(DEFAULT_HISTORY_FRAMES);
         history.restart(&state, solver.energies(&state));
@@ -954,11 +953,7 @@ impl Session {
                 p.material.weights.attachment = attachment;
             }),
             Command::SetBuild(build) => self.rebuild_as(build),
-            Command::Restore(preset) => {
-                let mut preset = *preset;
-                preset.pins.model_vertices = None;
-                self.change_to(preset)
-            }
+            Command::Restore(preset) => self.change_to(held(*preset)),
             Command::SetPins(pins) => self.edit(|p| p.pins = pins),
             Command::PinHard(vertices) => self.pin(&vertices, PinOp::Hard),
             Command::PinSoft(vertices) => self.pin(&vertices, PinOp::Soft),
@@ -1011,8 +1006,7 @@ impl Session {
                 // Only a preset file has lines (an OBJ builds as untitled).
                 let (built, solver) = build(&preset, path.as_deref())
                     .map_err(|e| if path.is_some() { located(e) } else { e })?;
-                let mut preset = preset;
-                preset.pins.model_vertices = None;
+                let preset = held(preset);
                 self.built = built;
                 self.solver = solver;
                 self.saved = preset.clone();
@@ -1552,6 +1546,14 @@ fn nearest_vertex(points: &[Vec3], x: &Vec3) -> Option<u32> {
 }
 
 /// Builds `preset` (from its file `path`, if it has one) and its solver.
+/// `preset` as a session holds it: without the vertex count its numbered
+/// pins were saved for ([`PinSpec::model_vertices`](crate::preset::PinSpec::model_vertices)),
+/// checked when it was built and written again by each save.
+fn held(mut preset: Preset) -> Preset {
+    preset.pins.model_vertices = None;
+    preset
+}
+
 fn build(preset: &Preset, path: Option<&Path>) -> Result<(Built, Solver), SessionError> {
     let base = path.unwrap_or(Path::new(UNTITLED));
     let built = preset.build(base).map_err(|e| match *e.kind {

@@ -10,7 +10,7 @@ use softbody::preset::Preset;
 
 mod common;
 
-use common::{scratch_path, softbody};
+use common::{CUBE_FACES, scratch_path, softbody};
 
 /// An OBJ file read by tobj (as Blender's importer would read the
 /// sequence: one object of triangles): its positions (in tobj's order of
@@ -79,17 +79,6 @@ fn obj_layout(path: &Path) -> (Vec<Vec3>, Vec<[f64; 2]>, Vec<Face>) {
     }
     (vertices, coords, faces)
 }
-
-/// The faces of a cube whose corner `k` has bit 1, 2 and 4 of `k` set
-/// where x, y and z are high, counter-clockwise from outside.
-const CUBE_FACES: [[usize; 4]; 6] = [
-    [0, 4, 6, 2],
-    [1, 3, 7, 5],
-    [0, 1, 5, 4],
-    [2, 6, 7, 3],
-    [0, 2, 3, 1],
-    [4, 5, 7, 6],
-];
 
 #[test]
 fn every_shipped_preset_bakes_and_reads_back() {

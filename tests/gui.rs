@@ -28,6 +28,15 @@ fn editor_on(session: Session) -> Harness<'static, EditorApp> {
         .build_eframe(move |cc| EditorApp::new(cc, session, None))
 }
 
+/// [`editor_on`] for tests that open a file dialog, whose (egui_file's)
+/// two text fields have no names for the accessibility check.
+fn editor_with_file_dialogs(session: Session) -> Harness<'static, EditorApp> {
+    Harness::builder()
+        .with_size([1280.0, 800.0])
+        .with_accessibility_check(false)
+        .build_eframe(move |cc| EditorApp::new(cc, session, None))
+}
+
 fn editor(preset: &str) -> Harness<'static, EditorApp> {
     let mut harness = editor_on(Session::open(Path::new(preset)).unwrap());
     let orbit = &mut harness.state_mut().viewport.orbit;
@@ -1252,11 +1261,7 @@ fn choose_in_the_save_dialog(harness: &mut Harness<'static, EditorApp>, file: &P
 fn save_then_quit_on_an_untitled_scene_quits_once_saved() {
     let dir = scratch_dir("gui-untitled-quit");
     let session = Session::new(Preset::default(), None).unwrap();
-    let mut harness = Harness::builder()
-        .with_size([1280.0, 800.0])
-        // The file dialog's (egui_file's) two text fields have no names.
-        .with_accessibility_check(false)
-        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    let mut harness = editor_with_file_dialogs(session);
     harness.run();
     harness
         .state_mut()
@@ -1399,11 +1404,7 @@ fn save_as_onto_an_existing_file_asks_first() {
     let other = dir.join("other.toml");
     std::fs::write(&other, "version = 1\n").unwrap();
     let session = Session::new(Preset::default(), None).unwrap();
-    let mut harness = Harness::builder()
-        .with_size([1280.0, 800.0])
-        // The file dialog's (egui_file's) two text fields have no names.
-        .with_accessibility_check(false)
-        .build_eframe(move |cc| EditorApp::new(cc, session, None));
+    let mut harness = editor_with_file_dialogs(session);
     harness.run();
     let save_as = |harness: &mut Harness<'static, EditorApp>| {
         harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);

@@ -760,31 +760,21 @@ impl EditorApp {
             }
         }
         if let Some(pending) = self.pending.clone() {
-            let mut answer = None;
-            egui::Modal::new(egui::Id::unique("unsaved")).show(ctx, |ui| {
-                ui.heading("Unsaved changes");
-                // What the answer leads to, as the terminal UI says it.
-                let next = match &pending {
-                    Pending::Open(path) => format!("Save them before opening {}?", path.display()),
-                    Pending::Quit => "Save them before quitting?".to_owned(),
-                };
-                ui.label(format!(
-                    "“{}” has changes that are not saved. {next}",
-                    self.session.preset().name
-                ));
-                ui.horizontal(|ui| {
-                    if ui.button("Save").clicked() {
-                        answer = Some(Some(true));
-                    }
-                    if ui.button("Discard").clicked() {
-                        answer = Some(Some(false));
-                    }
-                    if ui.button("Cancel").clicked() {
-                        answer = Some(None);
-                    }
-                });
-            });
-            match answer {
+            // What the answer leads to, as the terminal UI says it.
+            let next = match &pending {
+                Pending::Open(path) => format!("Save them before opening {}?", path.display()),
+                Pending::Quit => "Save them before quitting?".to_owned(),
+            };
+            let text = format!(
+                "“{}” has changes that are not saved. {next}",
+                self.session.preset().name
+            );
+            let buttons = [
+                ("Save", Some(true)),
+                ("Discard", Some(false)),
+                ("Cancel", None),
+            ];
+            match ask(ctx, "unsaved", "Unsaved changes", &text, &buttons) {
                 Some(Some(save)) => {
                     self.pending = None;
                     if save {
@@ -820,23 +810,9 @@ impl EditorApp {
         let Some(path) = self.replacing.clone() else {
             return;
         };
-        let mut answer = None;
-        egui::Modal::new(egui::Id::unique("replace")).show(ctx, |ui| {
-            ui.heading("Replace the file?");
-            ui.label(format!(
-                "{} exists. Replace it with this preset?",
-                path.display()
-            ));
-            ui.horizontal(|ui| {
-                if ui.button("Replace").clicked() {
-                    answer = Some(true);
-                }
-                if ui.button("Cancel").clicked() {
-                    answer = Some(false);
-                }
-            });
-        });
-        match answer {
+        let text = format!("{} exists. Replace it with this preset?", path.display());
+        let buttons = [("Replace", true), ("Cancel", false)];
+        match ask(ctx, "replace", "Replace the file?", &text, &buttons) {
             Some(true) => {
                 self.replacing = None;
                 self.save(Some(path));
@@ -856,27 +832,23 @@ impl EditorApp {
         let Some(path) = self.changed_on_disk.clone() else {
             return;
         };
-        let mut answer = None;
-        egui::Modal::new(egui::Id::unique("changed on disk")).show(ctx, |ui| {
-            ui.heading("The file changed on disk");
-            ui.label(format!(
-                "{} was changed elsewhere since it was opened or saved here. Saving \
-                 overwrites that change; reopening it loses the changes made here.",
-                path.display()
-            ));
-            ui.horizontal(|ui| {
-                if ui.button("Overwrite").clicked() {
-                    answer = Some(Some(true));
-                }
-                if ui.button("Reopen it").clicked() {
-                    answer = Some(Some(false));
-                }
-                if ui.button("Cancel").clicked() {
-                    answer = Some(None);
-                }
-            });
-        });
-        match answer {
+        let text = format!(
+            "{} was changed elsewhere since it was opened or saved here. Saving overwrites \
+             that change; reopening it loses the changes made here.",
+            path.display()
+        );
+        let buttons = [
+            ("Overwrite", Some(true)),
+            ("Reopen it", Some(false)),
+            ("Cancel", None),
+        ];
+        match ask(
+            ctx,
+            "changed on disk",
+            "The file changed on disk",
+            &text,
+            &buttons,
+        ) {
             Some(Some(overwrite)) => {
                 self.changed_on_disk = None;
                 if overwrite {
@@ -901,31 +873,20 @@ impl EditorApp {
         let Some(recovery) = &self.recovery else {
             return;
         };
-        let mut answer = None;
-        egui::Modal::new(egui::Id::unique("recover")).show(ctx, |ui| {
-            ui.heading("Recover unsaved changes?");
-            let origin = recovery
-                .origin
-                .as_ref()
-                .map_or_else(|| "an untitled preset".to_owned(), |p| p.display().to_string());
-            let age = recovery
-                .written_at
-                .elapsed()
-                .map_or_else(|_| "recently".to_owned(), |d| format!("{} s ago", d.as_secs()));
-            ui.label(format!(
-                "An earlier session of “{}” ({origin}) ended with unsaved changes, autosaved {age}.",
-                recovery.preset.name
-            ));
-            ui.horizontal(|ui| {
-                if ui.button("Recover").clicked() {
-                    answer = Some(true);
-                }
-                if ui.button("Discard").clicked() {
-                    answer = Some(false);
-                }
-            });
-        });
-        match answer {
+        let origin = recovery.origin.as_ref().map_or_else(
+            || "an untitled preset".to_owned(),
+            |p| p.display().to_string(),
+        );
+        let age = recovery.written_at.elapsed().map_or_else(
+            |_| "recently".to_owned(),
+            |d| format!("{} s ago", d.as_secs()),
+        );
+        let text = format!(
+            "An earlier session of “{}” ({origin}) ended with unsaved changes, autosaved {age}.",
+            recovery.preset.name
+        );
+        let buttons = [("Recover", true), ("Discard", false)];
+        match ask(ctx, "recover", "Recover unsaved changes?", &text, &buttons) {
             Some(true) => {
                 let recovery = self.recovery.take().expect("offered");
                 match recovery.resume(self.autosave.as_mut()) {
@@ -1086,4 +1047,28 @@ impl eframe::App for EditorApp {
             autosave.clear();
         }
     }
+}
+
+/// A modal question: `heading`, `text` and a row of buttons, each
+/// `(label, answer)`; the answer of the one clicked this frame, if any.
+fn ask<T: Copy>(
+    ctx: &egui::Context,
+    id: &str,
+    heading: &str,
+    text: &str,
+    buttons: &[(&str, T)],
+) -> Option<T> {
+    let mut answer = None;
+    egui::Modal::new(egui::Id::unique(id)).show(ctx, |ui| {
+        ui.heading(heading);
+        ui.label(text);
+        ui.horizontal(|ui| {
+            for &(label, value) in buttons {
+                if ui.button(label).clicked() {
+                    answer = Some(value);
+                }
+            }
+        });
+    });
+    answer
 }

@@ -236,6 +236,7 @@ fn scale(param: ParamId, volume: bool) -> SliderScale {
         ParamId::Tolerance => log(0.0..=0.1, 1e-6),
         ParamId::Damping => linear(0.0..=1.0),
         ParamId::GravityY => linear(-30.0..=30.0),
+        // (The Model panel's own field, not a slider; its whole range.)
         ParamId::Scale => log(Build::SCALE_RANGE, *Build::SCALE_RANGE.start()),
     }
 }

@@ -1200,6 +1200,11 @@ enum Typed {
     Done,
 }
 
+/// The byte offset of character `k` of `text` (its length past the end).
+pub(crate) fn char_byte(text: &str, k: usize) -> usize {
+    text.char_indices().nth(k).map_or(text.len(), |(i, _)| i)
+}
+
 /// Edits `text` with `key` at the cursor, `back` characters before its
 /// end, as readline does: characters are typed there, Backspace (or
 /// Ctrl-H, which some terminals send for it) deletes the one before and
@@ -1214,12 +1219,10 @@ fn edit_text(text: &mut String, back: &mut usize, key: KeyEvent) -> Typed {
     let len = text.chars().count();
     *back = (*back).min(len);
     let at = len - *back;
-    // The byte offset of character `k`.
-    let byte = |text: &str, k: usize| text.char_indices().nth(k).map_or(text.len(), |(i, _)| i);
-    let split = byte(text, at);
+    let split = char_byte(text, at);
     let delete_before = |text: &mut String| {
         if at > 0 {
-            text.replace_range(byte(text, at - 1)..split, "");
+            text.replace_range(char_byte(text, at - 1)..split, "");
         }
     };
     match key.code {
@@ -1248,7 +1251,7 @@ fn edit_text(text: &mut String, back: &mut usize, key: KeyEvent) -> Typed {
         KeyCode::Char(_) if chord => {}
         KeyCode::Char(c) => text.insert(split, c),
         KeyCode::Delete if *back > 0 => {
-            text.replace_range(split..byte(text, at + 1), "");
+            text.replace_range(split..char_byte(text, at + 1), "");
             *back -= 1;
         }
         KeyCode::Enter => return Typed::Done,

@@ -750,8 +750,7 @@ fn render_overlay(frame: &mut Frame, app: &App) {
 fn field(text: &str, back: usize) -> Vec<Line<'_>> {
     let len = text.chars().count();
     let at = len - back.min(len);
-    let split = text.char_indices().nth(at).map_or(text.len(), |(i, _)| i);
-    let (before, after) = text.split_at(split);
+    let (before, after) = text.split_at(super::app::char_byte(text, at));
     let mut rest = after.chars();
     let cursor = match rest.next() {
         Some(c) => Span::raw(c.to_string()).reversed(),

@@ -67,6 +67,17 @@ pub fn scratch_dir(test: &str) -> Scratch {
     dir
 }
 
+/// The faces of a cube whose corner `k` has bit 1, 2 and 4 of `k` set
+/// where x, y and z are high, counter-clockwise from outside.
+pub const CUBE_FACES: [[usize; 4]; 6] = [
+    [0, 4, 6, 2],
+    [1, 3, 7, 5],
+    [0, 1, 5, 4],
+    [2, 6, 7, 3],
+    [0, 2, 3, 1],
+    [4, 5, 7, 6],
+];
+
 /// OBJ text of a unit cube moved by `offset`, its vertices numbered from
 /// `first + 1` (so two can share a file), its six faces outward quads.
 pub fn cube_obj(offset: [f64; 3], first: usize) -> String {
@@ -76,14 +87,7 @@ pub fn cube_obj(offset: [f64; 3], first: usize) -> String {
         let [x, y, z] = [0, 1, 2].map(|i| f64::from(corner[i]) + offset[i]);
         text += &format!("v {x} {y} {z}\n");
     }
-    for face in [
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-    ] {
+    for face in CUBE_FACES {
         let [a, b, c, d] = face.map(|v| v + first + 1);
         text += &format!("f {a} {b} {c} {d}\n");
     }
