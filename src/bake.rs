@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use crate::mesh::{SourceLayout, TexCoords, Vec3};
 use crate::preset::Built;
-use crate::solver::{Energies, Solver, SolverError, State, Timings};
+use crate::solver::{Energies, Solver, SolverError, State, Timings, drawn_positions};
 
 /// What to bake.
 #[derive(Clone, Debug, PartialEq)]
@@ -219,7 +219,12 @@ pub fn bake(
     }
     let mut state = State::at_rest(model);
     let mut render = Vec::new();
-    model.render_positions(&state.positions, &mut render);
+    drawn_positions(
+        model,
+        &state.positions,
+        &built.params.colliders,
+        &mut render,
+    );
     let layout = match &built.surface {
         // (The drawn surface is the OBJ's: its vertices, or the skin's.)
         Some(surface) if surface.positions().len() == render.len() => {
@@ -324,7 +329,12 @@ pub fn bake(
                 csv.flush()
             });
             if wants(frame) {
-                model.render_positions(&state.positions, &mut render);
+                drawn_positions(
+                    model,
+                    &state.positions,
+                    &built.params.colliders,
+                    &mut render,
+                );
                 if !send(frame, &render) {
                     break;
                 }
@@ -338,7 +348,12 @@ pub fn bake(
         // Stopped early, the last frame simulated ends the sequence too.
         let last = frame_ms.len();
         if stopped.is_some() && last > 0 && !wants(last) && options.every > 0 {
-            model.render_positions(&state.positions, &mut render);
+            drawn_positions(
+                model,
+                &state.positions,
+                &built.params.colliders,
+                &mut render,
+            );
             send(last, &render);
         }
         drop(frames_tx);

@@ -21,7 +21,7 @@ use super::scene::{CLEAR, GridSpec, Layer, MeshData, Scene, Staged};
 use super::selection::{SelectMode, Selection};
 use crate::mesh::Vec3;
 use crate::model::{Attachment, Model};
-use crate::solver::Collider;
+use crate::solver::{Collider, drawn_positions};
 
 /// What the left button does when it is not grabbing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -188,7 +188,7 @@ impl Viewport3d {
         let response = ui.allocate_rect(rect, Sense::click_and_drag());
         self.rect = Some(rect);
         self.navigate(ui, &response, rect);
-        input.model.render_positions(input.x, &mut self.render);
+        drawn_positions(input.model, input.x, input.colliders, &mut self.render);
         let projection = Projection::new(
             &self.orbit,
             [

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 pub use accelerate::{Acceleration, CARRIED_SECANTS, Secants};
-pub use collide::{CONTACT_STIFFNESS, Collider, Contact, Resolved};
+pub use collide::{CONTACT_STIFFNESS, Collider, Contact, Resolved, drawn_positions};
 pub use energy::Energies;
 pub use guess::Extrapolation;
 pub use mixed::{MIXED_FROM_ENTRIES, Precision, RELAXED_FROM_ENTRIES};

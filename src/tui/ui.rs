@@ -17,9 +17,9 @@ use ratatui::widgets::{
 use super::app::{After, App, GRID_PIN_KEYS, KEYS, Mode, PIN_KEYS, PLANE_PIN_KEYS, format_value};
 use crate::mesh::Vec3;
 use crate::preset::Selector;
-use crate::solver::Energies;
 use crate::solver::accuracy::NEARLY_AT_REST;
 use crate::solver::memory::size;
+use crate::solver::{Energies, drawn_positions};
 
 /// Frames the energy chart shows at most (ten seconds at 60 Hz).
 pub const CHART_WINDOW: usize = 600;
@@ -222,7 +222,13 @@ fn project(x: Vec3, yaw: f64, pitch: f64) -> (f64, f64) {
 fn render_preview(frame: &mut Frame, area: Rect, app: &App) {
     let model = app.session.model();
     let mut positions = Vec::new();
-    model.render_positions(&app.session.state().positions, &mut positions);
+    let colliders = &app.session.preset().sim.colliders;
+    drawn_positions(
+        model,
+        &app.session.state().positions,
+        colliders,
+        &mut positions,
+    );
     let mut rest = Vec::new();
     model.render_positions(&model.rest, &mut rest);
     // Framed on the rest pose, so the view stays still while it moves.
