@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
+use crate::mesh::obj::ObjState;
 use crate::mesh::{SourceLayout, TexCoords, Vec3};
 use crate::preset::Built;
 use crate::solver::{Energies, Solver, SolverError, State, Timings, drawn_positions};
@@ -243,9 +244,16 @@ pub fn bake(
     // Everything after the vertices is the same in every frame.
     let faces = match &layout {
         _ if options.every == 0 => ObjFaces::default(),
-        Layout::Source(source) => source_faces(source),
+        Layout::Source(source) => source_faces(source, &options.out),
         Layout::Drawn(kept) => obj_faces(kept.triangles_or(all), built.texcoords()),
     };
+    // The object the faces start in, else the preset's name as one word and
+    // without `#`, which starts a comment in OBJ ("Denim Jacket #2" read
+    // back as `Denim_Jacket_`).
+    let object = faces
+        .object
+        .clone()
+        .unwrap_or_else(|| name.replace(|c: char| c.is_whitespace() || c == '#', "_"));
 
     csv_file.set_len(0).map_err(write_err(&csv_path))?;
     let mut csv = BufWriter::new(csv_file);
@@ -258,6 +266,7 @@ pub fn bake(
     let (spare_tx, spare_rx) = mpsc::channel::<Vec<Vec3>>();
     let (objs_written, write_result, summary) = std::thread::scope(|scope| {
         let text = &faces.text;
+        let object = &object;
         let writer = scope.spawn(move || {
             let mut written = 0;
             let width = frame_digits(options.frames);
@@ -265,7 +274,8 @@ pub fn bake(
                 let path = options
                     .out
                     .join(format!("{}_{frame:0width$}.obj", options.stem));
-                write_obj_frame(&path, name, frame, &positions, text).map_err(write_err(&path))?;
+                write_obj_frame(&path, [name, object], frame, &positions, text)
+                    .map_err(write_err(&path))?;
                 written += 1;
                 // The bake may be over and the receiver gone: nothing to reuse.
                 let _ = spare_tx.send(positions);
@@ -590,6 +600,9 @@ struct ObjFaces {
     text: String,
     /// The `vt` lines among them.
     texcoords: usize,
+    /// The object the faces start in, named at the top of the file (else
+    /// the preset's name is).
+    object: Option<String>,
 }
 
 /// The `vt` and triangle `f` lines of every frame's OBJ: `f v/vt` with
@@ -631,6 +644,7 @@ fn obj_faces(triangles: &[[u32; 3]], texcoords: Option<&TexCoords>) -> ObjFaces 
     ObjFaces {
         text,
         texcoords: texcoords.map_or(0, TexCoords::exported),
+        object: None,
     }
 }
 
@@ -652,9 +666,16 @@ enum Layout<'a> {
 /// [`RawMesh::polygon_texcoords`](crate::mesh::RawMesh::polygon_texcoords),
 /// or with one out of range, gets an extra one at `(0, 0)`: one form for
 /// every face), else `f v`; in smoothing group 1 (see [`obj_faces`]).
-fn source_faces(source: &SourceLayout) -> ObjFaces {
+/// The source's objects, groups and materials are set where they change,
+/// and its material libraries named relative to `out`, the frames'
+/// directory (`mtllib ../meshes/car.mtl`), so an importer finds them.
+fn source_faces(source: &SourceLayout, out: &Path) -> ObjFaces {
     use std::fmt::Write as _;
     let raw = &source.raw;
+    let mut text = String::new();
+    for library in &raw.material_libraries {
+        let _ = writeln!(text, "mtllib {}", relative_to(library, out).display());
+    }
     let coords = &raw.texcoords;
     let polygons = 0..raw.polygon_count();
     let texcoords_of = |p: usize| {
@@ -662,7 +683,6 @@ fn source_faces(source: &SourceLayout) -> ObjFaces {
             .filter(|t| t.iter().all(|&t| (t as usize) < coords.len()))
     };
     let textured = polygons.clone().any(|p| texcoords_of(p).is_some());
-    let mut text = String::new();
     let mut texcoords = 0;
     if textured {
         for [u, v] in coords {
@@ -676,7 +696,10 @@ fn source_faces(source: &SourceLayout) -> ObjFaces {
     }
     text.push_str("s 1\n");
     let blank = coords.len() as u32;
+    let (mut state, object) = ObjState::in_object_of(raw, 0);
+    let object = object.map(str::to_owned);
     for p in polygons {
+        state.write_changes(raw, p, &mut text);
         text.push('f');
         let corners = raw.polygon(p).iter().enumerate();
         for (c, v) in corners {
@@ -687,7 +710,19 @@ fn source_faces(source: &SourceLayout) -> ObjFaces {
         }
         text.push('\n');
     }
-    ObjFaces { text, texcoords }
+    ObjFaces {
+        text,
+        texcoords,
+        object,
+    }
+}
+
+/// `path` relative to the directory `dir` (both made absolute first), or
+/// absolute where no relative path leads there.
+fn relative_to(path: &Path, dir: &Path) -> PathBuf {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let path = absolute(path);
+    pathdiff::diff_paths(&path, absolute(dir)).unwrap_or(path)
 }
 
 /// The vertices an OBJ frame keeps: those its triangles use, when some are
@@ -733,11 +768,11 @@ impl Kept {
     }
 }
 
-/// One frame as OBJ text: a header, an object, `v` lines, then `faces`
-/// ([`obj_faces`]).
+/// One frame as OBJ text: a header naming the preset `name`, an `o object`
+/// statement, `v` lines, then `faces` ([`obj_faces`], [`source_faces`]).
 fn write_obj_frame(
     path: &Path,
-    name: &str,
+    [name, object]: [&str; 2],
     frame: usize,
     positions: &[Vec3],
     faces: &str,
@@ -748,13 +783,7 @@ fn write_obj_frame(
         // The name is one line: a newline in it would start OBJ statements.
         let comment = name.replace(char::is_control, " ");
         writeln!(w, "{FRAME_HEADER} {comment}, frame {frame}")?;
-        // One word, and no `#`, which starts a comment in OBJ ("Denim
-        // Jacket #2" read back as `Denim_Jacket_`).
-        writeln!(
-            w,
-            "o {}",
-            name.replace(|c: char| c.is_whitespace() || c == '#', "_")
-        )?;
+        writeln!(w, "o {object}")?;
         // Shortest round-trip form, with an exponent for the tiny: a skin
         // vertex at round-off from zero is `-4.4e-18`, not 18 zeros.
         for p in positions {

@@ -24,7 +24,18 @@ fn read_obj(path: &Path) -> ObjRead {
         triangulate: true,
         ..Default::default()
     };
-    let (models, _) = tobj::load_obj(path, &options).unwrap();
+    // Blender splits by object, not by group (tobj does both): the `g`
+    // lines of a source with groups are left out.
+    let text = std::fs::read_to_string(path).unwrap();
+    let objects: String = text
+        .lines()
+        .filter(|l| *l != "g" && !l.starts_with("g "))
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    let (models, _) = tobj::load_obj_buf(&mut objects.as_bytes(), &options, |_| {
+        Err(tobj::LoadError::OpenFileFailed)
+    })
+    .unwrap();
     assert_eq!(models.len(), 1, "{}", path.display());
     let mesh = &models[0].mesh;
     let p = mesh
@@ -315,6 +326,85 @@ fn a_tet_body_keeps_the_texture_coordinates_of_its_surface() {
             }
         }
     }
+}
+
+/// The frames keep the source's objects, groups and materials, and name
+/// its material library relative to the frames' directory: an OBJ reader
+/// (tobj) finds the library and gives each face its material back.
+#[test]
+fn frames_keep_the_source_s_groups_and_materials() {
+    let dir = scratch_path("bake-materials");
+    let assets = dir.join("assets");
+    std::fs::create_dir_all(&assets).unwrap();
+    std::fs::write(
+        assets.join("sheet.mtl"),
+        "newmtl red\nKd 1 0 0\nnewmtl blue\nKd 0 0 1\n",
+    )
+    .unwrap();
+    // A 3 × 1 strip of quads: the left two red (group "left"), the right
+    // one blue (group "right").
+    let mut obj = "mtllib sheet.mtl\no sheet\n".to_owned();
+    for x in 0..4 {
+        obj += &format!("v {x} 0 0\nv {x} 0 1\n");
+    }
+    let quad = |x: usize| {
+        format!(
+            "f {} {} {} {}\n",
+            2 * x + 1,
+            2 * x + 3,
+            2 * x + 4,
+            2 * x + 2
+        )
+    };
+    obj += &format!("g left\nusemtl red\n{}{}", quad(0), quad(1));
+    obj += &format!("g right\nusemtl blue\n{}", quad(2));
+    std::fs::write(assets.join("sheet.obj"), obj).unwrap();
+    let (preset_path, _) = write_preset(
+        &dir,
+        "sheet.toml",
+        "version = 1\nname = \"Sheet\"\n[mesh]\nobj = \"assets/sheet.obj\"\n\
+         [material]\ndensity = 0.3\nweights = { structural = 1000.0 }\n\
+         [pins]\nhard = [{ group = \"left\" }]\n",
+    );
+    let out = dir.join("out");
+    let o = bake(&preset_path, "2", &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let frame = out.join("sheet_0002.obj");
+    let text = std::fs::read_to_string(&frame).unwrap();
+    let statements: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            ["mtllib", "o ", "g ", "usemtl"]
+                .iter()
+                .any(|k| l.starts_with(k))
+        })
+        .collect();
+    assert_eq!(
+        statements,
+        [
+            "o sheet",
+            "mtllib ../assets/sheet.mtl",
+            "g left",
+            "usemtl red",
+            "g right",
+            "usemtl blue"
+        ]
+    );
+    let options = tobj::LoadOptions {
+        triangulate: true,
+        ..Default::default()
+    };
+    let (models, materials) = tobj::load_obj(&frame, &options).unwrap();
+    let materials = materials.expect("the library is found from the frame");
+    let names: Vec<&str> = materials.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["red", "blue"]);
+    // tobj makes a model per group: the left's 4 triangles red, the
+    // right's 2 blue.
+    let by_model: Vec<(usize, Option<usize>)> = models
+        .iter()
+        .map(|m| (m.mesh.indices.len() / 3, m.mesh.material_id))
+        .collect();
+    assert_eq!(by_model, [(4, Some(0)), (2, Some(1))]);
 }
 
 /// A body from a tet file writes its boundary alone: its interior nodes

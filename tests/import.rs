@@ -578,6 +578,76 @@ fn writer_and_reader_round_trip() {
     assert_eq!(back.groups, raw.groups);
 }
 
+/// Materials are kept: each polygon's `usemtl` name, and the `mtllib`
+/// files joined to the OBJ file's directory (never read: a missing one is no
+/// error). The writer sets objects, groups and materials where they change,
+/// all of a polygon's groups on one `g` line, and the reader gets back what
+/// it read.
+#[test]
+fn materials_and_groups_are_kept_and_written_back() {
+    let text = "mtllib a.mtl b.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n\
+                f 1 2 3\no body\ng left top\nusemtl red paint\nf 1 2 4\nf 1 3 4\n\
+                g\nusemtl blue\nf 2 3 4\ng left\nusemtl red paint\nf 1 3 2\n";
+    let dir = std::env::temp_dir().join(format!("softbody-materials-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.obj");
+    std::fs::write(&path, text).unwrap();
+    let (raw, stats) = mesh::import_obj(&path, &ImportOptions::default()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(stats.unsupported, 0);
+    assert_eq!(
+        raw.material_libraries,
+        [dir.join("a.mtl"), dir.join("b.mtl")]
+    );
+    assert_eq!(raw.materials, ["red paint", "blue"]);
+    let materials: Vec<Option<u32>> = (0..5).map(|p| raw.polygon_material(p)).collect();
+    assert_eq!(materials, [None, Some(0), Some(0), Some(1), Some(0)]);
+    let mut written = Vec::new();
+    mesh::write_obj(&mut written, &raw, &[]).unwrap();
+    let written = String::from_utf8(written).unwrap();
+    let statements: Vec<&str> = written
+        .lines()
+        .filter(|l| !l.starts_with("v ") && !l.starts_with("f "))
+        .collect();
+    let (a, b) = (dir.join("a.mtl"), dir.join("b.mtl"));
+    let libraries = [
+        format!("mtllib {}", a.display()),
+        format!("mtllib {}", b.display()),
+    ];
+    assert_eq!(
+        statements,
+        [
+            libraries[0].as_str(),
+            libraries[1].as_str(),
+            "o body",
+            "g left top",
+            "usemtl red paint",
+            "g",
+            "usemtl blue",
+            "g left",
+            "usemtl red paint",
+        ]
+    );
+    let (back, _) = import_obj_bytes(written.as_bytes(), &path, &ImportOptions::default()).unwrap();
+    assert_eq!(back.materials, raw.materials);
+    assert_eq!(back.polygon_materials, raw.polygon_materials);
+    assert_eq!(back.material_libraries, raw.material_libraries);
+    let sets = |r: &mesh::RawMesh| -> Vec<Vec<String>> {
+        (0..r.polygon_count())
+            .map(|p| {
+                let mut names: Vec<String> = r.memberships[r.membership[p] as usize]
+                    .iter()
+                    .map(|&g| r.groups[g as usize].name.clone())
+                    .collect();
+                names.sort();
+                names
+            })
+            .collect()
+    };
+    assert_eq!(sets(&back), sets(&raw));
+    assert_eq!(sets(&raw)[1], ["body", "left", "top"]);
+}
+
 #[test]
 fn odd_but_legal_syntax_is_accepted() {
     let text = b"# comment\r\nmtllib missing.mtl\r\nv 0 0 0 1.0\r\nv 1 0 0 0.5 0.5 0.5\nv\t0\t1\t0\nvt 0 0\nvn 0 0 1\n\

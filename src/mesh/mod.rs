@@ -22,7 +22,7 @@ pub use obj::{
     ImportError, ImportErrorKind, ImportOptions, ParseStats, import_obj, import_obj_bytes,
     write_obj,
 };
-pub use raw::{GroupKind, NO_TEXCOORD, RawGroup, RawMesh};
+pub use raw::{GroupKind, NO_MATERIAL, NO_TEXCOORD, RawGroup, RawMesh};
 pub use report::{Bounds, GroupSummary, MeshReport};
 pub use tet::{TetMesh, TetMeshError};
 pub use tet_io::{

@@ -10,9 +10,11 @@
 //! per face corner), which the exports carry. A texture coordinate that is
 //! not a finite number, or a corner that refers to one not defined, drops
 //! the texture coordinates (the report says which line), not the mesh: they
-//! play no part in physics. `vn`, `vp`, `l`, `p`, `s`, `mtllib`, `usemtl` and
-//! unknown statements are ignored (counted in the report); a missing material
-//! library is not an error because materials play no part in physics.
+//! play no part in physics. Materials are kept for the exports too: each
+//! polygon's `usemtl` name and the `mtllib` files named (joined to the OBJ
+//! file's directory), never read, so a missing library is not an error.
+//! `vn`, `vp`, `l`, `p`, `s` and unknown statements are ignored (counted in
+//! the report).
 //!
 //! We do not use `tobj` for reading (it is used in the tests as an oracle):
 //! it renumbers vertices per object, so a vertex shared by two groups and two
@@ -225,7 +227,13 @@ pub fn import_obj(
         }));
     }
     let bytes = std::fs::read(path).map_err(|e| err(ImportErrorKind::Io(e.to_string())))?;
-    import_obj_bytes(&bytes, path, options)
+    let (mut raw, stats) = import_obj_bytes(&bytes, path, options)?;
+    // Named relative to the file (where readers look for them).
+    let dir = path.parent().unwrap_or(Path::new(""));
+    for library in &mut raw.material_libraries {
+        *library = dir.join(&*library);
+    }
+    Ok((raw, stats))
 }
 
 /// Parses OBJ text already in memory; `path` is only used in error messages.
@@ -267,6 +275,7 @@ struct Parser {
     object: Option<u32>,
     groups: Vec<u32>,
     current_membership: u32,
+    material: Option<u32>,
     line_no: usize,
 }
 
@@ -392,7 +401,19 @@ impl Parser {
                 self.update_membership();
                 Ok(())
             }
-            b"s" | b"mtllib" | b"usemtl" | b"mg" => Ok(()),
+            b"usemtl" => {
+                let name = self.name(toks);
+                self.material = Some(self.mesh.material_index(&name));
+                Ok(())
+            }
+            b"mtllib" => {
+                for t in toks {
+                    let name = self.name(std::iter::once(t));
+                    self.mesh.material_libraries.push(name.into());
+                }
+                Ok(())
+            }
+            b"s" | b"mg" => Ok(()),
             other => {
                 let word = text(other)?;
                 if word.chars().any(|c| c.is_control()) {
@@ -546,6 +567,9 @@ impl Parser {
         if textured > 0 {
             self.mesh.set_last_texcoords(&self.corner_texcoords);
         }
+        if let Some(material) = self.material {
+            self.mesh.set_last_material(material);
+        }
         if (1..self.corners.len()).contains(&textured) {
             let (count, _) = self
                 .stats
@@ -555,6 +579,82 @@ impl Parser {
         }
         Ok(())
     }
+}
+
+/// What an OBJ reader applies to the next polygon it reads: its object,
+/// its groups and its material.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ObjState {
+    /// The object (an index into [`RawMesh::groups`]).
+    object: Option<u32>,
+    /// A membership whose groups are the current ones.
+    membership: u32,
+    material: Option<u32>,
+}
+
+impl ObjState {
+    /// A reader in polygon `p`'s object of `raw` (its `o` statement
+    /// written already), with no group or material yet; also that object's
+    /// name.
+    pub(crate) fn in_object_of(raw: &RawMesh, p: usize) -> (Self, Option<&str>) {
+        let object = object_of(raw, raw.membership.get(p).copied().unwrap_or(0));
+        let state = Self {
+            object,
+            ..Self::default()
+        };
+        (state, object.map(|o| raw.groups[o as usize].name.as_str()))
+    }
+
+    /// Appends to `out` the `o`, `g` and `usemtl` statements that move a
+    /// reader from this state (the polygon before's; the default before
+    /// the first) to polygon `p`'s of `raw`, and becomes `p`'s. (A reader
+    /// keeps the groups through an `o`, and `g` names all of them at once:
+    /// one line each.)
+    pub(crate) fn write_changes(&mut self, raw: &RawMesh, p: usize, out: &mut String) {
+        use std::fmt::Write as _;
+        let membership = raw.membership.get(p).copied().unwrap_or(0);
+        if membership != self.membership {
+            let object = object_of(raw, membership);
+            if object != self.object
+                && let Some(o) = object
+            {
+                let _ = writeln!(out, "o {}", raw.groups[o as usize].name);
+            }
+            self.object = object;
+            let groups = |m: u32| {
+                raw.memberships[m as usize]
+                    .iter()
+                    .map(|&g| &raw.groups[g as usize])
+                    .filter(|g| g.kind == GroupKind::Group)
+                    .map(|g| g.name.as_str())
+            };
+            if !groups(membership).eq(groups(self.membership)) {
+                out.push('g');
+                for name in groups(membership) {
+                    let _ = write!(out, " {name}");
+                }
+                out.push('\n');
+            }
+            self.membership = membership;
+        }
+        let material = raw.polygon_material(p);
+        if material != self.material {
+            // (A reader has no statement for "no material": a polygon
+            // without one after one with keeps the last.)
+            if let Some(m) = material {
+                let _ = writeln!(out, "usemtl {}", raw.materials[m as usize]);
+            }
+            self.material = material;
+        }
+    }
+}
+
+/// The object among a membership's groups.
+fn object_of(raw: &RawMesh, membership: u32) -> Option<u32> {
+    raw.memberships[membership as usize]
+        .iter()
+        .copied()
+        .find(|&g| raw.groups[g as usize].kind == GroupKind::Object)
 }
 
 /// A 1-based OBJ index (or a negative one, counting back from the last of
@@ -575,8 +675,9 @@ fn resolve(index: i64, defined: usize) -> Option<u32> {
 /// `vt`, then `f` lines, 1-based; `f v/vt` where every corner of a polygon
 /// has a texture coordinate, else `f v`).
 ///
-/// Groups in `groups` are written as `o` / `g` statements before their first
-/// polygon when `raw` is given; `header` lines are written as `#` comments.
+/// The material libraries are named first (`mtllib`, as stored), and each
+/// polygon's object, groups and material are set where they change (`o`,
+/// `g`, `usemtl`); `header` lines are written as `#` comments.
 ///
 /// # Errors
 /// Any I/O error of `out`.
@@ -590,20 +691,15 @@ pub fn write_obj<W: Write>(out: &mut W, raw: &RawMesh, header: &[&str]) -> std::
     for [u, v] in &raw.texcoords {
         writeln!(out, "vt {u} {v}")?;
     }
-    let mut membership = 0;
+    for library in &raw.material_libraries {
+        writeln!(out, "mtllib {}", library.display())?;
+    }
+    let mut state = ObjState::default();
+    let mut statements = String::new();
     for poly in 0..raw.polygon_count() {
-        let m = raw.membership.get(poly).copied().unwrap_or(0);
-        if m != membership {
-            membership = m;
-            for &g in &raw.memberships[m as usize] {
-                let group = &raw.groups[g as usize];
-                let keyword = match group.kind {
-                    GroupKind::Object => "o",
-                    GroupKind::Group => "g",
-                };
-                writeln!(out, "{keyword} {}", group.name)?;
-            }
-        }
+        statements.clear();
+        state.write_changes(raw, poly, &mut statements);
+        out.write_all(statements.as_bytes())?;
         out.write_all(b"f")?;
         let texcoords = raw.polygon_texcoords(poly);
         for (k, &i) in raw.polygon(poly).iter().enumerate() {

@@ -1,5 +1,7 @@
 //! [`RawMesh`]: polygons exactly as a file or generator gave them, before validation.
 
+use std::path::PathBuf;
+
 use super::Vec3;
 
 /// Whether a name came from an OBJ `o` (object) or `g` (group) statement.
@@ -50,10 +52,23 @@ pub struct RawMesh {
     /// `indices` (empty if no corner has one) where the last polygons have
     /// none.
     pub corner_texcoords: Vec<u32>,
+    /// Material names (OBJ `usemtl`), in order of first use.
+    pub materials: Vec<String>,
+    /// The material (into `materials`) of each polygon, [`NO_MATERIAL`] for
+    /// none; shorter than the polygon count (empty if no polygon has one)
+    /// where the last polygons have none.
+    pub polygon_materials: Vec<u32>,
+    /// The material libraries (OBJ `mtllib`), in the order named: as
+    /// written, joined to the OBJ file's directory by
+    /// [`import_obj`](crate::mesh::import_obj).
+    pub material_libraries: Vec<PathBuf>,
 }
 
 /// A corner without a texture coordinate in [`RawMesh::corner_texcoords`].
 pub const NO_TEXCOORD: u32 = u32::MAX;
+
+/// A polygon without a material in [`RawMesh::polygon_materials`].
+pub const NO_MATERIAL: u32 = u32::MAX;
 
 impl RawMesh {
     /// An empty mesh ready for [`RawMesh::push_polygon`].
@@ -104,6 +119,37 @@ impl RawMesh {
         self.corner_texcoords
             .get(range)
             .filter(|t| !t.contains(&NO_TEXCOORD))
+    }
+
+    /// Gives the polygon pushed last `material` (an index into
+    /// [`RawMesh::materials`]).
+    ///
+    /// # Panics
+    /// If no polygon was pushed.
+    pub fn set_last_material(&mut self, material: u32) {
+        let last = self.polygon_count() - 1;
+        self.polygon_materials.resize(last, NO_MATERIAL);
+        self.polygon_materials.push(material);
+    }
+
+    /// The material of polygon `p` (an index into [`RawMesh::materials`]),
+    /// if it has one.
+    pub fn polygon_material(&self, p: usize) -> Option<u32> {
+        self.polygon_materials
+            .get(p)
+            .copied()
+            .filter(|&m| m != NO_MATERIAL)
+    }
+
+    /// Registers a material name (or finds it) and returns its index.
+    pub fn material_index(&mut self, name: &str) -> u32 {
+        match self.materials.iter().position(|m| m == name) {
+            Some(i) => i as u32,
+            None => {
+                self.materials.push(name.to_owned());
+                (self.materials.len() - 1) as u32
+            }
+        }
     }
 
     /// Registers a group name (or finds it) and returns its index.
