@@ -364,7 +364,22 @@ fn each_invalid_preset_names_its_field_and_line() {
         ),
         (
             format!("{HEADER}[sim]\ncolliders = [{{ type = \"ground\", height = 0.0, frction = 0.1 }}]\n"),
-            "bad.toml:7: sim.colliders: unknown field `frction`; did you mean `friction`?",
+            "bad.toml:7: sim.colliders[0]: unknown field `frction`; did you mean `friction`?",
+        ),
+        // A collider's key on its own line, in the collider it is in (the
+        // error named the array's first line); the tag is a key of it.
+        (
+            format!(
+                "{HEADER}[sim]\ncolliders = [\n  {{ type = \"ground\", height = 0.0, friction = 0.5 }},\n  \
+                 {{ type = \"sphere\", center = [0, 0, 0], radius = 1.0, frction = 0.1 }},\n]\n"
+            ),
+            "bad.toml:9: sim.colliders[1]: unknown field `frction`; did you mean `friction`?",
+        ),
+        // A plane's keys as every table's (toml's own words said "unexpected
+        // keys in table", with no suggestion).
+        (
+            format!("{HEADER}[pins]\nsoft = [{{ plane = {{ point = [0, 0, 0], normall = [0, 1, 0], distance = 0.1 }} }}]\n"),
+            "bad.toml:7: pins.soft[0].plane.normall: unknown field `normall`; did you mean `normal`?",
         ),
         (
             format!("{HEADER}zzz = 1\n"),

@@ -316,7 +316,24 @@ impl<'a> Locator<'a> {
         } else if self.keys_at(field).iter().any(|(k, _)| k == name) {
             (field.clone(), false)
         } else {
-            return None;
+            // An array of tables whose element serde read without its
+            // spans (a collider: a tagged enum): the element with the key.
+            let element = match self.deepest(field) {
+                Some((_, value, true)) => match value.get_ref() {
+                    DeValue::Array(a) => (0..a.len())
+                        .map(|i| format!("{field}[{i}]"))
+                        .find(|e| self.keys_at(e).iter().any(|(k, _)| k == name)),
+                    _ => None,
+                },
+                _ => None,
+            }?;
+            field.clone_from(&element);
+            // Its tag is a key of the element too (serde lists the
+            // variant's fields).
+            if !expected.iter().any(|k| k == ENUM_TAG) {
+                expected.push(ENUM_TAG.to_owned());
+            }
+            (element, false)
         };
         let unknown: Vec<(String, usize)> = self
             .keys_at(&table)
@@ -565,22 +582,37 @@ fn plain_type_error(message: &str, written: Option<&str>) -> Option<String> {
     Some(format!("must be {wanted}, found {found}"))
 }
 
+/// The key naming the variant of the preset's internally tagged enums
+/// (`colliders = [{ type = "ground", … }]`).
+const ENUM_TAG: &str = "type";
+
 /// Serde's `unknown field `x`, expected one of `a`, `b`` (or `unknown
 /// variant`) as [`PresetErrorKind::Unknown`] with the closest name.
 fn unknown_name(message: &str, field: &str) -> Option<PresetErrorKind> {
-    let (what, rest) = [
-        (UnknownKind::Field, "unknown field `"),
-        (UnknownKind::Variant, "unknown variant `"),
-    ]
-    .into_iter()
-    .find_map(|(what, prefix)| message.strip_prefix(prefix).map(|r| (what, r)))?;
-    let (name, expected_text) = rest.split_once('`')?;
-    let expected: Vec<String> = expected_text
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_owned)
-        .collect();
+    let (what, name, expected) =
+        if let Some(rest) = message.strip_prefix("unexpected keys in table: ") {
+            // toml's own words for a table it reads (`unexpected keys in table:
+            // a, b, available keys: x, y`).
+            let (unknown, available) = rest.split_once(", available keys: ")?;
+            let name = unknown.split(", ").next()?;
+            let expected = available.split(", ").map(str::to_owned).collect();
+            (UnknownKind::Field, name, expected)
+        } else {
+            let (what, rest) = [
+                (UnknownKind::Field, "unknown field `"),
+                (UnknownKind::Variant, "unknown variant `"),
+            ]
+            .into_iter()
+            .find_map(|(what, prefix)| message.strip_prefix(prefix).map(|r| (what, r)))?;
+            let (name, expected_text) = rest.split_once('`')?;
+            let expected: Vec<String> = expected_text
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect();
+            (what, name, expected)
+        };
     Some(PresetErrorKind::Unknown {
         field: if field.is_empty() {
             "(top level)"
