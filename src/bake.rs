@@ -77,6 +77,9 @@ pub struct BakeSummary {
     pub obj_texcoords: usize,
     /// Simulated vertices.
     pub sim_vertices: usize,
+    /// The build's warnings about the mesh and the model
+    /// ([`Built::warnings`]: an open surface filled, a size far from 1 m…).
+    pub warnings: Vec<String>,
     /// Why the bake ended early, if it did (interrupted, or a blow-up).
     pub stopped: Option<String>,
     /// Wall-clock seconds of the whole bake.
@@ -380,6 +383,7 @@ pub fn bake(
             obj_faces: obj_face_count,
             obj_texcoords: faces.texcoords,
             sim_vertices: model.vertex_count(),
+            warnings: built.warnings.clone(),
             stopped,
             seconds: 0.0,
             solver_seconds,

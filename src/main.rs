@@ -496,6 +496,11 @@ fn bake(
     let built = preset
         .build(file)
         .map_err(|e| bad(e.with_line_from_file()))?;
+    // Said before a bake that may take hours, as `inspect` says them (and
+    // kept in the summary).
+    for warning in &built.warnings {
+        errln!("{}: warning: {warning}", file.display());
+    }
     // Ctrl-C, SIGTERM and SIGHUP stop after the frame.
     signals::install(Some(signals::Notices {
         first: "stopping after the current frame (what is written stays complete; \
@@ -575,8 +580,13 @@ fn bake(
     }
     if summary.earlier_objs_removed > 0 {
         outln!(
-            "removed {} OBJ frames of an earlier bake of {} from {}",
+            "removed {} OBJ frame{} of an earlier bake of {} from {}",
             summary.earlier_objs_removed,
+            if summary.earlier_objs_removed == 1 {
+                ""
+            } else {
+                "s"
+            },
             options.stem,
             options.out.display()
         );

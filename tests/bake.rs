@@ -407,6 +407,52 @@ fn frames_keep_the_source_s_groups_and_materials() {
     assert_eq!(by_model, [(4, Some(0)), (2, Some(1))]);
 }
 
+/// A bake says the build's warnings before it starts, as `inspect` does,
+/// and keeps them in its summary: a sheet 3 mm across (a file in metres
+/// read as millimetres) is far from a plausible size.
+#[test]
+fn a_bake_says_the_build_s_warnings() {
+    let dir = scratch_path("bake-warnings");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut obj = String::new();
+    for x in 0..4 {
+        obj += &format!(
+            "v {} 0 0\nv {} 0 0.001\n",
+            x as f64 * 0.001,
+            x as f64 * 0.001
+        );
+    }
+    for x in 0..3 {
+        obj += &format!(
+            "f {} {} {} {}\n",
+            2 * x + 1,
+            2 * x + 3,
+            2 * x + 4,
+            2 * x + 2
+        );
+    }
+    std::fs::write(dir.join("tiny.obj"), obj).unwrap();
+    let (preset_path, built) = write_preset(
+        &dir,
+        "tiny.toml",
+        "version = 1\nname = \"Tiny\"\n[mesh]\nobj = \"tiny.obj\"\n\
+         [material]\ndensity = 0.3\n",
+    );
+    assert!(!built.warnings.is_empty());
+    let out = dir.join("out");
+    let o = bake(&preset_path, "1", &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    for warning in &built.warnings {
+        let said = format!("{}: warning: {warning}", preset_path.display());
+        assert!(stderr.contains(&said), "{stderr}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("tiny_summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["warnings"], serde_json::json!(built.warnings));
+}
+
 /// A body from a tet file writes its boundary alone: its interior nodes
 /// are not `v` lines of the OBJ (Blender kept them as loose points inside
 /// the mesh).
