@@ -323,6 +323,36 @@ fn a_body_thinner_than_a_cell_encloses_nothing_at_that_resolution() {
     assert!(tetra::tetrahedralize(&slab, &TetraOptions { resolution: 40 }).is_ok());
 }
 
+/// A fin thinner than a cell beside a body the lattice fills: its skin
+/// rides on the body's tets from outside, more than a cell out, and the
+/// build warns (QA saw fandisk's fins torn at resolution 16); at a
+/// resolution that fills the fin, and for a round body, it does not.
+#[test]
+fn a_skin_far_outside_its_tets_is_warned_about() {
+    let mut raw = primitives::cuboid(Vec3::new(1.0, 1.0, 1.0), 2);
+    let fin = primitives::cuboid(Vec3::new(0.8, 0.06, 0.6), 4);
+    let offset = raw.positions.len() as u32;
+    raw.positions
+        .extend(fin.positions.iter().map(|p| p + Vec3::new(0.85, 0.0, 0.0)));
+    for p in 0..fin.polygon_count() {
+        let corners: Vec<u32> = fin.polygon(p).iter().map(|&v| v + offset).collect();
+        raw.push_polygon(&corners, 0, 0);
+    }
+    let s = surface(&raw);
+    let outside = |resolution| {
+        let t = tetra::tetrahedralize(&s, &TetraOptions { resolution }).unwrap();
+        t.warnings(&s)
+            .into_iter()
+            .find(|w| w.contains("outside the tets"))
+    };
+    let coarse = outside(8).expect("a warning at resolution 8");
+    assert!(coarse.contains("raise the resolution"), "{coarse}");
+    assert_eq!(outside(60), None);
+    let sphere = surface(&primitives::uv_sphere(0.5, 32, 16));
+    let t = tetra::tetrahedralize(&sphere, &TetraOptions { resolution: 8 }).unwrap();
+    assert!(t.warnings(&sphere).is_empty());
+}
+
 fn testdata(sub: &str) -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/testdata")

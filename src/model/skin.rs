@@ -53,6 +53,29 @@ impl Embedding {
         self.corners.is_empty()
     }
 
+    /// Of `points` (the points embedded, where they were embedded), those
+    /// further than `limit` outside the tet carrying them, and the furthest
+    /// distance: each point's distance from its coordinates clamped into
+    /// the tet (at most its distance from the tet; exact across a face).
+    pub fn outside(&self, mesh: &TetMesh, points: &[Vec3], limit: f64) -> (usize, f64) {
+        let mut count = 0;
+        let mut furthest = 0.0f64;
+        for ((p, t), w) in points.iter().zip(&self.corners).zip(&self.weights) {
+            if w.iter().all(|&w| w >= 0.0) {
+                continue;
+            }
+            let clamped = w.map(|w| w.max(0.0));
+            let sum: f64 = clamped.iter().sum();
+            let inside = (0..4)
+                .map(|k| mesh.positions()[t[k] as usize] * (clamped[k] / sum))
+                .sum::<Vec3>();
+            let distance = (p - inside).norm();
+            count += usize::from(distance > limit);
+            furthest = furthest.max(distance);
+        }
+        (count, furthest)
+    }
+
     /// Writes the embedded points for tet-mesh vertex positions `x` into
     /// `out` (length [`Embedding::len`]).
     pub fn apply(&self, x: &[Vec3], out: &mut [Vec3]) {
