@@ -507,6 +507,7 @@ fn bake(
                 Ctrl-C again stops at once, without the summary)",
         second: "stopped at once: the OBJ frames and energy rows written are complete; \
                  no summary was written",
+        at_once: "stopped at once: nothing was simulated yet",
     }))
     .map_err(|e| Failure::Runtime(e.into()))?;
     let stem = file
@@ -537,7 +538,7 @@ fn bake(
     });
     // Without a terminal: a plain line every tenth of the way.
     let step = frames.div_ceil(10).max(1);
-    let progress = |p: Progress| match &bar {
+    let show = |p: Progress| match &bar {
         Some(bar) => bar.set_position(p.frame as u64),
         None if p.frame.is_multiple_of(step) || p.frame == p.frames => errln!(
             "frame {}/{} ({:.0}%), {:.1} s elapsed, ETA {:.1} s",
@@ -548,6 +549,13 @@ fn bake(
             p.eta()
         ),
         None => {}
+    };
+    // Until the first frame is done a stop has nothing to keep, and the
+    // set-up (a factorisation) cannot be interrupted between frames.
+    signals::AT_ONCE.store(true, std::sync::atomic::Ordering::Relaxed);
+    let progress = |p: Progress| {
+        signals::AT_ONCE.store(false, std::sync::atomic::Ordering::Relaxed);
+        show(p)
     };
     let summary = bake::bake(&built, &preset.name, &options, &signals::STOP, progress).map_err(
         |e| match e {

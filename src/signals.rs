@@ -15,6 +15,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set by the first stop request after [`install`].
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// While set, a first stop request ends the process at once, as a second
+/// does: a run with nothing to keep yet. A bake sets it while it sets up
+/// its solver and steps its first frame, which take minutes on a large
+/// model and are not interrupted by [`STOP`] (QA's `timeout -s INT` took
+/// 127 s to stop a bake that had simulated nothing).
+pub static AT_ONCE: AtomicBool = AtomicBool::new(false);
+
 /// The exit status of a run ended by a stop request (128 + SIGINT, as
 /// shells report Ctrl-C).
 pub const INTERRUPTED: u8 = 130;
@@ -28,6 +35,8 @@ pub struct Notices {
     pub first: &'static str,
     /// On the second (the process ends at once).
     pub second: &'static str,
+    /// On a first one while [`AT_ONCE`] is set (the process ends at once).
+    pub at_once: &'static str,
 }
 
 /// Routes SIGINT, SIGTERM and SIGHUP to [`STOP`] for the rest of the
@@ -39,13 +48,18 @@ pub struct Notices {
 pub fn install(notices: Option<Notices>) -> Result<(), ctrlc::Error> {
     ctrlc::set_handler(move || {
         let second = STOP.swap(true, Ordering::Relaxed);
+        let at_once = !second && AT_ONCE.load(Ordering::Relaxed);
         if let Some(n) = notices {
             use std::io::Write as _;
             // On a line of its own, after a progress bar's.
-            let text = if second { n.second } else { n.first };
+            let text = match (second, at_once) {
+                (true, _) => n.second,
+                (false, true) => n.at_once,
+                (false, false) => n.first,
+            };
             let _ = writeln!(std::io::stderr().lock(), "\n{text}");
         }
-        if second {
+        if second || at_once {
             std::process::exit(INTERRUPTED.into());
         }
     })
