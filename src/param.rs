@@ -235,6 +235,26 @@ fn to_digits(value: f64, digits: i32) -> f64 {
     }
 }
 
+/// Formats a coordinate of a box `extent` across to a ten-thousandth of
+/// the extent (its 4 significant digits), however large the coordinate:
+/// the corners of a mesh 10 km from the origin read `[10000.12, …] ..
+/// [10001.84, …]`, where [`format_value`] wrote `10000` for both. A
+/// zero or non-finite extent formats as [`format_value`].
+pub fn format_within(value: f64, extent: f64) -> String {
+    if !(extent.is_finite() && extent > 0.0 && value.is_finite()) {
+        return format_value(value);
+    }
+    let decimals = (3 - extent.log10().floor() as i32).clamp(0, 17) as usize;
+    let text = format!("{value:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    // (`-0.0001` rounded to `-0`.)
+    if text == "-0" { "0" } else { text }.to_owned()
+}
+
 /// Formats a parameter value compactly: 4 significant digits, scientific
 /// notation outside `[0.001, 100000)`.
 pub fn format_value(value: f64) -> String {
@@ -439,6 +459,21 @@ mod tests {
             (2e-4, "2.000e-4"),
         ] {
             assert_eq!(format_value(value), text, "{value}");
+        }
+    }
+
+    #[test]
+    fn coordinates_are_formatted_to_their_box() {
+        for (value, extent, text) in [
+            (10000.123, 1.7, "10000.123"),
+            (10001.84, 1.7, "10001.84"),
+            (0.5, 1.7, "0.5"),
+            (-0.00001, 1.7, "0"),
+            (0.0012346, 0.002, "0.001235"),
+            (123456.0, 2e5, "123456"),
+            (0.25, 0.0, "0.25"),
+        ] {
+            assert_eq!(format_within(value, extent), text, "{value} in {extent}");
         }
     }
 

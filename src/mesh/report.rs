@@ -6,7 +6,7 @@ use super::obj::ParseStats;
 use super::raw::GroupKind;
 use super::topology::{EdgeKind, connected_components};
 use super::validate::{SurfaceMesh, ValidationStats};
-use crate::param::format_value;
+use crate::param::{format_value, format_within};
 
 /// Axis-aligned bounding box.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -330,7 +330,7 @@ impl fmt::Display for MeshReport {
             )?;
         }
         let b = &self.bounds;
-        let corner = |c: &[f64; 3]| c.map(format_value).join(", ");
+        let corner = |c: &[f64; 3]| c.map(|x| format_within(x, b.diagonal)).join(", ");
         writeln!(
             f,
             "  bounds:      [{}] .. [{}] (diagonal {})",

@@ -179,7 +179,11 @@ impl std::fmt::Display for BuildSummary {
             "  pins:        {} hard, {} soft",
             self.hard_pins, self.soft_pins
         )?;
-        writeln!(f, "  total mass:  {:.4} kg", self.total_mass)
+        writeln!(
+            f,
+            "  total mass:  {} kg",
+            crate::param::format_value(self.total_mass)
+        )
     }
 }
 
