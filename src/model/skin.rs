@@ -56,7 +56,8 @@ impl Embedding {
     /// Of `points` (the points embedded, where they were embedded), those
     /// further than `limit` outside the tet carrying them, and the furthest
     /// distance: each point's distance from its coordinates clamped into
-    /// the tet (at most its distance from the tet; exact across a face).
+    /// the tet (no less than its distance from the tet; equal to it where
+    /// only one coordinate is negative, across a face).
     pub fn outside(&self, mesh: &TetMesh, points: &[Vec3], limit: f64) -> (usize, f64) {
         let mut count = 0;
         let mut furthest = 0.0f64;
