@@ -56,8 +56,8 @@ impl Embedding {
     /// Of `points` (the points embedded, where they were embedded), those
     /// further than `limit` outside the tet carrying them, and the furthest
     /// distance: each point's distance from its coordinates clamped into
-    /// the tet (no less than its distance from the tet; equal to it where
-    /// only one coordinate is negative, across a face).
+    /// the tet (no less than its distance from the tet: the clamped point
+    /// lies on the tet, toward the corner opposite, not straight across).
     pub fn outside(&self, mesh: &TetMesh, points: &[Vec3], limit: f64) -> (usize, f64) {
         let mut count = 0;
         let mut furthest = 0.0f64;
