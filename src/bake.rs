@@ -226,13 +226,9 @@ pub fn bake(
         return Err(write_err(&summary_path)(e));
     }
     let mut state = State::at_rest(model);
+    let colliders = &built.params.colliders;
     let mut render = Vec::new();
-    drawn_positions(
-        model,
-        &state.positions,
-        &built.params.colliders,
-        &mut render,
-    );
+    drawn_positions(model, &state.positions, colliders, &mut render);
     let layout = match &built.surface {
         // (The drawn surface is the OBJ's: its vertices, or the skin's.)
         Some(surface) if surface.positions().len() == render.len() => {
@@ -281,7 +277,7 @@ pub fn bake(
                 let path = options
                     .out
                     .join(format!("{}_{frame:0width$}.obj", options.stem));
-                write_obj_frame(&path, [name, object], frame, &positions, text)
+                write_obj_frame(&path, name, object, frame, &positions, text)
                     .map_err(write_err(&path))?;
                 written += 1;
                 // The bake may be over and the receiver gone: nothing to reuse.
@@ -347,12 +343,7 @@ pub fn bake(
                 csv.flush()
             });
             if wants(frame) {
-                drawn_positions(
-                    model,
-                    &state.positions,
-                    &built.params.colliders,
-                    &mut render,
-                );
+                drawn_positions(model, &state.positions, colliders, &mut render);
                 if !send(frame, &render) {
                     break;
                 }
@@ -367,12 +358,7 @@ pub fn bake(
         // Stopped early, the last frame simulated ends the sequence too.
         let last = frame_ms.len();
         if stopped.is_some() && last > 0 && !wants(last) && options.every > 0 {
-            drawn_positions(
-                model,
-                &state.positions,
-                &built.params.colliders,
-                &mut render,
-            );
+            drawn_positions(model, &state.positions, colliders, &mut render);
             send(last, &render);
         }
         drop(frames_tx);
@@ -782,7 +768,8 @@ impl Kept {
 /// statement, `v` lines, then `faces` ([`obj_faces`], [`source_faces`]).
 fn write_obj_frame(
     path: &Path,
-    [name, object]: [&str; 2],
+    name: &str,
+    object: &str,
     frame: usize,
     positions: &[Vec3],
     faces: &str,

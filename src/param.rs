@@ -245,14 +245,20 @@ pub fn format_within(value: f64, extent: f64) -> String {
         return format_value(value);
     }
     let decimals = (3 - extent.log10().floor() as i32).clamp(0, 17) as usize;
-    let text = format!("{value:.decimals$}");
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
+    let text = fixed(value, decimals);
     // (`-0.0001` rounded to `-0`.)
-    if text == "-0" { "0" } else { text }.to_owned()
+    if text == "-0" { "0".to_owned() } else { text }
+}
+
+/// `value` with `decimals` decimals, its trailing zeros (and a bare point)
+/// dropped.
+fn fixed(value: f64, decimals: usize) -> String {
+    let text = format!("{value:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
 }
 
 /// Formats a parameter value compactly: 4 significant digits, scientific
@@ -267,12 +273,7 @@ pub fn format_value(value: f64) -> String {
         } else {
             (3 - magnitude.log10().floor() as i32).max(0) as usize
         };
-        let text = format!("{value:.decimals$}");
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_owned()
-        } else {
-            text
-        }
+        fixed(value, decimals)
     }
 }
 

@@ -341,21 +341,10 @@ fn frames_keep_the_source_s_groups_and_materials() {
         "newmtl red\nKd 1 0 0\nnewmtl blue\nKd 0 0 1\n",
     )
     .unwrap();
-    // A 3 × 1 strip of quads: the left two red (group "left"), the right
-    // one blue (group "right").
-    let mut obj = "mtllib sheet.mtl\no sheet\n".to_owned();
-    for x in 0..4 {
-        obj += &format!("v {x} 0 0\nv {x} 0 1\n");
-    }
-    let quad = |x: usize| {
-        format!(
-            "f {} {} {} {}\n",
-            2 * x + 1,
-            2 * x + 3,
-            2 * x + 4,
-            2 * x + 2
-        )
-    };
+    // The left two quads red (group "left"), the right one blue (group
+    // "right").
+    let (vertices, quad) = strip(1.0);
+    let mut obj = format!("mtllib sheet.mtl\no sheet\n{vertices}");
     obj += &format!("g left\nusemtl red\n{}{}", quad(0), quad(1));
     obj += &format!("g right\nusemtl blue\n{}", quad(2));
     std::fs::write(assets.join("sheet.obj"), obj).unwrap();
@@ -414,23 +403,8 @@ fn frames_keep_the_source_s_groups_and_materials() {
 fn a_bake_says_the_build_s_warnings() {
     let dir = scratch_path("bake-warnings");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut obj = String::new();
-    for x in 0..4 {
-        obj += &format!(
-            "v {} 0 0\nv {} 0 0.001\n",
-            x as f64 * 0.001,
-            x as f64 * 0.001
-        );
-    }
-    for x in 0..3 {
-        obj += &format!(
-            "f {} {} {} {}\n",
-            2 * x + 1,
-            2 * x + 3,
-            2 * x + 4,
-            2 * x + 2
-        );
-    }
+    let (vertices, quad) = strip(0.001);
+    let obj = vertices + &quad(0) + &quad(1) + &quad(2);
     std::fs::write(dir.join("tiny.obj"), obj).unwrap();
     let (preset_path, built) = write_preset(
         &dir,
@@ -533,6 +507,27 @@ fn bad_presets_exit_2_and_name_the_file() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("preset.toml"));
     assert!(!out.exists(), "nothing written for bad input");
+}
+
+/// A strip of three square quads of side `cell` along x, in the x–z
+/// plane: its `v` lines, and the `f` line of quad 0, 1 or 2.
+fn strip(cell: f64) -> (String, impl Fn(usize) -> String) {
+    let vertices = (0..4)
+        .map(|x| {
+            let x = x as f64 * cell;
+            format!("v {x} 0 0\nv {x} 0 {cell}\n")
+        })
+        .collect();
+    let quad = |x: usize| {
+        format!(
+            "f {} {} {} {}\n",
+            2 * x + 1,
+            2 * x + 3,
+            2 * x + 4,
+            2 * x + 2
+        )
+    };
+    (vertices, quad)
 }
 
 /// Writes `text` as the preset `name` in `dir`: its path, and the model

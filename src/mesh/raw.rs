@@ -133,12 +133,13 @@ impl RawMesh {
     }
 
     /// The material of polygon `p` (an index into [`RawMesh::materials`]),
-    /// if it has one.
+    /// if it has one ([`NO_MATERIAL`], or an index past the names, has
+    /// none: the fields are public, and a writer indexes the names).
     pub fn polygon_material(&self, p: usize) -> Option<u32> {
         self.polygon_materials
             .get(p)
             .copied()
-            .filter(|&m| m != NO_MATERIAL)
+            .filter(|&m| (m as usize) < self.materials.len())
     }
 
     /// Registers a material name (or finds it) and returns its index.

@@ -318,15 +318,15 @@ impl<'a> Locator<'a> {
         } else {
             // An array of tables whose element serde read without its
             // spans (a collider: a tagged enum): the element with the key.
-            let element = match self.deepest(field) {
-                Some((_, value, true)) => match value.get_ref() {
-                    DeValue::Array(a) => (0..a.len())
-                        .map(|i| format!("{field}[{i}]"))
-                        .find(|e| self.keys_at(e).iter().any(|(k, _)| k == name)),
-                    _ => None,
-                },
-                _ => None,
-            }?;
+            let Some((_, value, true)) = self.deepest(field) else {
+                return None;
+            };
+            let DeValue::Array(array) = value.get_ref() else {
+                return None;
+            };
+            let element = (0..array.len())
+                .map(|i| format!("{field}[{i}]"))
+                .find(|e| self.keys_at(e).iter().any(|(k, _)| k == name))?;
             field.clone_from(&element);
             // Its tag is a key of the element too (serde lists the
             // variant's fields).
