@@ -1,7 +1,7 @@
 //! Colliders: a ground plane and spheres, with Coulomb friction on the
 //! tangential motion. A vertex that ends a step inside one is projected out;
-//! one resting on the ground is then held on it inside the solve by a
-//! [`Contact`] (see `Solver::collide`).
+//! one resting on it is then held on it inside the solve by a [`Contact`]
+//! (see `Solver::collide`).
 
 use crate::mesh::Vec3;
 use crate::model::Model;
@@ -28,20 +28,21 @@ pub enum Collider {
     },
 }
 
-/// A vertex resting on a ground collider. The solve pins its height to the
-/// ground's with a weight of [`CONTACT_STIFFNESS`] `m/h²` (the normal is y),
-/// for as long as the pin pushes it up. A sliding contact's x and z are
-/// free, slowed by friction after the solve; a sticking one's are pinned
+/// A vertex resting on a collider. The solve pins it to the collider's
+/// surface with a weight of [`CONTACT_STIFFNESS`] `m/h²`, for as long as
+/// the pin pushes it out. A sliding contact is pulled to the surface point
+/// nearest to it (on a ground only its height is pinned: x and z are
+/// free), and slowed by friction after the solve; a sticking one is pinned
 /// where it stopped, for as long as friction can hold it there.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact {
     /// The vertex.
     pub vertex: u32,
-    /// Its ground: an index into [`SimParams::colliders`](super::SimParams::colliders).
+    /// Its collider: an index into [`SimParams::colliders`](super::SimParams::colliders).
     pub collider: u32,
-    /// Where static friction holds it, `[x, z]` (pinned there in the solve,
-    /// from the substep it stopped sliding), if it does.
-    pub sticking: Option<[f64; 2]>,
+    /// Where static friction holds it, a point of the surface (pinned
+    /// there in the solve, from the substep it stopped sliding), if it does.
+    pub sticking: Option<Vec3>,
 }
 
 /// The weight of a contact's pin over its vertex's `m/h²`: the vertex then
@@ -53,8 +54,7 @@ impl Collider {
     /// friction when it was inside or (on a ground) `support > 0`. `start` is
     /// the vertex's position at the start of the step; `support` is how far
     /// a [`Contact`]'s pin pushed it along the normal in the step (`h² f / m`
-    /// for its force `f`; 0 for a vertex without one, and for spheres, which
-    /// hold none). The tangential part of the motion is shortened by
+    /// for its force `f`; 0 for a vertex without one). The tangential part of the motion is shortened by
     /// `friction × (support + penetration)` (the normal impulse bounds the
     /// friction impulse), and stops when that exceeds it. Returns whether
     /// there was contact, and whether friction then held the vertex.
@@ -89,16 +89,54 @@ impl Collider {
                 let motion = surface - start;
                 let tangential = motion - normal * motion.dot(&normal);
                 let (cut, held) = friction_cut(tangential, friction * (depth + support));
-                let slid = surface - cut;
-                // Back onto the surface (sliding along a tangent leaves it),
-                // a hair outside so rounding cannot put it inside.
-                let out = slid - center;
-                let n = out.norm();
-                let dir = if n > 0.0 { out / n } else { normal };
-                *x = center + dir * (radius * (1.0 + 4.0 * f64::EPSILON));
+                // Back onto the surface (sliding along a tangent leaves it).
+                *x = self.surface_point(surface - cut);
                 held
             }
         }
+    }
+
+    /// How far `x` is inside, along the surface's normal (negative
+    /// outside).
+    pub fn depth(&self, x: Vec3) -> f64 {
+        match *self {
+            Collider::Ground { height, .. } => height - x.y,
+            Collider::Sphere { center, radius, .. } => radius - (x - center).norm(),
+        }
+    }
+
+    /// The point of the surface nearest to `x` (a sphere's top for its
+    /// centre), on a sphere a hair outside so that rounding cannot put it
+    /// inside.
+    pub fn surface_point(&self, x: Vec3) -> Vec3 {
+        match *self {
+            Collider::Ground { height, .. } => Vec3::new(x.x, height, x.z),
+            Collider::Sphere { center, radius, .. } => {
+                let d = x - center;
+                let n = d.norm();
+                let dir = if n > 0.0 { d / n } else { Vec3::y() };
+                center + dir * (radius * (1.0 + 4.0 * f64::EPSILON))
+            }
+        }
+    }
+
+    /// Whether `x` lies on the surface, as [`Collider::surface_point`]
+    /// and [`Collider::resolve`] leave a point (within round-off of the
+    /// collider's size and distance from the origin).
+    pub fn holds(&self, x: Vec3) -> bool {
+        let scale = match *self {
+            Collider::Ground { height, .. } => 1.0 + height.abs(),
+            Collider::Sphere { center, radius, .. } => 1.0 + radius + center.norm(),
+        };
+        self.depth(x).abs() <= 1e-12 * scale
+    }
+
+    /// Whether the solve pins only a contact's height: a ground's sliding
+    /// contacts are free along it (x and z), the other contacts are
+    /// pinned in every coordinate (a sphere's normal is not a coordinate
+    /// axis).
+    pub fn pins_height_only(&self) -> bool {
+        matches!(self, Collider::Ground { .. })
     }
 
     /// The friction coefficient.
