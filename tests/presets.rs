@@ -404,7 +404,7 @@ fn each_invalid_preset_names_its_field_and_line() {
         ),
         (
             format!("{HEADER}[sim]\niterations = 1e12\n"),
-            "bad.toml:7: sim.iterations: must be a whole number, 0 or more, found 1e12",
+            "bad.toml:7: sim.iterations: must be a whole number in [1, 10000], found 1e12",
         ),
         (
             format!("{HEADER}[pins]\nhard = [{{ indices = [0, 5000000000] }}]\n"),
@@ -510,7 +510,12 @@ fn each_invalid_preset_names_its_field_and_line() {
         ),
         (
             "version = 1\n[mesh]\nobj = \"a.obj\"\n[build]\nkind = \"tets\"\nresolution = 1\n[material]\ndensity = 1.0\n".to_owned(),
-            "bad.toml:6: build.resolution: must lie in 2 to 128 cells, found 1",
+            "bad.toml:6: build.resolution: must lie in [2, 128], found 1",
+        ),
+        // Not a whole number at all: the same range, not the type's.
+        (
+            "version = 1\n[mesh]\nobj = \"a.obj\"\n[build]\nkind = \"tets\"\nresolution = -1\n[material]\ndensity = 1.0\n".to_owned(),
+            "bad.toml:6: build.resolution: must be a whole number in [2, 128], found -1",
         ),
         (
             "version = 1\n[mesh]\nobj = \"a.obj\"\n[build]\nscale = 0.0\n[material]\ndensity = 1.0\n".to_owned(),

@@ -2,6 +2,7 @@
 //! field; and the mapping from TOML spans to lines and field paths.
 
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
@@ -434,7 +435,8 @@ impl<'a> Locator<'a> {
             "wanted exactly 1 element, found 0 elements" => {
                 "is empty; it needs one of its alternatives".to_owned()
             }
-            other => plain_type_error(other, written).unwrap_or_else(|| other.to_owned()),
+            other => plain_type_error(other, written, super::whole_range(&field))
+                .unwrap_or_else(|| other.to_owned()),
         };
         let mut kind = unknown_name(&message, &field).unwrap_or_else(|| PresetErrorKind::Invalid {
             field: if field.is_empty() {
@@ -544,9 +546,15 @@ pub(super) fn line_of(text: &str, offset: usize) -> usize {
 /// found 1e12`; a whole number past the type's range says its bound
 /// (`must be at most 4294967295, found 5000000000`); a vector of the wrong
 /// length or type (`invalid length 2, expected a matrix array`) `must be
-/// three numbers, [x, y, z], found [0.0, -9.8]`. `None` for other
-/// messages or expectations.
-fn plain_type_error(message: &str, written: Option<&str>) -> Option<String> {
+/// three numbers, [x, y, z], found [0.0, -9.8]`. A field whose range is
+/// narrower than its type's (`narrower`) says that range instead (`must
+/// be a whole number in [2, 128], found -1`). `None` for other messages
+/// or expectations.
+fn plain_type_error(
+    message: &str,
+    written: Option<&str>,
+    narrower: Option<RangeInclusive<usize>>,
+) -> Option<String> {
     let rest = message
         .strip_prefix("invalid type: ")
         .or_else(|| message.strip_prefix("invalid value: "))
@@ -570,9 +578,10 @@ fn plain_type_error(message: &str, written: Option<&str>) -> Option<String> {
         .strip_prefix("integer `")
         .and_then(|n| n.strip_suffix('`'))
         .and_then(|n| n.parse().ok());
-    let wanted = match (whole, range) {
-        (Some(n), Some((_, max))) if n > max => format!("at most {max}"),
-        (Some(n), Some((min, _))) if n < min && min < 0 => format!("at least {min}"),
+    let wanted = match (whole, range, narrower) {
+        (_, Some(_), Some(r)) => format!("a whole number in {}", super::interval(r)),
+        (Some(n), Some((_, max)), None) if n > max => format!("at most {max}"),
+        (Some(n), Some((min, _)), None) if n < min && min < 0 => format!("at least {min}"),
         _ => wanted.to_owned(),
     };
     let found = written
@@ -675,7 +684,26 @@ mod tests {
 
     #[test]
     fn type_errors_in_plain_words() {
-        let plain = |m, w| plain_type_error(m, w);
+        let plain = |m, w| plain_type_error(m, w, None);
+        // A field with a narrower range than its type's says it.
+        assert_eq!(
+            plain_type_error(
+                "invalid value: integer `-1`, expected usize",
+                Some("-1"),
+                Some(2..=128)
+            )
+            .as_deref(),
+            Some("must be a whole number in [2, 128], found -1")
+        );
+        assert_eq!(
+            plain_type_error(
+                "invalid type: floating point `2.5`, expected usize",
+                Some("2.5"),
+                Some(1..=100)
+            )
+            .as_deref(),
+            Some("must be a whole number in [1, 100], found 2.5")
+        );
         assert_eq!(
             plain(
                 "invalid type: floating point `1000000000000.0`, expected usize",

@@ -77,6 +77,7 @@ mod layout;
 pub mod library;
 mod migrate;
 
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -124,6 +125,27 @@ pub const DENSITY_RANGE: (f64, f64) = (1e-6, 1e6);
 /// The largest preset file read: far above any real one (every vertex of a
 /// million-vertex mesh pinned by index takes ~8 MB), far below memory.
 pub const MAX_PRESET_BYTES: u64 = 64 << 20;
+
+/// The whole-number fields whose range is narrower than their type's:
+/// their checks, and the errors of values that are not whole numbers at
+/// all, name it.
+static WHOLE_RANGES: [(&str, RangeInclusive<usize>); 3] = [
+    ("build.resolution", TetraOptions::RESOLUTION_RANGE),
+    ("sim.iterations", 1..=SimParams::MAX_ITERATIONS),
+    ("sim.substeps", 1..=SimParams::MAX_SUBSTEPS),
+];
+
+/// The range of `field` if it is one of [`WHOLE_RANGES`].
+pub(crate) fn whole_range(field: &str) -> Option<RangeInclusive<usize>> {
+    (WHOLE_RANGES.iter())
+        .find(|(f, _)| *f == field)
+        .map(|(_, r)| r.clone())
+}
+
+/// `[a, b]`.
+pub(crate) fn interval(r: RangeInclusive<usize>) -> String {
+    format!("[{}, {}]", r.start(), r.end())
+}
 
 /// A scene's saved state. See the [module docs](self) for the TOML format.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -925,12 +947,15 @@ mod validate {
         }
     }
 
-    /// A count in `[1, max]`.
-    fn count(field: &str, n: usize, max: usize) -> Check {
-        if (1..=max).contains(&n) {
-            Ok(())
-        } else {
-            fail(field, format!("must lie in [1, {max}], found {n}"))
+    /// A whole number of [`WHOLE_RANGES`] in its range.
+    fn whole(field: &str, n: usize) -> Check {
+        let range = whole_range(field);
+        debug_assert!(range.is_some(), "{field} has a range");
+        match range {
+            Some(r) if !r.contains(&n) => {
+                fail(field, format!("must lie in {}, found {n}", interval(r)))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -1046,17 +1071,7 @@ mod validate {
             if !tets_from_obj {
                 return fail("build.resolution", "applies only to tets built from an OBJ");
             }
-            if !TetraOptions::RESOLUTION_RANGE.contains(&r) {
-                let range = TetraOptions::RESOLUTION_RANGE;
-                return fail(
-                    "build.resolution",
-                    format!(
-                        "must lie in {} to {} cells, found {r}",
-                        range.start(),
-                        range.end()
-                    ),
-                );
-            }
+            whole("build.resolution", r)?;
         }
         if edge_springs && kind != BuildKind::Tets {
             return fail("build.edge_springs", "applies only to tets");
@@ -1163,8 +1178,8 @@ mod validate {
         // A fraction of the step's update: 1 already stops after the
         // first iteration that moves less than the step.
         within("sim.tolerance", *tolerance, 0.0, 1.0)?;
-        count("sim.iterations", *iterations, SimParams::MAX_ITERATIONS)?;
-        count("sim.substeps", *substeps, SimParams::MAX_SUBSTEPS)?;
+        whole("sim.iterations", *iterations)?;
+        whole("sim.substeps", *substeps)?;
         within("sim.damping", *damping, 0.0, 1.0)?;
         finite3("sim.gravity", gravity)?;
         // (Scaled: the squares of 1e300 overflow.)
