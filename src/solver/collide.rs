@@ -131,6 +131,23 @@ impl Collider {
         self.depth(x).abs() <= 1e-12 * scale
     }
 
+    /// Where static friction holds a vertex landing from `start` (on or
+    /// outside) toward `target` (inside): the surface point under `start`,
+    /// if the approach's motion along the surface is within the friction
+    /// coefficient times its motion into it (the impulse that stops it
+    /// inside the friction cone); `None` if it slides.
+    pub fn landing_hold(&self, start: Vec3, target: Vec3) -> Option<Vec3> {
+        let anchor = self.surface_point(start);
+        let normal = match *self {
+            Collider::Ground { .. } => Vec3::y(),
+            Collider::Sphere { center, .. } => (anchor - center).normalize(),
+        };
+        let motion = target - start;
+        let into = -motion.dot(&normal);
+        let along = (motion + normal * into).norm();
+        (into > 0.0 && along <= self.friction() * into).then_some(anchor)
+    }
+
     /// Whether the solve pins only a contact's height: a ground's sliding
     /// contacts are free along it (x and z), the other contacts are
     /// pinned in every coordinate (a sphere's normal is not a coordinate

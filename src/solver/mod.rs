@@ -256,7 +256,7 @@ pub struct Solver {
     threads: usize,
 }
 
-/// How fast, in `g h`, a vertex may approach a ground and still land
+/// How fast, in `g h`, a tet body's vertex may approach a collider and still land
 /// inside the solve (see `Solver::pin_contacts`).
 const LANDING_SPEED: f64 = 4.0;
 
@@ -958,16 +958,24 @@ impl Solver {
     /// [`CONTACT_STIFFNESS`] `m/h²`) and adds their constant pulls `w t` to
     /// `self.constant`: a ground's height in y, a sticking contact's anchor
     /// in every coordinate (a sliding contact on a sphere pulls toward the
-    /// surface under each iterate instead: `self.following`). A vertex
-    /// whose inertial target `q + α h v + h² g` is inside a collider it
-    /// approaches slowly (at most [`LANDING_SPEED`] `g h` along the normal
-    /// in the substep) lands on it and is a contact from its start, so the
-    /// solve stops it. A faster one is pushed out after the solve and is a
-    /// contact from the next substep: in a body falling that fast onto a
-    /// ground, the layer above the lowest also reaches the ground in the
-    /// inertial target, and pinned flat onto the lowest it inverted its
-    /// tets and stayed there. A sticking contact whose anchor is not finite
-    /// or further than a slow landing from it slides instead.
+    /// surface under each iterate instead: `self.following`).
+    ///
+    /// A vertex whose inertial target `q + α h v + h² g` is inside a
+    /// collider lands on it and is a contact from its start, so the solve
+    /// stops it; sticking from the start if its approach is inside the
+    /// friction cone ([`Collider::landing_hold`]: friction applied after the
+    /// solve moved it back along the surface while the body around it went
+    /// on). A tet body's vertex lands so only when it approaches slowly (at
+    /// most [`LANDING_SPEED`] `g h` along the normal in the substep); a
+    /// faster one is pushed out after the solve and is a contact from the
+    /// next substep: in a body falling that fast, the layer above the
+    /// lowest also reaches the ground in the inertial target, and pinned
+    /// flat onto the lowest it inverted its tets and stayed there. A
+    /// spring model has no such layers: its vertices land at any speed (a
+    /// cloth's edge pushed out after the solve while the cloth above went
+    /// on falling stored 40 times the impact's kinetic energy). A sticking
+    /// contact whose anchor is not finite or further than a slow landing
+    /// from it slides instead.
     fn pin_contacts(&mut self, h: f64) {
         // A contact starts the substep on its collider's surface (`collide`
         // leaves it there), a free vertex. One that does not is free again
@@ -1001,7 +1009,9 @@ impl Solver {
             let landing = (self.params.colliders.iter().enumerate())
                 .map(|(k, c)| (k, c.depth(*x)))
                 .filter(|&(k, depth)| {
-                    depth > 0.0 && depth - self.params.colliders[k].depth(*q) <= slow
+                    depth > 0.0
+                        && (self.model.tets.is_empty()
+                            || depth - self.params.colliders[k].depth(*q) <= slow)
                 })
                 .max_by(|a, b| a.1.total_cmp(&b.1));
             if let Some((k, _)) = landing
@@ -1013,7 +1023,7 @@ impl Solver {
                 self.contacts.push(Contact {
                     vertex: i as u32,
                     collider: k as u32,
-                    sticking: None,
+                    sticking: self.params.colliders[k].landing_hold(*q, *x),
                 });
             }
         }
