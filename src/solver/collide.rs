@@ -112,10 +112,19 @@ impl Collider {
         match *self {
             Collider::Ground { height, .. } => Vec3::new(x.x, height, x.z),
             Collider::Sphere { center, radius, .. } => {
+                center + self.normal(x) * (radius * (1.0 + 4.0 * f64::EPSILON))
+            }
+        }
+    }
+
+    /// The outward normal of the surface at its point nearest to `x`.
+    pub fn normal(&self, x: Vec3) -> Vec3 {
+        match *self {
+            Collider::Ground { .. } => Vec3::y(),
+            Collider::Sphere { center, .. } => {
                 let d = x - center;
                 let n = d.norm();
-                let dir = if n > 0.0 { d / n } else { Vec3::y() };
-                center + dir * (radius * (1.0 + 4.0 * f64::EPSILON))
+                if n > 0.0 { d / n } else { Vec3::y() }
             }
         }
     }
@@ -138,10 +147,7 @@ impl Collider {
     /// inside the friction cone); `None` if it slides.
     pub fn landing_hold(&self, start: Vec3, target: Vec3) -> Option<Vec3> {
         let anchor = self.surface_point(start);
-        let normal = match *self {
-            Collider::Ground { .. } => Vec3::y(),
-            Collider::Sphere { center, .. } => (anchor - center).normalize(),
-        };
+        let normal = self.normal(anchor);
         let motion = target - start;
         let into = -motion.dot(&normal);
         let along = (motion + normal * into).norm();
@@ -201,12 +207,32 @@ pub fn drawn_positions(model: &Model, x: &[Vec3], colliders: &[Collider], out: &
         return;
     }
     for p in out.iter_mut() {
+        push_out(colliders, p);
+    }
+}
+
+/// Moves `p` out of `colliders` to their nearest surface points, without
+/// friction, pass after pass while one touches it (at most
+/// [`PUSH_OUT_PASSES`]): out of the last collider, a point can be back in
+/// an earlier one. Wedged between a ball and the ground it rests on, each
+/// pass up out of the ground and out of the ball takes it about a third
+/// closer to where their surfaces meet (QA's tet skin ended 6.4 cm inside
+/// a ball after one pass).
+fn push_out(colliders: &[Collider], p: &mut Vec3) {
+    for _ in 0..PUSH_OUT_PASSES {
+        let mut touched = false;
         for c in colliders {
             let start = *p;
-            c.resolve(p, start, 0.0);
+            touched |= c.resolve(p, start, 0.0).touched();
+        }
+        if !touched {
+            return;
         }
     }
 }
+
+/// The passes of [`push_out`]: 0.65³² is 1e-6 of the first pass's depth.
+const PUSH_OUT_PASSES: usize = 32;
 
 /// What [`Collider::resolve`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,6 +295,29 @@ mod tests {
             Resolved::Held
         );
         assert!(stuck.x.abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_point_wedged_between_a_ball_and_the_ground_is_pushed_out_of_both() {
+        // A ball of radius 0.5 resting 0.1 m into the ground; the point is
+        // inside both, nearer to the ground's surface.
+        let colliders = [
+            Collider::Sphere {
+                center: Vec3::new(0.0, 0.4, 0.0),
+                radius: 0.5,
+                friction: 0.5,
+            },
+            Collider::Ground {
+                height: 0.0,
+                friction: 0.5,
+            },
+        ];
+        let mut p = Vec3::new(0.25, -0.01, 0.0);
+        push_out(&colliders, &mut p);
+        for c in &colliders {
+            // (Two passes left it 16 mm inside the ball.)
+            assert!(c.depth(p) < 1e-7, "{p} inside {c:?} by {}", c.depth(p));
+        }
     }
 
     #[test]
