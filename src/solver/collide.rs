@@ -29,7 +29,8 @@ pub enum Collider {
 }
 
 /// A vertex resting on a collider. The solve pins it to the collider's
-/// surface with a weight of [`CONTACT_STIFFNESS`] `m/h²`, for as long as
+/// surface with a weight of [`CONTACT_STIFFNESS`] `m/h²` (a spring model's
+/// sliding on a sphere with less: see `Solver::stiffness`), for as long as
 /// the pin pushes it out. A sliding contact is pulled to the surface point
 /// nearest to it (on a ground only its height is pinned: x and z are
 /// free), and slowed by friction after the solve; a sticking one is pinned
