@@ -1182,3 +1182,50 @@ fn a_scale_reads_the_mesh_file_in_other_units() {
         );
     }
 }
+
+/// A body that starts inside a collider is warned about at build: its
+/// vertices there are pushed out in the first frame (a jump that stores
+/// energy), and a hard pin there holds its vertex inside. A body resting
+/// on a collider's surface is not.
+#[test]
+fn a_body_starting_inside_a_collider_is_warned_about() {
+    let build = |sim: &str, pins: &str| {
+        let text = format!(
+            "version = 1\n[mesh]\ngrid = {{ n = 11, width = 1.0, horizontal = true }}\n\
+             [material]\ndensity = 0.15\n{sim}{pins}"
+        );
+        let path = Path::new("p.toml");
+        Preset::parse(&text, path)
+            .unwrap()
+            .preset
+            .build(path)
+            .unwrap()
+    };
+    let rest = build("", "").model.rest;
+    let y = rest[0].y;
+    let warnings = |collider: String, pins: &str| {
+        let built = build(&format!("[sim]\ncolliders = [{collider}]\n"), pins);
+        (built.warnings.into_iter())
+            .filter(|w| w.contains("sim.colliders"))
+            .collect::<Vec<_>>()
+    };
+    // Resting on a ground at its height: nothing.
+    let ground = format!("{{ type = \"ground\", height = {y}, friction = 0.5 }}");
+    assert_eq!(warnings(ground, ""), Vec::<String>::new());
+    // A ball centred on the middle node: the nodes within its radius.
+    let middle = rest[60];
+    let inside = rest.iter().filter(|p| (*p - middle).norm() < 0.25).count();
+    assert_eq!(inside, 21);
+    let sphere = format!(
+        "{{ type = \"sphere\", center = [{}, {}, {}], radius = 0.25, friction = 0.5 }}",
+        middle.x, middle.y, middle.z
+    );
+    assert_eq!(
+        warnings(sphere, "[pins]\nhard = [{ indices = [60] }]\n"),
+        [
+            "the body starts with 20 vertices inside sim.colliders[0] (a sphere): the first \
+             frame pushes them out, a jump that stores energy; move the body or the collider",
+            "hard pins hold 1 vertex inside sim.colliders[0] (a sphere)",
+        ]
+    );
+}

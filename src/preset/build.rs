@@ -6,7 +6,7 @@ use super::{BuildKind, MeshSource, PinSpec, Preset, PresetError, PresetErrorKind
 use crate::mesh::{self, ImportOptions, SurfaceMesh, TexCoords, ValidateOptions, Vec3};
 use crate::model::tetra::{self, TetraOptions};
 use crate::model::{Attachment, ClothGrid, Model, Pins, Skin};
-use crate::solver::SimParams;
+use crate::solver::{Collider, SimParams};
 
 /// What [`Preset::build`] makes.
 #[derive(Clone, Debug)]
@@ -238,6 +238,8 @@ impl Preset {
                 ),
             }));
         }
+        let inside = collider_warnings(&built.model, &self.sim.colliders);
+        built.warnings.extend(inside);
         Ok(built)
     }
 
@@ -358,6 +360,51 @@ fn size_warning(positions: &[Vec3], scale: f64) -> Option<String> {
         crate::param::format_value(size),
         crate::param::format_value(scale),
     ))
+}
+
+/// Notes on the colliders the body starts inside. Its free vertices there
+/// are pushed out in the first frame, a jump that stores energy (QA: a
+/// cloth cutting through a ball gained 58.6 J in its first frame); its
+/// hard-pinned ones stay there. A vertex within a millionth of the body's
+/// size of the surface is on it, not inside.
+fn collider_warnings(model: &Model, colliders: &[Collider]) -> Vec<String> {
+    let (lo, hi) = crate::mesh::bounds(&model.rest);
+    let tolerance = 1e-6 * (hi - lo).norm();
+    let mut warnings = Vec::new();
+    for (k, c) in colliders.iter().enumerate() {
+        let (mut free, mut pinned) = (0usize, 0usize);
+        for (v, x) in model.rest.iter().enumerate() {
+            if c.depth(*x) > tolerance {
+                if model.pins.is_hard(v as u32) {
+                    pinned += 1;
+                } else {
+                    free += 1;
+                }
+            }
+        }
+        let what = match c {
+            Collider::Ground { .. } => "ground",
+            Collider::Sphere { .. } => "sphere",
+        };
+        let vertices = |n: usize| match n {
+            1 => "1 vertex".to_owned(),
+            n => format!("{n} vertices"),
+        };
+        if free > 0 {
+            warnings.push(format!(
+                "the body starts with {} inside sim.colliders[{k}] (a {what}): the first frame \
+                 pushes them out, a jump that stores energy; move the body or the collider",
+                vertices(free)
+            ));
+        }
+        if pinned > 0 {
+            warnings.push(format!(
+                "hard pins hold {} inside sim.colliders[{k}] (a {what})",
+                vertices(pinned)
+            ));
+        }
+    }
+    warnings
 }
 
 /// The corners of the tet carrying skin vertex `v` that it moves with (its
