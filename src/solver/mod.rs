@@ -233,6 +233,10 @@ pub struct Solver {
     /// (vertex, weight, collider); each local step adds `w` times the
     /// surface point nearest to the iterate to the right-hand side.
     following: Vec<(u32, f64, u32)>,
+    /// The kinetic friction on each contact in the substep's solve (N; zero
+    /// on a sticking one and a new one), in the order of `contacts`: a
+    /// constant force in the right-hand side, `-f·(x - q)` in the objective.
+    kinetic: Vec<Vec3>,
     resting: Vec<bool>,
     /// The state's extrapolation history as it is stepped.
     history: Extrapolation,
@@ -401,6 +405,7 @@ impl Solver {
             pins: Vec::new(),
             stick_pins: Vec::new(),
             following: Vec::new(),
+            kinetic: Vec::new(),
             resting: vec![false; m],
             constant: vec![Vec3::zeros(); m],
             rhs: vec![Vec3::zeros(); m],
@@ -951,7 +956,8 @@ impl Solver {
 
     /// `1/(2h²) ‖x − s‖²_M`, plus the contacts' pins `Σ w/2 ‖x − t‖²`
     /// (`t`: a sticking contact's anchor, else the surface point nearest to
-    /// `x`; on a ground, `(y − h)²`).
+    /// `x`; on a ground, `(y − h)²`) and the work of their kinetic friction
+    /// `−Σ f·(x − q)`.
     fn inertia_at(&self, x: &[Vec3], inv_h2: f64) -> f64 {
         let sum: f64 = x
             .iter()
@@ -959,13 +965,14 @@ impl Solver {
             .zip(&self.model.masses)
             .map(|((x, s), m)| m * (x - s).norm_squared())
             .sum();
-        let pins: f64 = (self.contacts.iter().zip(&self.pins))
-            .map(|(c, &(v, w))| {
-                let x = x[v as usize];
+        let pins: f64 = (self.contacts.iter().zip(&self.pins).zip(&self.kinetic))
+            .map(|((c, &(v, w)), f)| {
+                let v = v as usize;
+                let x = x[v];
                 let target = c
                     .sticking
                     .unwrap_or_else(|| self.params.colliders[c.collider as usize].surface_point(x));
-                w * (x - target).norm_squared()
+                w * (x - target).norm_squared() - 2.0 * f.dot(&(x - self.start[v]))
             })
             .sum();
         0.5 * (inv_h2 * sum + pins)
@@ -1037,11 +1044,11 @@ impl Solver {
                     .binary_search_by_key(&(i as u32), |c| c.vertex)
                     .is_err()
             {
-                self.contacts.push(Contact {
-                    vertex: i as u32,
-                    collider: k as u32,
-                    sticking: self.params.colliders[k].landing_hold(*q, *x),
-                });
+                self.contacts.push(Contact::new(
+                    i as u32,
+                    k as u32,
+                    self.params.colliders[k].landing_hold(*q, *x),
+                ));
             }
         }
         if self.contacts.len() > known {
@@ -1073,18 +1080,27 @@ impl Solver {
             self.pins.clear();
             self.stick_pins.clear();
             self.following.clear();
+            self.kinetic.clear();
             self.system.drop_contacts();
             return;
         }
-        // The pins' constant pulls, `w t`.
+        // The pins' constant pulls, `w t`, and the sliding contacts' kinetic
+        // friction.
+        self.kinetic.clear();
         for (c, &(_, w)) in self.contacts.iter().zip(&self.pins) {
             let v = c.vertex as usize;
             let collider = &self.params.colliders[c.collider as usize];
+            let mut friction = Vec3::zeros();
             if let Some(anchor) = c.sticking {
                 self.constant[v] += anchor * w;
-            } else if let Some(height) = collider.ground_height() {
-                self.constant[v].y += w * height;
+            } else {
+                if let Some(height) = collider.ground_height() {
+                    self.constant[v].y += w * height;
+                }
+                friction = collider.kinetic_friction(c.push, self.start[v], self.target[v]);
+                self.constant[v] += friction;
             }
+            self.kinetic.push(friction);
         }
     }
 
@@ -1133,6 +1149,8 @@ impl Solver {
         if colliders.is_empty() {
             return 0;
         }
+        let h = self.params.substep_dt();
+        let inv_h2 = 1.0 / (h * h);
         let mut kept = 0;
         for k in 0..self.contacts.len() {
             let mut c = self.contacts[k];
@@ -1162,14 +1180,22 @@ impl Solver {
                     let pulled = *x - (*x - anchor) * (limit / off);
                     c.sticking = Some(collider.surface_point(pulled));
                 }
+            } else if self.kinetic[k] != Vec3::zeros() {
+                // Kinetic friction slowed it in the solve: where it turned
+                // it back, it stopped, and sticks.
+                *x = collider.surface_point(*x);
+                if (*x - self.start[v]).dot(&self.kinetic[k]) > 0.0 {
+                    c.sticking = Some(*x);
+                }
             } else {
-                // The pin's force w·sunk moved the vertex h² w sunk / m:
-                // friction takes up to that times its coefficient off the
-                // slide, and where it takes all of it the vertex sticks (on
-                // ice nothing does).
+                // A new contact: the pin's force w·sunk moved the vertex
+                // h² w sunk / m; friction takes up to that times its
+                // coefficient off the slide, and where it takes all of it
+                // the vertex sticks (on ice nothing does).
                 let held = collider.resolve(x, self.start[v], stiffness * sunk);
                 c.sticking = (held == Resolved::Held).then_some(*x);
             }
+            c.push = stiffness * self.model.masses[v] * inv_h2 * sunk;
             self.resting[v] = true;
             self.contacts[kept] = c;
             kept += 1;
@@ -1198,11 +1224,7 @@ impl Solver {
             }
             let resting = std::mem::take(&mut self.resting[i]);
             if let Some((collider, _)) = landed.filter(|_| !resting) {
-                self.contacts.push(Contact {
-                    vertex: i as u32,
-                    collider,
-                    sticking: None,
-                });
+                self.contacts.push(Contact::new(i as u32, collider, None));
             }
             touching += (touched && !resting) as usize;
         }
