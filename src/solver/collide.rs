@@ -33,9 +33,9 @@ pub enum Collider {
 /// sliding on a sphere with less: see `Solver::stiffness`), for as long as
 /// the pin pushes it out. A sliding contact is pulled to the surface point
 /// nearest to it (on a ground only its height is pinned: x and z are
-/// free), against kinetic friction in the solve (from its second substep:
-/// [`Collider::kinetic_friction`]; in its first, friction after the solve);
-/// a sticking one is pinned where it stopped, for as long as friction can
+/// free), slowed by friction (a tet body's in the solve from its second
+/// substep, [`Collider::kinetic_friction`]; otherwise after the solve); a
+/// sticking one is pinned where it stopped, for as long as friction can
 /// hold it there.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact {

@@ -233,8 +233,15 @@ pub struct Solver {
     /// (vertex, weight, collider); each local step adds `w` times the
     /// surface point nearest to the iterate to the right-hand side.
     following: Vec<(u32, f64, u32)>,
+    /// The vertices a tet body's substep lands because one of its solves
+    /// carried them into a collider (vertex, collider), by vertex, and
+    /// those of them whose pins then held them in, by vertex (see
+    /// `Solver::land_again`).
+    entering: Vec<(u32, u32)>,
+    released: Vec<u32>,
     /// The kinetic friction on each contact in the substep's solve (N; zero
-    /// on a sticking one and a new one), in the order of `contacts`: a
+    /// on a sticking one, a new one and a spring model's), in the order of
+    /// `contacts`: a
     /// constant force in the right-hand side, `-f·(x - q)` in the objective.
     kinetic: Vec<Vec3>,
     resting: Vec<bool>,
@@ -263,6 +270,10 @@ pub struct Solver {
 /// How fast, in `g h`, a tet body's vertex may approach a collider and still land
 /// inside the solve (see `Solver::pin_contacts`).
 const LANDING_SPEED: f64 = 4.0;
+
+/// The most solves of one substep of a tet body (see
+/// `Solver::land_again`).
+const LANDING_SOLVES: usize = 4;
 
 /// The weight, over its vertex's `m/h²`, of a spring model's contact
 /// sliding on a sphere (every other contact's is [`CONTACT_STIFFNESS`]).
@@ -405,6 +416,8 @@ impl Solver {
             pins: Vec::new(),
             stick_pins: Vec::new(),
             following: Vec::new(),
+            entering: Vec::new(),
+            released: Vec::new(),
             kinetic: Vec::new(),
             resting: vec![false; m],
             constant: vec![Vec3::zeros(); m],
@@ -704,24 +717,40 @@ impl Solver {
         let step = (alpha * h, h * h);
         for _ in 0..self.params.substeps {
             let t0 = Instant::now();
-            let continuing = self.set_up_substep(&velocities, h);
-            // Initial guess q + α h v + h² (γ₀ a₀ + γ₁ a₁): the motion
-            // without forces plus the predicted acceleration (guess.rs).
-            // (Starting at s, as Liu et al. do, gives a frame map whose fixed
-            // points are not equilibria when the iterations stop short: a
-            // hanging cloth then rests with a residual force. Here a state
-            // the step maps to itself (q, v = 0, no contacts) has zero
-            // accelerations, so its step started at q and had PD(q) = q by
-            // the monotone objective, i.e. ∇g(q) = 0: an exact equilibrium.)
-            let system = &self.system;
-            self.history.guess(
-                self.params.extrapolate,
-                &mut self.x,
-                &velocities,
-                step,
-                |i| system.is_free(i),
-            );
-            let (mut elastic, local, global) = self.iterate(1.0 / (h * h), &mut report, observe);
+            let mut continuing = 0.0;
+            let (mut elastic, mut local, mut global) = (Energies::default(), 0.0, 0.0);
+            // A substep whose solve carried a tet body's vertices into a
+            // collider is solved again with them landed (see `land_again`).
+            self.entering.clear();
+            self.released.clear();
+            for solve in 1..=LANDING_SOLVES {
+                if solve > 1 {
+                    self.x.copy_from_slice(&self.start);
+                }
+                continuing += self.set_up_substep(&velocities, h);
+                // Initial guess q + α h v + h² (γ₀ a₀ + γ₁ a₁): the motion
+                // without forces plus the predicted acceleration (guess.rs).
+                // (Starting at s, as Liu et al. do, gives a frame map whose
+                // fixed points are not equilibria when the iterations stop
+                // short: a hanging cloth then rests with a residual force.
+                // Here a state the step maps to itself (q, v = 0, no
+                // contacts) has zero accelerations, so its step started at q
+                // and had PD(q) = q by the monotone objective, i.e. ∇g(q) =
+                // 0: an exact equilibrium.)
+                let system = &self.system;
+                self.history.guess(
+                    self.params.extrapolate,
+                    &mut self.x,
+                    &velocities,
+                    step,
+                    |i| system.is_free(i),
+                );
+                let (e, l, g) = self.iterate(1.0 / (h * h), &mut report, observe);
+                (elastic, local, global) = (e, local + l, global + g);
+                if solve == LANDING_SOLVES || !self.land_again() {
+                    break;
+                }
+            }
             let tc = Instant::now();
             let system = &self.system;
             self.history.learn(
@@ -1029,7 +1058,10 @@ impl Solver {
         let known = self.contacts.len();
         let inv_h2 = 1.0 / (h * h);
         for (i, (x, q)) in self.target.iter().zip(&self.start).enumerate() {
-            // The deepest collider it lands in.
+            // The deepest collider it lands in, or the one the substep's
+            // last solve carried it into (unless its pin then held it in).
+            let v = i as u32;
+            let entered = self.entering.binary_search_by_key(&v, |e| e.0);
             let landing = (self.params.colliders.iter().enumerate())
                 .map(|(k, c)| (k, c.depth(*x)))
                 .filter(|&(k, depth)| {
@@ -1037,9 +1069,11 @@ impl Solver {
                         && (self.model.tets.is_empty()
                             || depth - self.params.colliders[k].depth(*q) <= slow)
                 })
-                .max_by(|a, b| a.1.total_cmp(&b.1));
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .or_else(|| entered.ok().map(|e| (self.entering[e].1 as usize, 0.0)));
             if let Some((k, _)) = landing
                 && self.system.is_free(i)
+                && self.released.binary_search(&v).is_err()
                 && self.contacts[..known]
                     .binary_search_by_key(&(i as u32), |c| c.vertex)
                     .is_err()
@@ -1084,8 +1118,12 @@ impl Solver {
             self.system.drop_contacts();
             return;
         }
-        // The pins' constant pulls, `w t`, and the sliding contacts' kinetic
-        // friction.
+        // The pins' constant pulls, `w t`, and a tet body's sliding
+        // contacts' kinetic friction (a spring model's vertices each carry
+        // about their own weight: friction after the solve, as on a
+        // contact's first substep, slows them as it should, and in the solve
+        // it raised a cloth wedged between a ball and the ground 0.3 J
+        // higher above its start).
         self.kinetic.clear();
         for (c, &(_, w)) in self.contacts.iter().zip(&self.pins) {
             let v = c.vertex as usize;
@@ -1097,8 +1135,10 @@ impl Solver {
                 if let Some(height) = collider.ground_height() {
                     self.constant[v].y += w * height;
                 }
-                friction = collider.kinetic_friction(c.push, self.start[v], self.target[v]);
-                self.constant[v] += friction;
+                if !self.model.tets.is_empty() {
+                    friction = collider.kinetic_friction(c.push, self.start[v], self.target[v]);
+                    self.constant[v] += friction;
+                }
             }
             self.kinetic.push(friction);
         }
@@ -1113,6 +1153,55 @@ impl Solver {
         } else {
             CONTACT_STIFFNESS
         }
+    }
+
+    /// Updates which vertices a tet body's substep lands from where its
+    /// last solve took them, and returns whether that changed (the substep
+    /// is then solved again, at most [`LANDING_SOLVES`] times in all): a
+    /// free vertex the solve carried into a collider lands
+    /// (`self.entering`), and one landed so that its pin then held it in
+    /// (pulled it into the collider) does not (`self.released`).
+    ///
+    /// A tet body's vertex lands in the solve ahead of it only if it is
+    /// slow (`pin_contacts`), since in a body falling fast the layer above
+    /// the lowest reaches the collider in the inertial target too, and
+    /// pinned flat onto the lowest it inverted its tets. Pushed out after
+    /// the solve instead, the lowest layer crushed the one above it: a 0.5
+    /// m box (`box.obj` as tets at resolution 8, strain 1e5 Pa) dropped
+    /// 0.25 m onto the ground rose 302.7 J
+    /// above its start at the impact (its fall's kinetic energy: 309 J),
+    /// and stayed crushed, 3 cm lower with 272 J of strain. Landing every
+    /// vertex the free solve took inside still pinned the layer above the
+    /// lowest onto the ground (it had reached it too) and rose 180.7 J.
+    fn land_again(&mut self) -> bool {
+        if self.model.tets.is_empty() {
+            return false;
+        }
+        let mut changed = false;
+        for c in &self.contacts {
+            let v = c.vertex;
+            if self.entering.binary_search_by_key(&v, |e| e.0).is_ok()
+                && self.params.colliders[c.collider as usize].depth(self.x[v as usize]) < 0.0
+                && let Err(at) = self.released.binary_search(&v)
+            {
+                self.released.insert(at, v);
+                changed = true;
+            }
+        }
+        let (colliders, contacts) = (&self.params.colliders, &self.contacts);
+        for (i, x) in self.x.iter().enumerate() {
+            let v = i as u32;
+            if let Some(k) = colliders.iter().position(|c| c.contains(*x))
+                && self.system.is_free(i)
+                && contacts.binary_search_by_key(&v, |c| c.vertex).is_err()
+                && self.released.binary_search(&v).is_err()
+                && let Err(at) = self.entering.binary_search_by_key(&v, |e| e.0)
+            {
+                self.entering.insert(at, (v, k as u32));
+                changed = true;
+            }
+        }
+        changed
     }
 
     /// Resolves the colliders after a substep; returns the
