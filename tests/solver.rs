@@ -1907,7 +1907,8 @@ fn a_cloth_draped_over_a_ball_gains_no_energy() {
 /// friction is below the slope, and stays when it is above. Friction
 /// applied after the solve to each bottom vertex alone (its push the
 /// column's weight above it, its mass its own) stopped it every substep:
-/// the box stayed put at friction 0.1, 0.2 and 0.3 alike.
+/// at friction 0.2 this cube accelerated at 0.016 m/s² (`box.obj` as tets
+/// at resolution 8 stayed put at 0.1, 0.2 and 0.3 alike).
 #[test]
 fn a_box_slides_down_a_slope_at_the_rate_friction_leaves() {
     let (g_along, g_into) = (3.4335, 9.81);
