@@ -241,8 +241,8 @@ pub struct Solver {
     released: Vec<u32>,
     /// The kinetic friction on each contact in the substep's solve (N; zero
     /// on a sticking one, a new one and a spring model's), in the order of
-    /// `contacts`: a
-    /// constant force in the right-hand side, `-f·(x - q)` in the objective.
+    /// `contacts`: a constant force in the right-hand side, `-f·(x - q)` in
+    /// the objective.
     kinetic: Vec<Vec3>,
     resting: Vec<bool>,
     /// The state's extrapolation history as it is stepped.
@@ -1168,11 +1168,11 @@ impl Solver {
     /// pinned flat onto the lowest it inverted its tets. Pushed out after
     /// the solve instead, the lowest layer crushed the one above it: a 0.5
     /// m box (`box.obj` as tets at resolution 8, strain 1e5 Pa) dropped
-    /// 0.25 m onto the ground rose 302.7 J
-    /// above its start at the impact (its fall's kinetic energy: 309 J),
-    /// and stayed crushed, 3 cm lower with 272 J of strain. Landing every
-    /// vertex the free solve took inside still pinned the layer above the
-    /// lowest onto the ground (it had reached it too) and rose 180.7 J.
+    /// 0.25 m onto the ground rose 302.7 J above its start at the impact
+    /// (its fall's kinetic energy: 309 J), and stayed crushed, 3 cm lower
+    /// with 272 J of strain. Landing every vertex the free solve took
+    /// inside still pinned the layer above the lowest onto the ground (it
+    /// had reached it too) and rose 180.7 J.
     fn land_again(&mut self) -> bool {
         if self.model.tets.is_empty() {
             return false;
