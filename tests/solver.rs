@@ -1542,11 +1542,7 @@ fn a_single_free_vertex_steps_like_newton() {
 /// of a ground just under it (or `drop` metres under it), `substeps` per
 /// frame.
 fn cube_over_ground(drop: f64, friction: f64, substeps: usize) -> (Model, SimParams) {
-    let weights = Weights {
-        strain: 1.0e5,
-        ..Weights::default()
-    };
-    let model = tet_model(0.5, [6; 3], weights, false);
+    let model = ground_cube(6);
     let bottom = model.rest.iter().map(|p| p.y).fold(f64::MAX, f64::min);
     let params = SimParams {
         substeps,
@@ -1557,6 +1553,16 @@ fn cube_over_ground(drop: f64, friction: f64, substeps: usize) -> (Model, SimPar
         ..SimParams::default()
     };
     (model, params)
+}
+
+/// The 0.5 m cube of [`cube_over_ground`] (strain 1e5), `cells` Kuhn cubes
+/// a side.
+fn ground_cube(cells: usize) -> Model {
+    let weights = Weights {
+        strain: 1.0e5,
+        ..Weights::default()
+    };
+    tet_model(0.5, [cells; 3], weights, false)
 }
 
 /// Steps `frames` frames from rest; returns the state and each frame's
@@ -1641,15 +1647,7 @@ fn a_body_landing_gently_never_gains_energy() {
 fn a_body_landing_fast_never_gains_energy() {
     for (drop, cells) in [(0.25, 6), (0.25, 8), (0.6, 8)] {
         let (_, params) = cube_over_ground(drop, 0.6, 1);
-        let model = tet_model(
-            0.5,
-            [cells; 3],
-            Weights {
-                strain: 1.0e5,
-                ..Weights::default()
-            },
-            false,
-        );
+        let model = ground_cube(cells);
         let (state, totals) = run(&model, &params, 150);
         let highest = totals.iter().copied().fold(f64::MIN, f64::max);
         assert!(

@@ -1174,7 +1174,7 @@ impl Solver {
     /// inside still pinned the layer above the lowest onto the ground (it
     /// had reached it too) and rose 180.7 J.
     fn land_again(&mut self) -> bool {
-        if self.model.tets.is_empty() {
+        if self.model.tets.is_empty() || self.params.colliders.is_empty() {
             return false;
         }
         let mut changed = false;
@@ -1238,8 +1238,6 @@ impl Solver {
         if colliders.is_empty() {
             return 0;
         }
-        let h = self.params.substep_dt();
-        let inv_h2 = 1.0 / (h * h);
         let mut kept = 0;
         for k in 0..self.contacts.len() {
             let mut c = self.contacts[k];
@@ -1277,14 +1275,17 @@ impl Solver {
                     c.sticking = Some(*x);
                 }
             } else {
-                // A new contact: the pin's force w·sunk moved the vertex
-                // h² w sunk / m; friction takes up to that times its
-                // coefficient off the slide, and where it takes all of it
-                // the vertex sticks (on ice nothing does).
+                // No friction in the solve (a spring model's contact, or a
+                // tet body's in its first substep or not moving along the
+                // surface): the pin's force w·sunk moved the vertex h² w
+                // sunk / m; friction takes up to that times its coefficient
+                // off the slide, and where it takes all of it the vertex
+                // sticks (on ice nothing does).
                 let held = collider.resolve(x, self.start[v], stiffness * sunk);
                 c.sticking = (held == Resolved::Held).then_some(*x);
             }
-            c.push = stiffness * self.model.masses[v] * inv_h2 * sunk;
+            // The pin's weight (`self.pins` is in the order of the contacts).
+            c.push = self.pins[k].1 * sunk;
             self.resting[v] = true;
             self.contacts[kept] = c;
             kept += 1;
