@@ -36,7 +36,8 @@ pub enum Collider {
 /// free), slowed by friction (a tet body's in the solve from its second
 /// substep, [`Collider::kinetic_friction`]; otherwise after the solve); a
 /// sticking one is pinned where it stopped, for as long as friction can
-/// hold it there.
+/// hold it there (on a spring model it may lift off along the normal
+/// there: [`Contact::target`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact {
     /// The vertex.

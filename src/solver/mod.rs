@@ -815,8 +815,10 @@ impl Solver {
     /// Sets up a substep from `self.x = q` with velocities `v`: the start,
     /// the inertial target `s = q + α h v + h² g` (physics.md §1; hard pins
     /// stay where they are), the constant part of the right-hand side (`M s
-    /// / h²`, the soft pins' `w t`, the pinned neighbours' coupling and the
-    /// contacts' pins), and Anderson's continuation of the last substep's
+    /// / h²`, the soft pins' `w t`, the pinned neighbours' coupling and a
+    /// tet body's kinetic friction; the contacts' pins pull toward targets
+    /// that move with the iterate, added in [`Solver::project`]), and
+    /// Anderson's continuation of the last substep's
     /// map (accelerate.rs; not on tet models, where it was measured not to
     /// pay). Returns the seconds spent continuing (a solve).
     fn set_up_substep(&mut self, velocities: &[Vec3], h: f64) -> f64 {
@@ -953,7 +955,8 @@ impl Solver {
     }
 
     /// Projects every constraint at the iterate `self.x`, with the
-    /// right-hand side `constant + Σ w Gᵀ p` in `self.rhs` when `with_rhs`
+    /// right-hand side `constant + Σ w Gᵀ p` (the contacts' pins' `w t`
+    /// too, `t` their [`Contact::target`]) in `self.rhs` when `with_rhs`
     /// (else only the energies: the last iterate's, for the safeguard and
     /// the report).
     fn project(&mut self, with_rhs: bool) -> Energies {
@@ -1092,12 +1095,15 @@ impl Solver {
                     .is_err()
             {
                 // Held, it sticks where it stuck before it lifted off, if
-                // that was in the last substep and near.
+                // that was in the last substep, on this collider's surface
+                // (unmoved since) and near.
+                let collider = &self.params.colliders[k];
                 let before = (self.lifted.binary_search_by_key(&v, |c| c.vertex).ok())
                     .map(|l| self.lifted[l])
                     .filter(|c| c.collider == k as u32)
-                    .and_then(|c| c.sticking);
-                let hold = self.params.colliders[k].landing_hold(*q, *x).map(|anchor| {
+                    .and_then(|c| c.sticking)
+                    .filter(|&b| collider.holds(b));
+                let hold = collider.landing_hold(*q, *x).map(|anchor| {
                     before
                         .filter(|b| (b - anchor).norm() <= slow)
                         .unwrap_or(anchor)
@@ -1251,6 +1257,7 @@ impl Solver {
     /// start. Pinned in the solve, the support reaches the whole body.
     fn collide(&mut self) -> usize {
         let colliders = &self.params.colliders;
+        self.lifted.clear();
         if colliders.is_empty() {
             return 0;
         }
@@ -1263,7 +1270,6 @@ impl Solver {
         let lifts = self.contacts_lift();
         let h = self.params.substep_dt();
         let reach = self.params.gravity.norm() * h * h;
-        self.lifted.clear();
         for k in 0..self.contacts.len() {
             let mut c = self.contacts[k];
             let v = c.vertex as usize;
