@@ -63,6 +63,12 @@ impl Contact {
         }
     }
 
+    /// Whether its pin holds only its height (a ground's sliding contact:
+    /// x and z are free), not every coordinate.
+    pub fn pins_height_only(&self, collider: &Collider) -> bool {
+        self.sticking.is_none() && collider.pins_height_only()
+    }
+
     /// Where its pin pulls its vertex at `x` on `collider`: a sliding
     /// contact's, the surface point nearest to `x`; a sticking one's, its
     /// anchor, or where `lifts`, the nearest point of the ray from the

@@ -992,7 +992,7 @@ impl Solver {
                 let v = v as usize;
                 let collider = &self.params.colliders[c.collider as usize];
                 let pull = c.target(collider, self.x[v], lifts) * w;
-                if c.sticking.is_none() && collider.pins_height_only() {
+                if c.pins_height_only(collider) {
                     self.rhs[v].y += pull.y;
                 } else {
                     self.rhs[v] += pull;
@@ -1120,7 +1120,7 @@ impl Solver {
             let collider = &self.params.colliders[c.collider as usize];
             let w = self.stiffness(c, collider) * self.model.masses[c.vertex as usize] * inv_h2;
             self.pins.push((c.vertex, w));
-            if c.sticking.is_some() || !collider.pins_height_only() {
+            if !c.pins_height_only(collider) {
                 self.stick_pins.push((c.vertex, w));
             }
         }
