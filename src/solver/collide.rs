@@ -48,8 +48,13 @@ pub struct Contact {
     /// there in the solve, from the substep it stopped sliding), if it does.
     pub sticking: Option<Vec3>,
     /// The force its pin pushed it out with at the end of its last substep
-    /// (N), which bounds friction in the next; 0 for a new contact.
+    /// (N), which bounds friction in the next; 0 for a new contact. (On a
+    /// ground under a tet body, the share of it that was the body's load:
+    /// see `Solver::load_shares`.)
     pub push: f64,
+    /// Whether it is in its first substep (made in the substep's set-up,
+    /// or pushed out at the end of the last one) or before it.
+    pub first_substep: bool,
 }
 
 impl Contact {
@@ -60,6 +65,7 @@ impl Contact {
             collider,
             sticking,
             push: 0.0,
+            first_substep: true,
         }
     }
 
