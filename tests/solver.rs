@@ -2069,13 +2069,20 @@ fn a_sliding_box_s_contacts_push_with_its_weight() {
 fn a_box_dropped_onto_a_slope_gains_no_energy() {
     for friction in [0.2, 0.3] {
         let (model, params) = box_on_slope(0.25, friction);
-        let (_, totals) = run(&model, &params, 90);
+        let (state, totals) = run(&model, &params, 90);
         let rise = (totals.windows(2))
             .map(|w| w[1] - w[0])
             .fold(f64::MIN, f64::max);
         assert!(
             rise <= 1e-6,
             "friction {friction}: rose {rise} J in a frame"
+        );
+        // It landed, and slid down the slope.
+        let along = state.positions.iter().map(|x| x.x).sum::<f64>() / state.positions.len() as f64;
+        assert!(
+            !state.contacts.is_empty() && along > 0.1,
+            "friction {friction}: {} contacts, moved {along} m down the slope",
+            state.contacts.len()
         );
     }
 }

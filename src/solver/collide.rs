@@ -34,7 +34,9 @@ pub enum Collider {
 /// the pin pushes it out. A sliding contact is pulled to the surface point
 /// nearest to it (on a ground only its height is pinned: x and z are
 /// free), slowed by friction (a tet body's in the solve from its second
-/// substep, [`Collider::kinetic_friction`]; otherwise after the solve); a
+/// substep, [`Collider::kinetic_friction`], and not at all in a substep
+/// after one in which it bore none of the body's load on a ground, see
+/// `Solver::load_shares`; otherwise after the solve); a
 /// sticking one is pinned where it stopped, for as long as friction can
 /// hold it there (on a spring model it may lift off along the normal
 /// there: [`Contact::target`]).
@@ -208,7 +210,9 @@ impl Collider {
     }
 
     /// Kinetic friction on a contact sliding from `start` toward its
-    /// inertial target `target`, pushed out with the force `push` (N): the
+    /// inertial target `target`, pushed out with the force `push` (N; its
+    /// [`Contact::push`], on a ground the share of its pin's push that was
+    /// the body's load): the
     /// friction coefficient times `push`, against the target's motion along
     /// the surface (zero without such motion or push).
     ///

@@ -1236,7 +1236,9 @@ impl Solver {
     /// those the solve left above it) over the pushes alone, in `[0, 1]`;
     /// 1 for a sphere and for a spring model's colliders. A contact's push
     /// times its ground's share is what bounds its kinetic friction in the
-    /// next substep.
+    /// next substep (static friction's limit keeps the whole push). The
+    /// load is the whole model's: the pieces of a mesh in several pieces
+    /// share one.
     ///
     /// A sliding contact's pin pulls to the ground's height both ways: one
     /// the body lifts pulls it down, and the pushes of the others rise by
@@ -1277,7 +1279,9 @@ impl Solver {
     ///
     /// A vertex resting on a collider stays a [`Contact`] while its pin
     /// pushes it out (the solve left it inside), and is set on the
-    /// surface; friction on it is bounded by the pin's force. Where the
+    /// surface; friction on it is bounded by the pin's force (kinetic
+    /// friction on a ground under a tet body by its share of the body's
+    /// load: [`Solver::load_shares`]). Where the
     /// solve left it outside (its pin pulled it in, or let it lift off:
     /// [`Solver::contacts_lift`]) it is free. Every other vertex left
     /// inside a collider is projected out, and rests on it from the next
