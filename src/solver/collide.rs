@@ -50,13 +50,11 @@ pub struct Contact {
     /// there in the solve, from the substep it stopped sliding), if it does.
     pub sticking: Option<Vec3>,
     /// The force its pin pushed it out with at the end of its last substep
-    /// (N), which bounds friction in the next; 0 for a new contact. (On a
-    /// ground under a tet body, the share of it that was the body's load:
-    /// see `Solver::load_shares`.)
-    pub push: f64,
-    /// Whether it is in its first substep (made in the substep's set-up,
-    /// or pushed out at the end of the last one) or before it.
-    pub first_substep: bool,
+    /// (N), which bounds friction in the next; `None` for a new contact
+    /// (made in the substep's set-up, or pushed out at the end of the last
+    /// one), which has not had one. (On a ground under a tet body, the
+    /// share of it that was the body's load: see `Solver::load_shares`.)
+    pub push: Option<f64>,
 }
 
 impl Contact {
@@ -66,8 +64,7 @@ impl Contact {
             vertex,
             collider,
             sticking,
-            push: 0.0,
-            first_substep: true,
+            push: None,
         }
     }
 

@@ -1154,7 +1154,8 @@ impl Solver {
             let collider = &self.params.colliders[c.collider as usize];
             let mut friction = Vec3::zeros();
             if c.sticking.is_none() && !self.model.tets.is_empty() {
-                friction = collider.kinetic_friction(c.push, self.start[v], self.target[v]);
+                let push = c.push.unwrap_or(0.0);
+                friction = collider.kinetic_friction(push, self.start[v], self.target[v]);
                 self.constant[v] += friction;
             }
             self.kinetic.push(friction);
@@ -1320,7 +1321,6 @@ impl Solver {
         let lifts = self.contacts_lift();
         let h = self.params.substep_dt();
         let reach = self.params.gravity.norm() * h * h;
-        let tets = !self.model.tets.is_empty();
         for k in 0..self.contacts.len() {
             let mut c = self.contacts[k];
             let v = c.vertex as usize;
@@ -1359,10 +1359,10 @@ impl Solver {
                 if (*x - self.start[v]).dot(&self.kinetic[k]) > 0.0 {
                     c.sticking = Some(*x);
                 }
-            } else if tets && !c.first_substep && c.push == 0.0 {
-                // A tet body's contact that bore none of the body's net
-                // load in its last substep (the body pulled away from the
-                // ground): no friction. After the solve, friction stopped
+            } else if c.push == Some(0.0) {
+                // A contact that bore none of the body's net load in its
+                // last substep (a tet body pulled away from the ground:
+                // only there is a share 0): no friction. After the solve, friction stopped
                 // each such vertex alone, against the body around it: a
                 // box bouncing on a slope gained up to 5 J in a frame.
                 *x = collider.surface_point(*x);
@@ -1378,8 +1378,7 @@ impl Solver {
             }
             // The pin's weight (`self.pins` is in the order of the
             // contacts), times the collider's share of pushes that is load.
-            c.push = self.pins[k].1 * sunk * self.shares[c.collider as usize];
-            c.first_substep = false;
+            c.push = Some(self.pins[k].1 * sunk * self.shares[c.collider as usize]);
             self.resting[v] = true;
             self.contacts[kept] = c;
             kept += 1;
