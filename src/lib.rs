@@ -57,6 +57,7 @@ pub mod param;
 pub mod preset;
 pub mod session;
 pub mod signals;
+pub mod sim_thread;
 pub mod solver;
 #[cfg(feature = "tui")]
 pub mod tui;

@@ -1063,6 +1063,58 @@ fn advance_steps_only_while_playing() {
     assert!(app.session.state().frame > 0);
 }
 
+/// Advances `app` until `done` holds (at most 10 s); whether it did.
+fn advance_until(app: &mut App, done: impl Fn(&App) -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while !done(app) && start.elapsed() < Duration::from_secs(10) {
+        app.advance(Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    done(app)
+}
+
+/// With the simulation on a thread of its own (as `softbody tui` runs it),
+/// the keys' commands reach it: play steps, a reset plays on from frame 0
+/// without the old frames coming back, pause stops, and a blow-up
+/// pauses with its message.
+#[test]
+fn a_simulation_thread_follows_the_keys() {
+    let mut app = cloth().with_worker();
+    app.on_key(ch(' '));
+    assert!(advance_until(&mut app, |a| a.session.state().frame >= 5));
+    assert!(app.sim_fps() > 0.0);
+    app.on_key(ch('r'));
+    assert_eq!(app.session.state().frame, 0);
+    assert!(app.session.is_playing(), "a reset plays on");
+    assert!(advance_until(&mut app, |a| a.session.state().frame >= 3));
+    let frames: Vec<u64> = app
+        .session
+        .history()
+        .frames()
+        .iter()
+        .map(|f| f.frame)
+        .collect();
+    assert_eq!(
+        frames,
+        (0..frames.len() as u64).collect::<Vec<_>>(),
+        "from rest, one by one"
+    );
+    app.on_key(ch(' '));
+    app.advance(Duration::ZERO);
+    let paused = app.session.state().frame;
+    std::thread::sleep(Duration::from_millis(100));
+    app.advance(Duration::ZERO);
+    assert_eq!(app.session.state().frame, paused);
+
+    let mut preset = Preset::default();
+    preset.sim.gravity = Vec3::new(0.0, -1.0e12, 0.0);
+    let mut app = App::new(Session::new(preset, None).unwrap(), "presets".into()).with_worker();
+    app.on_key(ch(' '));
+    assert!(advance_until(&mut app, |a| !a.session.is_playing()));
+    assert!(app.session.warning().is_some());
+    assert!(app.status.starts_with("blew up: "), "{}", app.status);
+}
+
 /// A blow-up while playing is told in the status line and the header; a
 /// later outcome (a save) shows in the status line while the header keeps
 /// the blow-up (its warning used to hide every later message until play,

@@ -18,13 +18,13 @@ use super::panels::{self, PanelState, Request, Sliders, StatusInfo};
 use super::plots;
 use super::selection::Selection;
 use super::viewport::{Tool, ViewEvent, ViewInput, Viewport3d};
-use super::worker::SimWorker;
 use crate::autosave::{Autosave, Recovery};
 use crate::background::{self, Before, Work};
 use crate::command::Command;
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
 use crate::preset::View;
 use crate::session::{Applied, STILL_STOPPING, Session, SessionError};
+use crate::sim_thread::SimWorker;
 use crate::solver::memory::Gauge;
 
 /// Wall time per UI frame the simulation may take.

@@ -9,8 +9,9 @@
 //! by [`scene`] (three-d inside an egui paint callback) with the
 //! [`overlay`]s on top, looking through a [`camera`]; [`picking`] and
 //! [`selection`] hold the geometry and the set behind selecting;
-//! [`capture`] is the headless screenshot run; [`worker`] steps the
-//! simulation on its own thread. [`run`] opens the window.
+//! [`capture`] is the headless screenshot run. The simulation steps on its
+//! own thread ([`SimWorker`](crate::sim_thread::SimWorker)). [`run`] opens
+//! the window.
 
 pub mod app;
 pub mod camera;
@@ -23,7 +24,6 @@ pub mod plots;
 pub mod scene;
 pub mod selection;
 pub mod viewport;
-pub mod worker;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

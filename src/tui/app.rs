@@ -21,6 +21,7 @@ pub use crate::param::{ParamId, format_value};
 use crate::preset::library::{self, LibraryMaterial};
 use crate::preset::{BuildKind, PinSpec, PresetError, Selector};
 use crate::session::{Applied, STILL_STOPPING, Session, SessionError};
+use crate::sim_thread::SimWorker;
 use crate::solver::Acceleration;
 use crate::solver::memory::{Gauge, Resident};
 
@@ -225,8 +226,13 @@ pub struct App {
     pub no_color: bool,
     /// Where `o` looks for presets.
     pub preset_dir: PathBuf,
-    /// Steps the session in real time.
+    /// Steps the session in real time, on the UI's thread (tests), unless
+    /// the simulation has a thread of its own.
     pub pacer: Pacer,
+    /// The simulation's thread ([`App::with_worker`]; none in tests).
+    worker: Option<SimWorker>,
+    /// The session changed since the worker last got it.
+    unsynced: bool,
     /// Writes unsaved changes for crash recovery (none in tests).
     autosave: Option<Autosave>,
     /// The `+`/`-` steps that led to the selected value, newest last: a
@@ -310,6 +316,8 @@ impl App {
             pitch,
             preset_dir,
             pacer: Pacer::default(),
+            worker: None,
+            unsynced: false,
             autosave: None,
             steps: Vec::new(),
             stepped: None,
@@ -322,6 +330,24 @@ impl App {
             memory: Gauge::default(),
             help_hidden: Cell::new(0),
         }
+    }
+
+    /// Steps the simulation on its own thread (see [`SimWorker`]): a frame
+    /// of a large model (tet100k: 80–290 ms) then holds up neither the
+    /// keys nor the drawing, which stepping between them did.
+    #[must_use]
+    pub fn with_worker(mut self) -> Self {
+        // The event loop draws at its own pace: no wake needed.
+        self.worker = Some(SimWorker::spawn(|| {}));
+        self.unsynced = true;
+        self
+    }
+
+    /// Simulated frames per second.
+    pub fn sim_fps(&self) -> f64 {
+        self.worker
+            .as_ref()
+            .map_or_else(|| self.pacer.sim_fps(), SimWorker::sim_fps)
     }
 
     /// Tells the keys how many of the help's lines the terminal left out
@@ -843,6 +869,7 @@ impl App {
                     self.steps.clear();
                     self.selected = 0;
                     self.pacer.forget();
+                    self.unsynced = true;
                     self.status = "recovered the autosaved changes".to_owned();
                 }
                 Err(e) => self.status = format!("error: cannot recover the autosave: {e}"),
@@ -1085,6 +1112,7 @@ impl App {
     /// Reports the `outcome` of a command in [`App::status`]; `false` if
     /// the session refused it.
     fn report(&mut self, outcome: Result<Applied, SessionError>, report: Report) -> bool {
+        self.unsynced = true;
         let applied = outcome.is_ok();
         self.status = match outcome {
             Ok(Applied::Saved(path)) => format!("saved {}", path.display()),
@@ -1149,8 +1177,10 @@ impl App {
     }
 
     /// Steps the session when playing, in real time, for at most `budget`
-    /// of wall time (see [`Pacer`]), and reads the memory the process holds
-    /// (see [`App::memory`]).
+    /// of wall time (see [`Pacer`]), or takes in the frames its thread
+    /// stepped (after handing it the session if a command changed it since:
+    /// see [`App::with_worker`]); reads the memory the process holds (see
+    /// [`App::memory`]).
     pub fn advance(&mut self, budget: Duration) {
         self.memory.resident();
         if self.work.is_some() {
@@ -1158,7 +1188,17 @@ impl App {
             return;
         }
         let calm = self.session.warning().is_none();
-        if let Err(e) = self.pacer.advance(&mut self.session, budget) {
+        let stepped = match &mut self.worker {
+            Some(worker) => {
+                if std::mem::take(&mut self.unsynced) {
+                    worker.sync(&self.session);
+                }
+                worker.collect(&mut self.session);
+                Ok(())
+            }
+            None => self.pacer.advance(&mut self.session, budget).map(|_| ()),
+        };
+        if let Err(e) = stepped {
             self.status = format!("error: {e}");
         } else if calm && let Some(warning) = self.session.warning() {
             // A blow-up while playing: what it was replaces the last

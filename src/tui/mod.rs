@@ -97,7 +97,8 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
         .with_autosave(
             Autosave::new(Autosave::default_dir(), crate::autosave::INTERVAL)
                 .opening(preset.as_deref()),
-        );
+        )
+        .with_worker();
     app.background = true;
     signals::install(None).map_err(std::io::Error::other)?;
     // `try_init` installs a panic hook that restores the terminal first.

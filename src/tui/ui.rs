@@ -419,7 +419,7 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
     let last = history.last().copied().unwrap_or_default();
     let sim = &app.session.preset().sim;
     let mut lines = vec![
-        Line::from(format!("sim    {:>7.1} FPS", app.pacer.sim_fps())),
+        Line::from(format!("sim    {:>7.1} FPS", app.sim_fps())),
         Line::from(format!("local  {:>7.2} ms", last.timings.local_ms)),
         Line::from(format!("global {:>7.2} ms", last.timings.global_ms)),
         Line::from(format!("{}, {}", sim.acceleration, sim.guess_name())),

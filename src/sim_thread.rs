@@ -1,4 +1,5 @@
-//! The editor's simulation thread, so a slow frame never holds up drawing.
+//! The front ends' simulation thread, so a slow frame never holds up
+//! drawing or the keys (the editor's and the terminal UI's).
 //!
 //! The thread steps a clone of the session's [`Solver`] from the session's
 //! [`State`] in real time and sends every frame back; each UI frame
