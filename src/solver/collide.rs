@@ -34,9 +34,9 @@ pub enum Collider {
 /// the pin pushes it out. A sliding contact is pulled to the surface point
 /// nearest to it (on a ground only its height is pinned: x and z are
 /// free), slowed by friction (a tet body's in the solve from its second
-/// substep, [`Collider::kinetic_friction`], and not at all in a substep
-/// after one in which it bore none of the body's load on a ground, see
-/// `Solver::load_shares`; otherwise after the solve); a
+/// substep, [`Collider::kinetic_friction`], and on a ground not at all in
+/// its first, nor in a substep after one in which it bore none of the
+/// body's load, see `Solver::weigh_grounds`; otherwise after the solve); a
 /// sticking one is pinned where it stopped, for as long as friction can
 /// hold it there (on a spring model it may lift off along the normal
 /// there: [`Contact::target`]).
@@ -53,7 +53,7 @@ pub struct Contact {
     /// (N), which bounds friction in the next; `None` for a new contact
     /// (made in the substep's set-up, or pushed out at the end of the last
     /// one), which has not had one. (On a ground under a tet body, the
-    /// share of it that was the body's load: see `Solver::load_shares`.)
+    /// share of it that was the body's load: see `Solver::weigh_grounds`.)
     pub push: Option<f64>,
 }
 

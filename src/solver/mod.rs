@@ -251,8 +251,11 @@ pub struct Solver {
     /// the objective.
     kinetic: Vec<Vec3>,
     /// Per collider, within `collide`: the share of its contacts' pushes
-    /// that is the body's net load on it (see [`Solver::load_shares`]).
+    /// that is the body's net load on it (see [`Solver::weigh_grounds`]).
     shares: Vec<f64>,
+    /// Per collider, within `collide`: whether static friction holds the
+    /// body on it (see [`Solver::weigh_grounds`]).
+    holds: Vec<bool>,
     resting: Vec<bool>,
     /// The state's extrapolation history as it is stepped.
     history: Extrapolation,
@@ -308,7 +311,10 @@ const SLIDING_ON_SPHERE: f64 = 10.0;
 /// rest has contacts at the friction limit; letting them go and holding
 /// them again cost the jelly a factorisation per frame, a fifth of its frame
 /// time). Pulled harder than this times the limit (a body dragged or pushed
-/// over: the pin held it with that force in the solve), it slides free.
+/// over: the pin held it with that force in the solve), it slides free; on
+/// a ground under a tet body all its sticking contacts also slide free
+/// when together they pull harder than friction can hold the body (see
+/// `Solver::weigh_grounds`).
 const STICK_SLACK: f64 = 2.0;
 
 /// The projections of one local step, in constraint order: springs by
@@ -429,6 +435,7 @@ impl Solver {
             released: Vec::new(),
             kinetic: Vec::new(),
             shares: Vec::new(),
+            holds: Vec::new(),
             resting: vec![false; m],
             constant: vec![Vec3::zeros(); m],
             rhs: vec![Vec3::zeros(); m],
@@ -1232,10 +1239,18 @@ impl Solver {
         changed
     }
 
-    /// Fills `self.shares`: for each ground under a tet body, the body's
-    /// net load on it (the pushes of its contacts' pins less the pulls of
-    /// those the solve left above it) over the pushes alone, in `[0, 1]`;
-    /// 1 for a sphere and for a spring model's colliders. A contact's push
+    /// Weighs what each ground under a tet body bears (for a sphere and
+    /// for a spring model's colliders: shares of 1, held):
+    /// - `self.shares`: the body's net load on it (the pushes of its
+    ///   contacts' pins less the pulls of those the solve left above it)
+    ///   over the pushes alone, in `[0, 1]`;
+    /// - `self.holds`: whether static friction holds the body there: the
+    ///   friction its contacts gave in the solve (the sticking ones' pins'
+    ///   pulls toward their anchors, the sliding ones' kinetic friction),
+    ///   summed, within the coefficient times the net load. Where it is
+    ///   not, every sticking contact there slides from the next substep.
+    ///
+    /// A contact's push
     /// times its ground's share is what bounds its kinetic friction in the
     /// next substep (static friction's limit keeps the whole push). The
     /// load is the whole model's: the pieces of a mesh in several pieces
@@ -1250,10 +1265,21 @@ impl Solver {
     /// dropped onto the slope bounce, and each landing raised it by up to
     /// 12 J in a frame.) On a sphere the contacts' normals differ, and the
     /// sticking ones' pulls hold a body draped over it: kept whole.
-    fn load_shares(&mut self) {
+    ///
+    /// Held or let go one by one, against each one's own limit, a body's
+    /// sticking contacts crept instead of sliding: a contact pulled past its
+    /// limit drags its anchor and slides by the excess ([`STICK_SLACK`]),
+    /// which the rest of the body's contacts took up. A box of tets on a
+    /// ground tilted to a slope of 0.35 over 2 s never slid at friction
+    /// 0.3, where a block slides at 0.49 m/s² (tilted at once, it slid,
+    /// but stuck at 0.32); now 0.50, and it slides at every friction below
+    /// the slope and stays above it.
+    fn weigh_grounds(&mut self) {
         let colliders = &self.params.colliders;
         self.shares.clear();
         self.shares.resize(colliders.len(), 1.0);
+        self.holds.clear();
+        self.holds.resize(colliders.len(), true);
         if self.model.tets.is_empty() {
             return;
         }
@@ -1262,16 +1288,24 @@ impl Solver {
                 continue;
             }
             let (mut net, mut pushed) = (0.0, 0.0);
-            for (c, &(v, w)) in self.contacts.iter().zip(&self.pins) {
+            let mut pull = Vec3::zeros();
+            let contacts = self.contacts.iter().zip(&self.pins).zip(&self.kinetic);
+            for ((c, &(v, w)), kinetic) in contacts {
                 if c.collider as usize == k {
-                    let force = w * collider.depth(self.x[v as usize]);
+                    let x = self.x[v as usize];
+                    let force = w * collider.depth(x);
                     net += force;
                     pushed += force.max(0.0);
+                    pull += kinetic;
+                    if let Some(anchor) = c.sticking {
+                        pull += (anchor - collider.surface_point(x)) * w;
+                    }
                 }
             }
             if pushed > 0.0 {
                 self.shares[k] = (net / pushed).clamp(0.0, 1.0);
             }
+            self.holds[k] = pull.norm() <= collider.friction() * net.max(0.0);
         }
     }
 
@@ -1282,13 +1316,14 @@ impl Solver {
     /// pushes it out (the solve left it inside), and is set on the
     /// surface; friction on it is bounded by the pin's force (kinetic
     /// friction on a ground under a tet body by its share of the body's
-    /// load: [`Solver::load_shares`]). Where the
+    /// load: [`Solver::weigh_grounds`]). Where the
     /// solve left it outside (its pin pulled it in, or let it lift off:
     /// [`Solver::contacts_lift`]) it is free. Every other vertex left
     /// inside a collider is projected out, and rests on it from the next
     /// substep. A sliding contact that friction stopped sticks; a sticking
     /// one that friction can no longer hold drags its anchor, or slides
-    /// free when pulled past [`STICK_SLACK`] times the limit.
+    /// free when pulled past [`STICK_SLACK`] times the limit or when the
+    /// body's contacts together cannot hold it ([`Solver::weigh_grounds`]).
     ///
     /// A contact held by friction after the solve, instead of in it, was
     /// pulled back every substep while the rest of the body had been solved
@@ -1310,7 +1345,7 @@ impl Solver {
         if self.params.colliders.is_empty() {
             return 0;
         }
-        self.load_shares();
+        self.weigh_grounds();
         let colliders = &self.params.colliders;
         let mut kept = 0;
         // Less than a substep's fall off its collider, a sticking contact
@@ -1346,7 +1381,7 @@ impl Solver {
                 *x = collider.surface_point(*x);
                 let off = (*x - anchor).norm();
                 let limit = collider.friction() * sunk;
-                if off > STICK_SLACK * limit {
+                if !self.holds[c.collider as usize] || off > STICK_SLACK * limit {
                     c.sticking = None;
                 } else if off > limit {
                     let pulled = *x - (*x - anchor) * (limit / off);
@@ -1359,17 +1394,22 @@ impl Solver {
                 if (*x - self.start[v]).dot(&self.kinetic[k]) > 0.0 {
                     c.sticking = Some(*x);
                 }
-            } else if c.push == Some(0.0) {
-                // A contact that bore none of the body's net load in its
-                // last substep (a tet body pulled away from the ground:
-                // only there is a share 0): no friction. After the solve, friction stopped
-                // each such vertex alone, against the body around it: a
-                // box bouncing on a slope gained up to 5 J in a frame.
+            } else if c.push == Some(0.0)
+                || (c.push.is_none() && collider.pins_height_only() && !self.model.tets.is_empty())
+            {
+                // A tet body's contact on a ground that bore none of the
+                // body's net load in its last substep (the body pulled
+                // away: only there is a share 0), or a new one (friction
+                // comes in the solve from its next substep, bounded by its
+                // push then): no friction. After the solve, friction
+                // stopped each such vertex alone, against the body around
+                // it: a box bouncing on a slope gained up to 5 J in a
+                // frame, and 1.1 J as it landed again sliding.
                 *x = collider.surface_point(*x);
             } else {
-                // No friction in the solve (a spring model's contact, or a
-                // tet body's in its first substep or not moving along the
-                // surface): the pin's force w·sunk moved the vertex h² w
+                // No friction in the solve (a spring model's contact, a tet
+                // body's on a sphere in its first substep, or one not
+                // moving along the surface): the pin's force w·sunk moved the vertex h² w
                 // sunk / m; friction takes up to that times its coefficient
                 // off the slide, and where it takes all of it the vertex
                 // sticks (on ice nothing does).
