@@ -64,7 +64,7 @@ enum Outcome {
     },
 }
 
-/// The simulation thread of one editor.
+/// The simulation thread of one editor or terminal UI.
 pub struct SimWorker {
     messages: Option<Sender<Message>>,
     outcomes: Option<Receiver<Outcome>>,

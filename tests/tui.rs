@@ -1079,7 +1079,7 @@ fn advance_until(app: &mut App, done: impl Fn(&App) -> bool) -> bool {
 /// pauses with its message.
 #[test]
 fn a_simulation_thread_follows_the_keys() {
-    let mut app = cloth().with_worker();
+    let mut app = cloth().with_worker(|| {});
     app.on_key(ch(' '));
     assert!(advance_until(&mut app, |a| a.session.state().frame >= 5));
     assert!(app.sim_fps() > 0.0);
@@ -1108,7 +1108,8 @@ fn a_simulation_thread_follows_the_keys() {
 
     let mut preset = Preset::default();
     preset.sim.gravity = Vec3::new(0.0, -1.0e12, 0.0);
-    let mut app = App::new(Session::new(preset, None).unwrap(), "presets".into()).with_worker();
+    let mut app =
+        App::new(Session::new(preset, None).unwrap(), "presets".into()).with_worker(|| {});
     app.on_key(ch(' '));
     assert!(advance_until(&mut app, |a| !a.session.is_playing()));
     assert!(app.session.warning().is_some());

@@ -1272,8 +1272,12 @@ impl Solver {
     /// which the rest of the body's contacts took up. A box of tets on a
     /// ground tilted to a slope of 0.35 over 2 s never slid at friction
     /// 0.3, where a block slides at 0.49 m/s² (tilted at once, it slid,
-    /// but stuck at 0.32); now 0.50, and it slides at every friction below
-    /// the slope and stays above it.
+    /// but stuck at 0.32–0.345); now 0.50, and it slides at every friction
+    /// below the slope and stays above it. The friction is summed as
+    /// vectors: pulls that cancel (feet spreading, a twist about the
+    /// normal, pieces of one mesh pulled apart) do not let go, nor does one
+    /// contact alone before [`STICK_SLACK`]; and pieces of a mesh on one
+    /// ground are weighed as one body.
     fn weigh_grounds(&mut self) {
         let colliders = &self.params.colliders;
         self.shares.clear();

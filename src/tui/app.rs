@@ -229,7 +229,8 @@ pub struct App {
     /// Steps the session in real time, on the UI's thread (tests), unless
     /// the simulation has a thread of its own.
     pub pacer: Pacer,
-    /// The simulation's thread ([`App::with_worker`]; none in tests).
+    /// The simulation's thread ([`App::with_worker`]; most tests step in
+    /// place).
     worker: Option<SimWorker>,
     /// The session changed since the worker last got it.
     unsynced: bool,
@@ -332,13 +333,13 @@ impl App {
         }
     }
 
-    /// Steps the simulation on its own thread (see [`SimWorker`]): a frame
-    /// of a large model (tet100k: 80–290 ms) then holds up neither the
-    /// keys nor the drawing, which stepping between them did.
+    /// Steps the simulation on its own thread (see [`SimWorker`]), which
+    /// calls `wake` after each frame it sends (for [`App::advance`] to take
+    /// it in): a frame of a large model (tet100k: 80–290 ms) then holds up
+    /// neither the keys nor the drawing, which stepping between them did.
     #[must_use]
-    pub fn with_worker(mut self) -> Self {
-        // The event loop draws at its own pace: no wake needed.
-        self.worker = Some(SimWorker::spawn(|| {}));
+    pub fn with_worker(mut self, wake: impl Fn() + Send + 'static) -> Self {
+        self.worker = Some(SimWorker::spawn(wake));
         self.unsynced = true;
         self
     }
@@ -1186,6 +1187,11 @@ impl App {
         if self.work.is_some() {
             // The session a command applying makes starts from this frame.
             return;
+        }
+        if self.worker.as_ref().is_some_and(|w| !w.is_running()) {
+            // It did not start, or a bug ended it: stepping goes on here.
+            self.worker = None;
+            self.status = "error: the simulation thread stopped; it steps between keys now".into();
         }
         let calm = self.session.warning().is_none();
         let stepped = match &mut self.worker {

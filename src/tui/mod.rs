@@ -4,15 +4,17 @@
 //! [`app`] holds the state and maps keys to commands, [`ui`] draws it, and
 //! [`run`] owns the terminal: it sets it up, restores it on every exit
 //! (also on a panic, through ratatui's panic hook, and on an error, through
-//! a guard), and runs the event loop — about 30 frames per second, stepping
-//! the session for at most part of each frame so keys are never blocked.
+//! a guard), and runs the event loop — about 30 frames per second, the
+//! simulation stepping on a thread of its own
+//! ([`SimWorker`](crate::sim_thread::SimWorker)) whose frames are taken in
+//! as they come, so keys are never blocked.
 
 pub mod app;
 pub mod ui;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
@@ -31,8 +33,9 @@ pub const PRESET_DIR: &str = "presets";
 /// Time between drawn frames (about 30 Hz).
 const FRAME: Duration = Duration::from_millis(33);
 
-/// Wall time per frame the simulation may take, leaving the rest for
-/// drawing and input.
+/// Wall time per frame the simulation may take where it steps between keys
+/// (without a thread of its own: in tests, or after it stopped), leaving
+/// the rest for drawing and input.
 const SIM_BUDGET: Duration = Duration::from_millis(20);
 
 /// Why the terminal UI could not run.
@@ -93,18 +96,22 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
         let _ = write!(std::io::stderr(), "\r\x1b[2K");
     }
     let (session, path) = opened?;
+    let (wake, wakes) = std::sync::mpsc::channel();
+    let frames = wake.clone();
     let mut app = App::new(session, preset_dir(Path::new(PRESET_DIR), path.as_deref()))
         .with_autosave(
             Autosave::new(Autosave::default_dir(), crate::autosave::INTERVAL)
                 .opening(preset.as_deref()),
         )
-        .with_worker();
+        .with_worker(move || {
+            let _ = frames.send(Wake::Frame);
+        });
     app.background = true;
     signals::install(None).map_err(std::io::Error::other)?;
     // `try_init` installs a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init()?;
     let restore = Restore;
-    let ending = event_loop(&mut terminal, &mut app);
+    let ending = event_loop(&mut terminal, &mut app, wake, &wakes);
     // Unsaved changes are kept before the terminal is touched again: after
     // a hang-up (a dropped SSH session) restoring it fails, and saying so
     // on the dead terminal ended the process before they were kept.
@@ -150,11 +157,25 @@ impl Drop for Restore {
     }
 }
 
+/// What wakes the event loop between drawn frames.
+enum Wake {
+    /// An input event (or the error reading one).
+    Input(std::io::Result<Event>),
+    /// A frame the simulation thread sent: taken in at once, drawn with the
+    /// next frame (collected only at drawn frames, a simulation faster than
+    /// 90 frames/s, dt under 11 ms, waited on the UI).
+    Frame,
+}
+
+/// Draws and handles `wakes` (input read on a thread of its own, sending
+/// through `input`) until the UI quits or a stop is requested.
 fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
+    input: Sender<Wake>,
+    wakes: &Receiver<Wake>,
 ) -> Result<Ending, std::io::Error> {
-    let events = input_events();
+    read_input(input);
     loop {
         if signals::requested() {
             return Ok(Ending::Signal);
@@ -170,8 +191,12 @@ fn event_loop(
         let deadline = start + FRAME;
         loop {
             let timeout = deadline.saturating_duration_since(Instant::now());
-            let event = match events.recv_timeout(timeout) {
-                Ok(event) => event?,
+            let event = match wakes.recv_timeout(timeout) {
+                Ok(Wake::Input(event)) => event?,
+                Ok(Wake::Frame) => {
+                    app.advance(SIM_BUDGET);
+                    continue;
+                }
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(std::io::ErrorKind::UnexpectedEof.into());
@@ -194,24 +219,23 @@ fn event_loop(
 /// back apply ([`App::settle`]): longer than a held key's repeat.
 const STEPS_SETTLE: Duration = Duration::from_millis(400);
 
-/// The terminal's input events, read on a thread of their own. (crossterm
+/// Reads the terminal's input events on a thread of their own, sending
+/// them through `send`. (crossterm
 /// 0.29 reads a terminal that has hung up — a closed SSH session — in an
 /// endless loop inside its `poll`, at full CPU: read on the event loop's
 /// thread, that kept the terminal UI from ever seeing the SIGHUP, keeping
 /// its unsaved changes or ending. On its own thread it spins only until the
 /// event loop, which no longer waits on it, ends the process.)
-fn input_events() -> Receiver<std::io::Result<Event>> {
-    let (send, events) = std::sync::mpsc::channel();
+fn read_input(send: Sender<Wake>) {
     std::thread::spawn(move || {
         loop {
             let event = event::read();
             let failed = event.is_err();
-            if send.send(event).is_err() || failed {
+            if send.send(Wake::Input(event)).is_err() || failed {
                 break;
             }
         }
     });
-    events
 }
 
 #[cfg(test)]
