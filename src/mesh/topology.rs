@@ -268,7 +268,22 @@ fn insertion_sort(bucket: &mut [(u32, u32)]) {
 /// Number of connected components of the vertex graph of `triangles`
 /// (isolated vertices excluded).
 pub fn connected_components(vertex_count: usize, triangles: &[[u32; 3]]) -> usize {
-    let mut parent: Vec<u32> = (0..vertex_count as u32).collect();
+    let (labels, count) = component_labels(vertex_count, triangles.iter().map(|t| &t[..]));
+    let mut seen = vec![false; count];
+    for &v in triangles.iter().flatten() {
+        seen[labels[v as usize] as usize] = true;
+    }
+    seen.iter().filter(|&&s| s).count()
+}
+
+/// The connected component of each vertex of the graph in which the
+/// vertices of each of `cells` (triangles, tets) are connected, numbered
+/// from 0 in the order of their first vertices, and how many there are (an
+/// isolated vertex is one).
+pub fn component_labels<'a>(
+    vertex_count: usize,
+    cells: impl IntoIterator<Item = &'a [u32]>,
+) -> (Vec<u32>, usize) {
     fn find(parent: &mut [u32], mut x: u32) -> u32 {
         while parent[x as usize] != x {
             let grand = parent[parent[x as usize] as usize];
@@ -277,27 +292,46 @@ pub fn connected_components(vertex_count: usize, triangles: &[[u32; 3]]) -> usiz
         }
         x
     }
-    let mut used = vec![false; vertex_count];
-    for t in triangles {
-        for &v in t {
-            used[v as usize] = true;
-        }
-        let r0 = find(&mut parent, t[0]);
-        for &v in &t[1..] {
-            let r = find(&mut parent, v);
-            if r != r0 {
-                parent[r as usize] = r0;
+    let mut parent: Vec<u32> = (0..vertex_count as u32).collect();
+    for cell in cells {
+        if let Some((&first, rest)) = cell.split_first() {
+            let r0 = find(&mut parent, first);
+            for &v in rest {
+                let r = find(&mut parent, v);
+                if r != r0 {
+                    parent[r as usize] = r0;
+                }
             }
         }
     }
-    (0..vertex_count as u32)
-        .filter(|&v| used[v as usize] && find(&mut parent, v) == v)
-        .count()
+    // A root's label is set at the first vertex of its component.
+    let mut labels = vec![u32::MAX; vertex_count];
+    let mut count = 0;
+    for v in 0..vertex_count {
+        let root = find(&mut parent, v as u32) as usize;
+        if labels[root] == u32::MAX {
+            labels[root] = count;
+            count += 1;
+        }
+        labels[v] = labels[root];
+    }
+    (labels, count as usize)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn components_are_labelled_in_the_order_of_their_first_vertices() {
+        // Two tets without a common vertex (0 2 4 8 and 1 3 5 7), 6 alone.
+        let tets = [[8u32, 2, 4, 0], [7, 5, 3, 1]];
+        let (labels, count) = component_labels(9, tets.iter().map(|t| &t[..]));
+        assert_eq!(count, 3);
+        assert_eq!(labels, [0, 1, 0, 1, 0, 1, 2, 1, 0]);
+        let tris = [[0u32, 1, 2], [3, 4, 5], [2, 6, 0]];
+        assert_eq!(connected_components(8, &tris), 2);
+    }
 
     #[test]
     fn tetrahedron_is_closed_and_consistent() {

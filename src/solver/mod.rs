@@ -250,12 +250,21 @@ pub struct Solver {
     /// `contacts`: a constant force in the right-hand side, `-f·(x - q)` in
     /// the objective.
     kinetic: Vec<Vec3>,
-    /// Per collider, within `collide`: the share of its contacts' pushes
-    /// that is the body's net load on it (see [`Solver::weigh_grounds`]).
+    /// The piece (connected component of the tets) of each vertex of a tet
+    /// body, and how many there are (1 for a spring model, whose vertices
+    /// have none): each is weighed on a ground alone.
+    pieces: Vec<u32>,
+    piece_count: usize,
+    /// Per collider and piece (see [`slot`]), within `collide`: the share
+    /// of its contacts' pushes that is the piece's net load on it (see
+    /// [`Solver::weigh_grounds`]).
     shares: Vec<f64>,
-    /// Per collider, within `collide`: whether static friction holds the
-    /// body on it (see [`Solver::weigh_grounds`]).
+    /// Per collider and piece, within `collide`: whether static friction
+    /// holds the piece on it (see [`Solver::weigh_grounds`]).
     holds: Vec<bool>,
+    /// Per collider and piece, within `weigh_grounds`: the net load, the
+    /// pushes and the friction of its contacts.
+    loads: Vec<(f64, f64, Vec3)>,
     resting: Vec<bool>,
     /// The state's extrapolation history as it is stepped.
     history: Extrapolation,
@@ -312,10 +321,18 @@ const SLIDING_ON_SPHERE: f64 = 10.0;
 /// them again cost the jelly a factorisation per frame, a fifth of its frame
 /// time). Pulled harder than this times the limit (a body dragged or pushed
 /// over: the pin held it with that force in the solve), it slides free; on
-/// a ground under a tet body all its sticking contacts also slide free
-/// when together they pull harder than friction can hold the body (see
-/// `Solver::weigh_grounds`).
+/// a ground under a piece of a tet body all its sticking contacts also
+/// slide free when together they pull harder than friction can hold the
+/// piece (see `Solver::weigh_grounds`).
 const STICK_SLACK: f64 = 2.0;
+
+/// The index of contact `c`'s collider and piece in [`Solver`]'s per
+/// collider and piece vectors (`pieces`: each vertex's, empty for a spring
+/// model, whose contacts all count as piece 0).
+fn slot(pieces: &[u32], piece_count: usize, c: &Contact) -> usize {
+    let piece = pieces.get(c.vertex as usize).map_or(0, |&p| p as usize);
+    c.collider as usize * piece_count + piece
+}
 
 /// The projections of one local step, in constraint order: springs by
 /// kind then soft pins in `points`, tets in `tets`.
@@ -421,6 +438,11 @@ impl Solver {
         let system = System::new(model, params.substep_dt())?;
         let m = model.vertex_count();
         let (lo, hi) = crate::mesh::bounds(&model.rest);
+        let (pieces, piece_count) = if model.tets.is_empty() {
+            (Vec::new(), 1)
+        } else {
+            crate::mesh::topology::component_labels(m, model.tets.iter().map(|t| &t.vertices[..]))
+        };
         let mut solver = Self {
             model: model.clone(),
             params: params.clone(),
@@ -434,8 +456,11 @@ impl Solver {
             entering: Vec::new(),
             released: Vec::new(),
             kinetic: Vec::new(),
+            pieces,
+            piece_count,
             shares: Vec::new(),
             holds: Vec::new(),
+            loads: Vec::new(),
             resting: vec![false; m],
             constant: vec![Vec3::zeros(); m],
             rhs: vec![Vec3::zeros(); m],
@@ -1239,22 +1264,23 @@ impl Solver {
         changed
     }
 
-    /// Weighs what each ground under a tet body bears (for a sphere and
-    /// for a spring model's colliders: shares of 1, held):
-    /// - `self.shares`: the body's net load on it (the pushes of its
+    /// Weighs what each ground bears of each piece of a tet body (for a
+    /// sphere and for a spring model's colliders: shares of 1, held):
+    /// - `self.shares`: the piece's net load on it (the pushes of its
     ///   contacts' pins less the pulls of those the solve left above it)
     ///   over the pushes alone, in `[0, 1]`;
-    /// - `self.holds`: whether static friction holds the body there: the
+    /// - `self.holds`: whether static friction holds the piece there: the
     ///   friction its contacts gave in the solve (the sticking ones' pins'
     ///   pulls toward their anchors, the sliding ones' kinetic friction),
     ///   summed, within the coefficient times the net load. Where it is
-    ///   not, every sticking contact there slides from the next substep.
+    ///   not, every sticking contact of the piece there slides from the
+    ///   next substep.
     ///
-    /// A contact's push
-    /// times its ground's share is what bounds its kinetic friction in the
-    /// next substep (static friction's limit keeps the whole push). The
-    /// load is the whole model's: the pieces of a mesh in several pieces
-    /// share one.
+    /// A contact's push times its share is what bounds its kinetic
+    /// friction in the next substep (static friction's limit keeps the
+    /// whole push). Weighed as one, the pieces of a mesh lent each other
+    /// their loads: a box beside another pressed onto the ground (both of
+    /// one mesh) was held on a slope it slides down alone.
     ///
     /// A sliding contact's pin pulls to the ground's height both ways: one
     /// the body lifts pulls it down, and the pushes of the others rise by
@@ -1275,41 +1301,42 @@ impl Solver {
     /// but stuck at 0.32–0.345); now 0.50, and it slides at every friction
     /// below the slope and stays above it. The friction is summed as
     /// vectors: pulls that cancel (feet spreading, a twist about the
-    /// normal, pieces of one mesh pulled apart) do not let go, nor does one
-    /// contact alone before [`STICK_SLACK`]; and pieces of a mesh on one
-    /// ground are weighed as one body.
+    /// normal) do not let go, nor does one contact alone before
+    /// [`STICK_SLACK`].
     fn weigh_grounds(&mut self) {
         let colliders = &self.params.colliders;
+        let slots = colliders.len() * self.piece_count;
         self.shares.clear();
-        self.shares.resize(colliders.len(), 1.0);
+        self.shares.resize(slots, 1.0);
         self.holds.clear();
-        self.holds.resize(colliders.len(), true);
+        self.holds.resize(slots, true);
         if self.model.tets.is_empty() {
             return;
         }
-        for (k, collider) in colliders.iter().enumerate() {
+        self.loads.clear();
+        self.loads.resize(slots, (0.0, 0.0, Vec3::zeros()));
+        let contacts = self.contacts.iter().zip(&self.pins).zip(&self.kinetic);
+        for ((c, &(v, w)), kinetic) in contacts {
+            let collider = &colliders[c.collider as usize];
             if !collider.pins_height_only() {
                 continue;
             }
-            let (mut net, mut pushed) = (0.0, 0.0);
-            let mut pull = Vec3::zeros();
-            let contacts = self.contacts.iter().zip(&self.pins).zip(&self.kinetic);
-            for ((c, &(v, w)), kinetic) in contacts {
-                if c.collider as usize == k {
-                    let x = self.x[v as usize];
-                    let force = w * collider.depth(x);
-                    net += force;
-                    pushed += force.max(0.0);
-                    pull += kinetic;
-                    if let Some(anchor) = c.sticking {
-                        pull += (anchor - collider.surface_point(x)) * w;
-                    }
-                }
+            let x = self.x[v as usize];
+            let force = w * collider.depth(x);
+            let (net, pushed, pull) = &mut self.loads[slot(&self.pieces, self.piece_count, c)];
+            *net += force;
+            *pushed += force.max(0.0);
+            *pull += kinetic;
+            if let Some(anchor) = c.sticking {
+                *pull += (anchor - collider.surface_point(x)) * w;
             }
+        }
+        for (k, &(net, pushed, pull)) in self.loads.iter().enumerate() {
             if pushed > 0.0 {
                 self.shares[k] = (net / pushed).clamp(0.0, 1.0);
             }
-            self.holds[k] = pull.norm() <= collider.friction() * net.max(0.0);
+            let friction = colliders[k / self.piece_count].friction();
+            self.holds[k] = pull.norm() <= friction * net.max(0.0);
         }
     }
 
@@ -1365,6 +1392,7 @@ impl Solver {
             let v = c.vertex as usize;
             let collider = &colliders[c.collider as usize];
             let stiffness = self.stiffness(&c, collider);
+            let slot = slot(&self.pieces, self.piece_count, &c);
             let x = &mut self.x[v];
             let sunk = collider.depth(*x);
             if sunk <= 0.0 {
@@ -1385,7 +1413,7 @@ impl Solver {
                 *x = collider.surface_point(*x);
                 let off = (*x - anchor).norm();
                 let limit = collider.friction() * sunk;
-                if !self.holds[c.collider as usize] || off > STICK_SLACK * limit {
+                if !self.holds[slot] || off > STICK_SLACK * limit {
                     c.sticking = None;
                 } else if off > limit {
                     let pulled = *x - (*x - anchor) * (limit / off);
@@ -1421,8 +1449,8 @@ impl Solver {
                 c.sticking = (held == Resolved::Held).then_some(*x);
             }
             // The pin's weight (`self.pins` is in the order of the
-            // contacts), times the collider's share of pushes that is load.
-            c.push = Some(self.pins[k].1 * sunk * self.shares[c.collider as usize]);
+            // contacts), times the share of the piece's pushes that is load.
+            c.push = Some(self.pins[k].1 * sunk * self.shares[slot]);
             self.resting[v] = true;
             self.contacts[kept] = c;
             kept += 1;

@@ -226,8 +226,8 @@ pub struct App {
     pub no_color: bool,
     /// Where `o` looks for presets.
     pub preset_dir: PathBuf,
-    /// Steps the session in real time, on the UI's thread (tests), unless
-    /// the simulation has a thread of its own.
+    /// Steps the session in real time, on the UI's thread, unless the
+    /// simulation has a thread of its own (tests, and a thread that stopped).
     pub pacer: Pacer,
     /// The simulation's thread ([`App::with_worker`]; most tests step in
     /// place).
@@ -1180,7 +1180,8 @@ impl App {
     /// Steps the session when playing, in real time, for at most `budget`
     /// of wall time (see [`Pacer`]), or takes in the frames its thread
     /// stepped (after handing it the session if a command changed it since:
-    /// see [`App::with_worker`]); reads the memory the process holds (see
+    /// see [`App::with_worker`]; a thread that stopped is dropped, and the
+    /// session steps here again); reads the memory the process holds (see
     /// [`App::memory`]).
     pub fn advance(&mut self, budget: Duration) {
         self.memory.resident();
@@ -1191,7 +1192,9 @@ impl App {
         if self.worker.as_ref().is_some_and(|w| !w.is_running()) {
             // It did not start, or a bug ended it: stepping goes on here.
             self.worker = None;
-            self.status = "error: the simulation thread stopped; it steps between keys now".into();
+            let why = super::other_panic().map_or_else(String::new, |p| format!(" ({p})"));
+            self.status =
+                format!("error: the simulation thread stopped{why}; it steps between keys now");
         }
         let calm = self.session.warning().is_none();
         let stepped = match &mut self.worker {

@@ -14,7 +14,9 @@ pub mod ui;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
@@ -98,20 +100,26 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     let (session, path) = opened?;
     let (wake, wakes) = std::sync::mpsc::channel();
     let frames = wake.clone();
+    // One wake at a time: the frames waiting are all taken in at once.
+    let waiting = Arc::new(AtomicBool::new(false));
+    let woken = Arc::clone(&waiting);
     let mut app = App::new(session, preset_dir(Path::new(PRESET_DIR), path.as_deref()))
         .with_autosave(
             Autosave::new(Autosave::default_dir(), crate::autosave::INTERVAL)
                 .opening(preset.as_deref()),
         )
         .with_worker(move || {
-            let _ = frames.send(Wake::Frame);
+            if !woken.swap(true, Ordering::Relaxed) {
+                let _ = frames.send(Wake::Frame);
+            }
         });
     app.background = true;
     signals::install(None).map_err(std::io::Error::other)?;
     // `try_init` installs a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init()?;
+    keep_terminal_on_other_panics();
     let restore = Restore;
-    let ending = event_loop(&mut terminal, &mut app, wake, &wakes);
+    let ending = event_loop(&mut terminal, &mut app, wake, (&wakes, &waiting));
     // Unsaved changes are kept before the terminal is touched again: after
     // a hang-up (a dropped SSH session) restoring it fails, and saying so
     // on the dead terminal ended the process before they were kept.
@@ -138,6 +146,31 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     }
 }
 
+/// The last panic of a thread other than the event loop's (the
+/// simulation's: the terminal UI then steps in place, and says why).
+static OTHER_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Lets only a panic of this thread (the event loop's) restore the terminal
+/// and end the process, as ratatui's hook does for any thread: a panic of
+/// the simulation thread left the event loop drawing on the shell's screen.
+/// Another thread's panic is kept for [`other_panic`].
+fn keep_terminal_on_other_panics() {
+    let ui = std::thread::current().id();
+    let restore = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() == ui {
+            restore(info);
+        } else if let Ok(mut last) = OTHER_PANIC.lock() {
+            *last = Some(info.to_string());
+        }
+    }));
+}
+
+/// What the last panic of a thread other than the event loop's said, once.
+pub(crate) fn other_panic() -> Option<String> {
+    OTHER_PANIC.lock().ok()?.take()
+}
+
 /// How the event loop ended.
 enum Ending {
     /// The person quit.
@@ -161,21 +194,23 @@ impl Drop for Restore {
 enum Wake {
     /// An input event (or the error reading one).
     Input(std::io::Result<Event>),
-    /// A frame the simulation thread sent: taken in at once, drawn with the
-    /// next frame (collected only at drawn frames, a simulation faster than
-    /// 90 frames/s, dt under 11 ms, waited on the UI).
+    /// Frames the simulation thread sent: taken in at once, drawn with the
+    /// next frame (collected only at drawn frames, two in flight, a
+    /// simulation faster than 60 frames/s, dt under 17 ms, waited on the
+    /// UI).
     Frame,
 }
 
 /// Draws and handles `wakes` (input read on a thread of its own, sending
-/// through `input`) until the UI quits or a stop is requested.
+/// through `input`; a frame's wake is sent while `waiting` is false, which
+/// it sets) until the UI quits or a stop is requested.
 fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
     input: Sender<Wake>,
-    wakes: &Receiver<Wake>,
+    (wakes, waiting): (&Receiver<Wake>, &AtomicBool),
 ) -> Result<Ending, std::io::Error> {
-    read_input(input);
+    let reader = read_input(input);
     loop {
         if signals::requested() {
             return Ok(Ending::Signal);
@@ -191,11 +226,20 @@ fn event_loop(
         let deadline = start + FRAME;
         loop {
             let timeout = deadline.saturating_duration_since(Instant::now());
+            if timeout.is_zero() {
+                break;
+            }
             let event = match wakes.recv_timeout(timeout) {
                 Ok(Wake::Input(event)) => event?,
                 Ok(Wake::Frame) => {
+                    waiting.store(false, Ordering::Relaxed);
                     app.advance(SIM_BUDGET);
                     continue;
+                }
+                // The reader ended without an error sent (it panicked): no
+                // key can reach the UI any more.
+                Err(RecvTimeoutError::Timeout) if reader.is_finished() => {
+                    return Err(std::io::ErrorKind::UnexpectedEof.into());
                 }
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => {
@@ -226,7 +270,7 @@ const STEPS_SETTLE: Duration = Duration::from_millis(400);
 /// thread, that kept the terminal UI from ever seeing the SIGHUP, keeping
 /// its unsaved changes or ending. On its own thread it spins only until the
 /// event loop, which no longer waits on it, ends the process.)
-fn read_input(send: Sender<Wake>) {
+fn read_input(send: Sender<Wake>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         loop {
             let event = event::read();
@@ -235,7 +279,7 @@ fn read_input(send: Sender<Wake>) {
                 break;
             }
         }
-    });
+    })
 }
 
 #[cfg(test)]
