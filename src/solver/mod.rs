@@ -1838,11 +1838,21 @@ fn with_pool_awake<R: Send>(work: impl FnOnce() -> R + Send) -> R {
         }
     };
     let work = || {
-        let result = work();
-        done.store(true, Ordering::Release);
-        result
+        // Set however `work` ends: a panic in it, unwinding past, left the
+        // keeper spinning and `join` waiting on it for ever.
+        let _done = Done(&done);
+        work()
     };
     rayon::join(work, keep_awake).0
+}
+
+/// Sets its flag when dropped.
+struct Done<'a>(&'a AtomicBool);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 /// [`local_step`] with the springs and tets split over threads, each
@@ -1928,4 +1938,30 @@ fn stored_energy(model: &Model, x: &[Vec3], stored: &Stored) -> f64 {
     }
     let projector = TetProjector::new(model);
     sum + tets::stored_tet_energy(&projector, &model.tets, x, &stored.tets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic in the work unwinds out of [`with_pool_awake`]: its keeper
+    /// spun on, and the join waited for it, for ever (a solver's panic hung
+    /// the editor's or the terminal UI's simulation thread, and then their
+    /// exit, which joins it).
+    #[test]
+    fn a_panic_in_the_work_ends_the_wait() {
+        let (send, ended) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .unwrap();
+            let outcome = pool.install(|| {
+                std::panic::catch_unwind(|| with_pool_awake(|| panic!("the work failed")))
+            });
+            let _ = send.send(outcome.is_err());
+        });
+        let ended = ended.recv_timeout(std::time::Duration::from_secs(20));
+        assert_eq!(ended, Ok(true), "the panic must unwind out, not hang");
+    }
 }

@@ -129,6 +129,11 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     };
     // The shell's screen back before anything is printed to it.
     drop(restore);
+    if let Some(panic) = other_panic() {
+        // Not yet told in the status line (a thread that is not the
+        // simulation's, or after its last look).
+        let _ = writeln!(std::io::stderr(), "softbody: a thread panicked: {panic}");
+    }
     match ending {
         Ok(Ending::Quit) => {
             if let Some(farewell) = app.farewell() {
@@ -226,20 +231,25 @@ fn event_loop(
         let deadline = start + FRAME;
         loop {
             let timeout = deadline.saturating_duration_since(Instant::now());
-            if timeout.is_zero() {
-                break;
-            }
             let event = match wakes.recv_timeout(timeout) {
                 Ok(Wake::Input(event)) => event?,
                 Ok(Wake::Frame) => {
                     waiting.store(false, Ordering::Relaxed);
                     app.advance(SIM_BUDGET);
+                    // Frames as fast as they are taken in end the wait at
+                    // the deadline; keys waiting are read even past it.
+                    if Instant::now() >= deadline {
+                        break;
+                    }
                     continue;
                 }
-                // The reader ended without an error sent (it panicked): no
-                // key can reach the UI any more.
+                // The reader ended (it panicked, or its error came in
+                // since): no key can reach the UI any more.
                 Err(RecvTimeoutError::Timeout) if reader.is_finished() => {
-                    return Err(std::io::ErrorKind::UnexpectedEof.into());
+                    return Err(match wakes.try_recv() {
+                        Ok(Wake::Input(Err(e))) => e,
+                        _ => std::io::ErrorKind::UnexpectedEof.into(),
+                    });
                 }
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => {
