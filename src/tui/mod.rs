@@ -229,6 +229,10 @@ fn event_loop(
         app.tick_autosave();
         terminal.draw(|frame| ui::render(frame, app))?;
         let deadline = start + FRAME;
+        // Keys waiting are read past the deadline, for up to a frame's time
+        // more: a slow key held down (`n` on a large model) kept the screen
+        // from being drawn until it was let go.
+        let cutoff = deadline.max(Instant::now()) + FRAME;
         loop {
             let timeout = deadline.saturating_duration_since(Instant::now());
             let event = match wakes.recv_timeout(timeout) {
@@ -237,7 +241,7 @@ fn event_loop(
                     waiting.store(false, Ordering::Relaxed);
                     app.advance(SIM_BUDGET);
                     // Frames as fast as they are taken in end the wait at
-                    // the deadline; keys waiting are read even past it.
+                    // the deadline.
                     if Instant::now() >= deadline {
                         break;
                     }
@@ -246,10 +250,11 @@ fn event_loop(
                 // The reader ended (it panicked, or its error came in
                 // since): no key can reach the UI any more.
                 Err(RecvTimeoutError::Timeout) if reader.is_finished() => {
-                    return Err(match wakes.try_recv() {
-                        Ok(Wake::Input(Err(e))) => e,
-                        _ => std::io::ErrorKind::UnexpectedEof.into(),
+                    let error = wakes.try_iter().find_map(|wake| match wake {
+                        Wake::Input(Err(e)) => Some(e),
+                        _ => None,
                     });
+                    return Err(error.unwrap_or_else(|| std::io::ErrorKind::UnexpectedEof.into()));
                 }
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => {
@@ -263,6 +268,9 @@ fn event_loop(
                 }
                 // A resize needs nothing more: the next `draw` adapts.
                 _ => {}
+            }
+            if Instant::now() >= cutoff {
+                break;
             }
         }
         app.settle(STEPS_SETTLE);
