@@ -304,6 +304,17 @@ mod tests {
         }
     }
 
+    /// Collects until `frames` frames arrived, then pauses; returns the
+    /// frame the session paused at.
+    fn pause_after(worker: &mut SimWorker, session: &mut Session, frames: u64) -> u64 {
+        collect_until(worker, session, frames);
+        session.apply(Command::Pause).unwrap();
+        worker.sync(session);
+        let paused = session.state().frame;
+        assert!(paused >= frames);
+        paused
+    }
+
     #[test]
     fn the_thread_steps_exactly_as_the_session_would() {
         let mut threaded = small();
@@ -323,11 +334,7 @@ mod tests {
             std::hint::spin_loop();
         }
         assert!(worker.collect(&mut threaded) >= 1);
-        collect_until(&mut worker, &mut threaded, 10);
-        threaded.apply(Command::Pause).unwrap();
-        worker.sync(&threaded);
-        let frames = threaded.state().frame;
-        assert!(frames >= 10);
+        let frames = pause_after(&mut worker, &mut threaded, 10);
         direct.apply(Command::Step(frames as usize)).unwrap();
         assert_eq!(threaded.state(), direct.state());
         assert_eq!(
@@ -354,11 +361,7 @@ mod tests {
         worker.sync(&threaded);
         threaded.apply(Command::Play).unwrap();
         worker.sync(&threaded);
-        collect_until(&mut worker, &mut threaded, 8);
-        threaded.apply(Command::Pause).unwrap();
-        worker.sync(&threaded);
-        let frames = threaded.state().frame;
-        assert!(frames >= 8);
+        let frames = pause_after(&mut worker, &mut threaded, 8);
         direct.apply(Command::Step(frames as usize)).unwrap();
         assert_eq!(threaded.state(), direct.state());
     }
