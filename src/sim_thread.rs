@@ -108,6 +108,17 @@ impl SimWorker {
         self.thread.as_ref().is_some_and(|t| !t.is_finished())
     }
 
+    /// Drops the worker in `slot` if its thread does not run (it did not
+    /// start, or a bug ended it), for the UI to step the session itself
+    /// again; whether it did.
+    pub fn drop_stopped(slot: &mut Option<Self>) -> bool {
+        let stopped = slot.as_ref().is_some_and(|w| !w.is_running());
+        if stopped {
+            *slot = None;
+        }
+        stopped
+    }
+
     /// Hands the thread the session's solver and state: it steps from them
     /// while the session plays. Frames stepped before are dropped. Nothing
     /// is handed over while the session is paused and the thread idle (it

@@ -943,9 +943,7 @@ impl eframe::App for EditorApp {
         // Step (or take in what the thread stepped) first: the layout below
         // only reads the session.
         self.collect_work(&ctx);
-        if self.worker.as_ref().is_some_and(|w| !w.is_running()) {
-            // It did not start, or a bug ended it: stepping goes on here.
-            self.worker = None;
+        if SimWorker::drop_stopped(&mut self.worker) {
             self.message =
                 "error: the simulation thread stopped; it steps in the UI's frames now".into();
         }

@@ -1441,10 +1441,10 @@ impl Solver {
             } else {
                 // No friction in the solve (a spring model's contact, a tet
                 // body's on a sphere in its first substep, or one not
-                // moving along the surface): the pin's force w·sunk moved the vertex h² w
-                // sunk / m; friction takes up to that times its coefficient
-                // off the slide, and where it takes all of it the vertex
-                // sticks (on ice nothing does).
+                // moving along the surface): the pin's force w·sunk moved
+                // the vertex h² w sunk / m; friction takes up to that times
+                // its coefficient off the slide, and where it takes all of
+                // it the vertex sticks (on ice nothing does).
                 let held = collider.resolve(x, self.start[v], stiffness * sunk);
                 c.sticking = (held == Resolved::Held).then_some(*x);
             }

@@ -1189,9 +1189,7 @@ impl App {
             // The session a command applying makes starts from this frame.
             return;
         }
-        if self.worker.as_ref().is_some_and(|w| !w.is_running()) {
-            // It did not start, or a bug ended it: stepping goes on here.
-            self.worker = None;
+        if SimWorker::drop_stopped(&mut self.worker) {
             let why = super::other_panic().map_or_else(String::new, |p| format!(" ({p})"));
             self.status =
                 format!("error: the simulation thread stopped{why}; it steps between keys now");

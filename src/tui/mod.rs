@@ -119,7 +119,7 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     let mut terminal = ratatui::try_init()?;
     keep_terminal_on_other_panics();
     let restore = Restore;
-    let ending = event_loop(&mut terminal, &mut app, wake, (&wakes, &waiting));
+    let ending = event_loop(&mut terminal, &mut app, wake, &wakes, &waiting);
     // Unsaved changes are kept before the terminal is touched again: after
     // a hang-up (a dropped SSH session) restoring it fails, and saying so
     // on the dead terminal ended the process before they were kept.
@@ -213,7 +213,8 @@ fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
     input: Sender<Wake>,
-    (wakes, waiting): (&Receiver<Wake>, &AtomicBool),
+    wakes: &Receiver<Wake>,
+    waiting: &AtomicBool,
 ) -> Result<Ending, std::io::Error> {
     let reader = read_input(input);
     loop {
