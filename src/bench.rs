@@ -431,6 +431,23 @@ pub struct Sampling {
     pub max_iterations: usize,
 }
 
+/// Where [`accuracy()`] is, for a progress display: it runs for minutes
+/// (the tet cube's: about ten) and says what it does as it goes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stage {
+    /// The stage, from 1: one per method of [`ACCURACY_METHODS`] (its
+    /// errors against Newton and its iteration counts), then one per
+    /// tolerance (timing the frames of every method).
+    pub stage: usize,
+    /// Stages in all.
+    pub stages: usize,
+    /// What the stage is doing now (a stage reports again as it moves on).
+    pub what: String,
+}
+
+/// The stages of [`accuracy()`].
+pub const ACCURACY_STAGES: usize = ACCURACY_METHODS.len() + TOLERANCES.len();
+
 /// Steps sampled along the motion of one configuration from rest.
 struct Motion {
     samples: Vec<Sample>,
@@ -513,7 +530,8 @@ impl Motion {
 /// of them side by side, and their frames are timed from the sampled
 /// states, taking turns (`time_in_turns`), so that the host's speed
 /// drifting over the minutes the measurement takes reaches every method
-/// alike.
+/// alike. `progress` hears of each [`Stage`] as it starts, and again as
+/// the search for an iteration count moves on.
 ///
 /// # Errors
 /// Any [`SolverError`].
@@ -521,12 +539,32 @@ pub fn accuracy(
     scene: &Scene,
     threads: Option<usize>,
     sampling: Sampling,
+    progress: &mut dyn FnMut(Stage),
 ) -> Result<Vec<AccuracyResult>, SolverError> {
     let mut results = ACCURACY_METHODS
         .iter()
-        .map(|&method| plan(scene, method, threads, sampling))
+        .enumerate()
+        .map(|(i, &method)| {
+            let name = method_name(method);
+            let mut say = |what: String| {
+                progress(Stage {
+                    stage: i + 1,
+                    stages: ACCURACY_STAGES,
+                    what: format!("{name}: {what}"),
+                })
+            };
+            plan(scene, method, threads, sampling, &mut say)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     for k in 0..TOLERANCES.len() {
+        progress(Stage {
+            stage: ACCURACY_METHODS.len() + k + 1,
+            stages: ACCURACY_STAGES,
+            what: format!(
+                "timing the frames that reach {:.0e}, the methods taking turns",
+                TOLERANCES[k]
+            ),
+        });
         let counts = results
             .iter()
             .map(|r| [r.iterations_to_1e3, r.iterations_to_1e5][k]);
@@ -565,13 +603,24 @@ fn method_params(scene: &Scene, (method, extrapolate): (Acceleration, bool)) -> 
     }
 }
 
+/// How a progress line names a method: `anderson from the extrapolated
+/// guess`.
+fn method_name((method, extrapolate): (Acceleration, bool)) -> String {
+    let guess = SimParams {
+        extrapolate,
+        ..SimParams::default()
+    };
+    format!("{} from the {} guess", method.name(), guess.guess_name())
+}
+
 /// [`accuracy()`] of one method, up to timing its frames: the iteration
-/// counts, without the times.
+/// counts, without the times. `say` hears what it is doing.
 fn plan(
     scene: &Scene,
     method: (Acceleration, bool),
     threads: Option<usize>,
     sampling: Sampling,
+    say: &mut dyn FnMut(String),
 ) -> Result<AccuracyResult, SolverError> {
     let params = method_params(scene, method);
     // The error column's motion is stepped at the iterations it is read
@@ -583,6 +632,10 @@ fn plan(
         iterations: at_default,
         ..params.clone()
     };
+    say(format!(
+        "its motion at {at_default} iterations, {} steps against Newton",
+        sampling.steps.max(1)
+    ));
     let explore = Motion::run(scene, &explore_params, threads, sampling)?;
     let curves = explore.errors(sampling.max_iterations)?;
     let mut errors: Vec<f64> = curves
@@ -604,7 +657,7 @@ fn plan(
             continue;
         }
         let first = (first.round() as usize).max(1);
-        counts[k] = settle(scene, &params, threads, sampling, tolerance, first)?;
+        counts[k] = settle(scene, &params, threads, sampling, (tolerance, first), say)?;
     }
     let solver = &explore.samples[explore.samples.len() - 1].solver;
     Ok(AccuracyResult {
@@ -627,16 +680,20 @@ fn plan(
 
 /// The fewest iterations per frame, searched by one from `first`, whose
 /// own motion lands within `tolerance` of Newton (median over the sampled
-/// steps); `None` if none up to the cap does.
+/// steps); `None` if none up to the cap does. `say` hears each count
+/// tried.
 fn settle(
     scene: &Scene,
     params: &SimParams,
     threads: Option<usize>,
     sampling: Sampling,
-    tolerance: f64,
-    first: usize,
+    (tolerance, first): (f64, usize),
+    say: &mut dyn FnMut(String),
 ) -> Result<Option<usize>, SolverError> {
-    let within = |n: usize| -> Result<bool, SolverError> {
+    let mut within = |n: usize| -> Result<bool, SolverError> {
+        say(format!(
+            "iterations to {tolerance:.0e}: its motion at {n} against Newton"
+        ));
         let at_n = SimParams {
             iterations: n,
             ..params.clone()
@@ -799,7 +856,7 @@ mod tests {
             max_iterations: 1,
         };
         for method in ACCURACY_METHODS {
-            let r = plan(&Scene::cloth(16), method, Some(1), sampling).unwrap();
+            let r = plan(&Scene::cloth(16), method, Some(1), sampling, &mut |_| {}).unwrap();
             assert_eq!(r.iterations_at_default, 1);
             for (tolerance, count) in TOLERANCES
                 .iter()

@@ -706,7 +706,10 @@ fn bench_accuracy(
     };
     for scene in &scenes {
         let mut baseline_and_default = [None, None];
-        let results = bench::accuracy(scene, threads, sampling).map_err(runtime)?;
+        let results = with_stages(&scene.name, |show| {
+            bench::accuracy(scene, threads, sampling, show)
+        })
+        .map_err(runtime)?;
         for (method, r) in bench::ACCURACY_METHODS.into_iter().zip(results) {
             if method == bench::ACCURACY_METHODS[0] {
                 baseline_and_default[0] = r.ms_to_1e3;
@@ -751,6 +754,49 @@ fn bench_accuracy(
         }
     }
     Ok(())
+}
+
+/// Runs `work`, showing the stages it reports on standard error: on a
+/// terminal a spinner with the time elapsed, the stage and what it does
+/// (cleared when it ends, before the results are printed); otherwise a
+/// line per report. `bench --accuracy` takes minutes per scene, and said
+/// nothing until a scene was done.
+fn with_stages<R>(
+    scene: &str,
+    work: impl FnOnce(&mut dyn FnMut(softbody::bench::Stage)) -> R,
+) -> R {
+    use softbody::bench;
+    use std::io::IsTerminal;
+    let started = std::time::Instant::now();
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(bench::ACCURACY_STAGES as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {elapsed_precise} stage {pos}/{len}: {wide_msg}",
+            )
+            .expect("a valid template"),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        bar
+    });
+    let mut show = |stage: bench::Stage| match &bar {
+        Some(bar) => {
+            bar.set_position(stage.stage as u64);
+            bar.set_message(format!("{scene}: {}", stage.what));
+        }
+        None => errln!(
+            "{scene}: stage {}/{} at {:.0} s: {}",
+            stage.stage,
+            stage.stages,
+            started.elapsed().as_secs_f64(),
+            stage.what
+        ),
+    };
+    let result = work(&mut show);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    result
 }
 
 /// Prints `value` as one line of JSON.

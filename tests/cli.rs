@@ -271,7 +271,7 @@ fn bench_accuracy_reports_every_method_against_newton() {
         "4",
         "--json",
     ]);
-    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout.clone())
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -300,6 +300,28 @@ fn bench_accuracy_reports_every_method_against_newton() {
     // from either guess.
     assert!(its(&lines[2]) < its(&lines[0]), "{lines:?}");
     assert!(its(&lines[5]) < its(&lines[3]), "{lines:?}");
+    // What it is doing, on standard error (not a terminal here: a line per
+    // report): every stage in order, a method's stages naming it, then the
+    // timing of each tolerance.
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stage = |line: &str| -> usize {
+        let rest = line.strip_prefix("cloth12: stage ").expect(line);
+        let (stage, rest) = rest.split_once('/').expect(line);
+        assert!(rest.starts_with("8 at "), "{line}");
+        stage.parse().expect(line)
+    };
+    let mut stages: Vec<usize> = stderr.lines().map(stage).collect();
+    assert!(stages.is_sorted(), "{stderr}");
+    stages.dedup();
+    assert_eq!(stages, (1..=8).collect::<Vec<_>>(), "{stderr}");
+    for line in stderr.lines() {
+        let k = stage(line);
+        let what = match expected.get(k - 1) {
+            Some((method, guess)) => format!("{method} from the {guess} guess: "),
+            None => format!("timing the frames that reach 1e-{}", [3, 5][k - 7]),
+        };
+        assert!(line.contains(&what), "{line}");
+    }
 }
 
 #[test]
