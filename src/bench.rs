@@ -431,8 +431,8 @@ pub struct Sampling {
     pub max_iterations: usize,
 }
 
-/// Where [`accuracy()`] is, for a progress display: it runs for minutes
-/// (the tet cube's: about ten) and says what it does as it goes.
+/// Where [`accuracy()`] is, for a progress display: it can run for
+/// minutes, and says what it does as it goes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stage {
     /// The stage, from 1: one per method of [`ACCURACY_METHODS`] (its
@@ -445,7 +445,7 @@ pub struct Stage {
     pub what: String,
 }
 
-/// The stages of [`accuracy()`].
+/// How many stages [`accuracy()`] reports.
 pub const ACCURACY_STAGES: usize = ACCURACY_METHODS.len() + TOLERANCES.len();
 
 /// Steps sampled along the motion of one configuration from rest.
@@ -530,8 +530,8 @@ impl Motion {
 /// of them side by side, and their frames are timed from the sampled
 /// states, taking turns (`time_in_turns`), so that the host's speed
 /// drifting over the minutes the measurement takes reaches every method
-/// alike. `progress` hears of each [`Stage`] as it starts, and again as
-/// the search for an iteration count moves on.
+/// alike. `progress` is called with each [`Stage`] as it starts, and
+/// again as the search for an iteration count moves on.
 ///
 /// # Errors
 /// Any [`SolverError`].
@@ -545,12 +545,11 @@ pub fn accuracy(
         .iter()
         .enumerate()
         .map(|(i, &method)| {
-            let name = method_name(method);
             let mut say = |what: String| {
                 progress(Stage {
                     stage: i + 1,
                     stages: ACCURACY_STAGES,
-                    what: format!("{name}: {what}"),
+                    what,
                 })
             };
             plan(scene, method, threads, sampling, &mut say)
@@ -603,18 +602,8 @@ fn method_params(scene: &Scene, (method, extrapolate): (Acceleration, bool)) -> 
     }
 }
 
-/// How a progress line names a method: `anderson from the extrapolated
-/// guess`.
-fn method_name((method, extrapolate): (Acceleration, bool)) -> String {
-    let guess = SimParams {
-        extrapolate,
-        ..SimParams::default()
-    };
-    format!("{} from the {} guess", method.name(), guess.guess_name())
-}
-
 /// [`accuracy()`] of one method, up to timing its frames: the iteration
-/// counts, without the times. `say` hears what it is doing.
+/// counts, without the times. `say` is told what it is doing.
 fn plan(
     scene: &Scene,
     method: (Acceleration, bool),
@@ -623,6 +612,8 @@ fn plan(
     say: &mut dyn FnMut(String),
 ) -> Result<AccuracyResult, SolverError> {
     let params = method_params(scene, method);
+    let name = format!("{} from the {} guess", method.0.name(), params.guess_name());
+    let say = &mut |what: String| say(format!("{name}: {what}"));
     // The error column's motion is stepped at the iterations it is read
     // at: below the scene's 10 it was read on the motion at 10, and said
     // 1e-5 after 1 iteration where the counts, from motions run at theirs,
@@ -633,7 +624,7 @@ fn plan(
         ..params.clone()
     };
     say(format!(
-        "its motion at {at_default} iterations, {} steps against Newton",
+        "{} steps of its motion at {at_default} iterations a frame, against Newton",
         sampling.steps.max(1)
     ));
     let explore = Motion::run(scene, &explore_params, threads, sampling)?;
@@ -657,7 +648,7 @@ fn plan(
             continue;
         }
         let first = (first.round() as usize).max(1);
-        counts[k] = settle(scene, &params, threads, sampling, (tolerance, first), say)?;
+        counts[k] = settle(scene, &params, threads, sampling, tolerance, first, say)?;
     }
     let solver = &explore.samples[explore.samples.len() - 1].solver;
     Ok(AccuracyResult {
@@ -680,19 +671,20 @@ fn plan(
 
 /// The fewest iterations per frame, searched by one from `first`, whose
 /// own motion lands within `tolerance` of Newton (median over the sampled
-/// steps); `None` if none up to the cap does. `say` hears each count
+/// steps); `None` if none up to the cap does. `say` is told each count
 /// tried.
 fn settle(
     scene: &Scene,
     params: &SimParams,
     threads: Option<usize>,
     sampling: Sampling,
-    (tolerance, first): (f64, usize),
+    tolerance: f64,
+    first: usize,
     say: &mut dyn FnMut(String),
 ) -> Result<Option<usize>, SolverError> {
     let mut within = |n: usize| -> Result<bool, SolverError> {
         say(format!(
-            "iterations to {tolerance:.0e}: its motion at {n} against Newton"
+            "trying {n} iterations a frame for {tolerance:.0e}, against Newton"
         ));
         let at_n = SimParams {
             iterations: n,

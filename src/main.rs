@@ -481,7 +481,6 @@ fn bake(
     use softbody::bake::{self, BakeOptions, Progress};
     use softbody::preset::Preset;
     use softbody::signals;
-    use std::io::IsTerminal;
 
     let bad = |e: softbody::preset::PresetError| Failure::BadInput(e.into());
     if softbody::session::is_obj(file) {
@@ -519,23 +518,19 @@ fn bake(
         out,
         stem,
     };
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(frames as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} frames  {frame_rate}  ETA {eta}",
-            )
-            .expect("a valid template")
-            // (indicatif's `{per_sec}` read `24.2942/s`.)
-            .with_key(
+    let bar = terminal_bar(
+        frames as u64,
+        "{bar:40} {pos}/{len} frames  {frame_rate}  ETA {eta}",
+        // (indicatif's `{per_sec}` read `24.2942/s`.)
+        |style| {
+            style.with_key(
                 "frame_rate",
                 |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
                     let _ = write!(w, "{:.1} frames/s", state.per_sec());
                 },
-            ),
-        );
-        bar
-    });
+            )
+        },
+    );
     // Without a terminal: a plain line every tenth of the way.
     let step = frames.div_ceil(10).max(1);
     let show = |p: Progress| match &bar {
@@ -756,31 +751,28 @@ fn bench_accuracy(
     Ok(())
 }
 
-/// Runs `work`, showing the stages it reports on standard error: on a
-/// terminal a spinner with the time elapsed, the stage and what it does
-/// (cleared when it ends, before the results are printed); otherwise a
-/// line per report. `bench --accuracy` takes minutes per scene, and said
-/// nothing until a scene was done.
+/// Runs `work` (`bench --accuracy` on one scene, minutes), showing the
+/// stages it reports on standard error: on a terminal a spinner with the
+/// time elapsed, the stage and what it does (cleared when it ends, before
+/// the results are printed); otherwise a line per report.
 fn with_stages<R>(
     scene: &str,
     work: impl FnOnce(&mut dyn FnMut(softbody::bench::Stage)) -> R,
 ) -> R {
-    use softbody::bench;
-    use std::io::IsTerminal;
     let started = std::time::Instant::now();
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(bench::ACCURACY_STAGES as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {elapsed_precise} stage {pos}/{len}: {wide_msg}",
-            )
-            .expect("a valid template"),
-        );
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        bar
-    });
-    let mut show = |stage: bench::Stage| match &bar {
+    let bar = terminal_bar(
+        0,
+        "{spinner} {elapsed_precise} stage {pos}/{len}: {wide_msg}",
+        |s| s,
+    );
+    if let Some(bar) = &bar {
+        // Once a second, as the time shown changes: the timing stages
+        // share the two cores with it.
+        bar.enable_steady_tick(std::time::Duration::from_secs(1));
+    }
+    let mut show = |stage: softbody::bench::Stage| match &bar {
         Some(bar) => {
+            bar.set_length(stage.stages as u64);
             bar.set_position(stage.stage as u64);
             bar.set_message(format!("{scene}: {}", stage.what));
         }
@@ -797,6 +789,21 @@ fn with_stages<R>(
         bar.finish_and_clear();
     }
     result
+}
+
+/// A progress bar of `len` steps drawn on standard error with `template`
+/// (and what `style` adds to it) when standard error is a terminal;
+/// `None` otherwise, where the caller prints plain lines instead.
+fn terminal_bar(
+    len: u64,
+    template: &str,
+    style: impl FnOnce(indicatif::ProgressStyle) -> indicatif::ProgressStyle,
+) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal().then(|| {
+        let template = indicatif::ProgressStyle::with_template(template).expect("a valid template");
+        indicatif::ProgressBar::new(len).with_style(style(template))
+    })
 }
 
 /// Prints `value` as one line of JSON.

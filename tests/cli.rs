@@ -271,7 +271,7 @@ fn bench_accuracy_reports_every_method_against_newton() {
         "4",
         "--json",
     ]);
-    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout.clone())
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -301,7 +301,8 @@ fn bench_accuracy_reports_every_method_against_newton() {
     assert!(its(&lines[2]) < its(&lines[0]), "{lines:?}");
     assert!(its(&lines[5]) < its(&lines[3]), "{lines:?}");
     // What it is doing, on standard error (not a terminal here: a line per
-    // report): every stage in order, a method's stages naming it, then the
+    // report): every stage in order, a method's stages naming it and, as
+    // every method reaches 1e-3, each its search for that count; then the
     // timing of each tolerance.
     let stderr = String::from_utf8(out.stderr).unwrap();
     let stage = |line: &str| -> usize {
@@ -321,6 +322,12 @@ fn bench_accuracy_reports_every_method_against_newton() {
             None => format!("timing the frames that reach 1e-{}", [3, 5][k - 7]),
         };
         assert!(line.contains(&what), "{line}");
+    }
+    for k in 1..=6 {
+        let searched = stderr.lines().any(|l| {
+            l.starts_with(&format!("cloth12: stage {k}/8 at ")) && l.contains(" a frame for 1e-3, ")
+        });
+        assert!(searched, "stage {k}: {stderr}");
     }
 }
 
