@@ -435,12 +435,10 @@ pub struct Sampling {
 /// minutes, and says what it does as it goes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stage {
-    /// The stage, from 1: one per method of [`ACCURACY_METHODS`] (its
-    /// errors against Newton and its iteration counts), then one per
-    /// tolerance (timing the frames of every method).
+    /// The stage, from 1 to [`ACCURACY_STAGES`]: one per method of
+    /// [`ACCURACY_METHODS`] (its errors against Newton and its iteration
+    /// counts), then one per tolerance (timing the frames of every method).
     pub stage: usize,
-    /// Stages in all.
-    pub stages: usize,
     /// What the stage is doing now (a stage reports again as it moves on).
     pub what: String,
 }
@@ -545,20 +543,13 @@ pub fn accuracy(
         .iter()
         .enumerate()
         .map(|(i, &method)| {
-            let mut say = |what: String| {
-                progress(Stage {
-                    stage: i + 1,
-                    stages: ACCURACY_STAGES,
-                    what,
-                })
-            };
+            let mut say = |what: String| progress(Stage { stage: i + 1, what });
             plan(scene, method, threads, sampling, &mut say)
         })
         .collect::<Result<Vec<_>, _>>()?;
     for k in 0..TOLERANCES.len() {
         progress(Stage {
             stage: ACCURACY_METHODS.len() + k + 1,
-            stages: ACCURACY_STAGES,
             what: format!(
                 "timing the frames that reach {:.0e}, the methods taking turns",
                 TOLERANCES[k]

@@ -759,9 +759,10 @@ fn with_stages<R>(
     scene: &str,
     work: impl FnOnce(&mut dyn FnMut(softbody::bench::Stage)) -> R,
 ) -> R {
+    use softbody::bench::{ACCURACY_STAGES, Stage};
     let started = std::time::Instant::now();
     let bar = terminal_bar(
-        0,
+        ACCURACY_STAGES as u64,
         "{spinner} {elapsed_precise} stage {pos}/{len}: {wide_msg}",
         |s| s,
     );
@@ -770,16 +771,14 @@ fn with_stages<R>(
         // share the two cores with it.
         bar.enable_steady_tick(std::time::Duration::from_secs(1));
     }
-    let mut show = |stage: softbody::bench::Stage| match &bar {
+    let mut show = |stage: Stage| match &bar {
         Some(bar) => {
-            bar.set_length(stage.stages as u64);
             bar.set_position(stage.stage as u64);
             bar.set_message(format!("{scene}: {}", stage.what));
         }
         None => errln!(
-            "{scene}: stage {}/{} at {:.0} s: {}",
+            "{scene}: stage {}/{ACCURACY_STAGES} at {:.0} s: {}",
             stage.stage,
-            stage.stages,
             started.elapsed().as_secs_f64(),
             stage.what
         ),
