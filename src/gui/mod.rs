@@ -14,6 +14,7 @@
 //! the window.
 
 pub mod app;
+pub mod ball;
 pub mod camera;
 pub mod capture;
 pub mod menu;

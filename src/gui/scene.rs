@@ -8,10 +8,11 @@
 use eframe::egui;
 use three_d::{
     AmbientLight, Camera, ClearState, ColorMaterial, Context, CpuMaterial, CpuMesh, Cull,
-    DirectionalLight, Gm, Indices, Mat4, Mesh, PhysicalMaterial, Positions, RenderTarget,
-    ScissorBox, Srgba, degrees, vec3,
+    DirectionalLight, Gm, Indices, Mesh, PhysicalMaterial, Positions, RenderTarget, ScissorBox,
+    Srgba, degrees, vec3,
 };
 
+use super::ball::{BallMesh, BallView};
 use super::camera::Orbit;
 use crate::mesh::Vec3;
 
@@ -173,8 +174,10 @@ pub struct Scene {
     show_tets: bool,
     grid: Option<Gm<Mesh, ColorMaterial>>,
     grid_spec: Option<GridSpec>,
-    sphere: Gm<Mesh, PhysicalMaterial>,
     spheres: Vec<(Vec3, f64)>,
+    /// The spheres' drawn surfaces, made for the view they were last drawn
+    /// in (made again when it changes).
+    balls: Vec<(BallView, Gm<Mesh, PhysicalMaterial>)>,
     ambient: AmbientLight,
     key: DirectionalLight,
     fill: DirectionalLight,
@@ -184,17 +187,6 @@ impl Scene {
     /// A scene drawing with `context`.
     pub fn new(context: Context) -> Self {
         let white = Srgba::WHITE;
-        let sphere = Gm::new(
-            Mesh::new(&context, &CpuMesh::sphere(24)),
-            PhysicalMaterial::new_opaque(
-                &context,
-                &CpuMaterial {
-                    albedo: Srgba::new(120, 130, 145, 255),
-                    roughness: 0.5,
-                    ..Default::default()
-                },
-            ),
-        );
         Self {
             ambient: AmbientLight::new(&context, 0.35, white),
             key: DirectionalLight::new(&context, 2.2, white, vec3(-0.5, -1.0, -0.6)),
@@ -207,8 +199,8 @@ impl Scene {
             show_tets: false,
             grid: None,
             grid_spec: None,
-            sphere,
             spheres: Vec::new(),
+            balls: Vec::new(),
             context,
         }
     }
@@ -269,22 +261,45 @@ impl Scene {
             objects.extend(self.tets.mesh.iter().map(|m| m as &dyn three_d::Object));
         }
         target.render_partially(scissor, &camera, objects, &lights);
+        let mut made = std::mem::take(&mut self.balls);
         for &(centre, radius) in &self.spheres {
-            // A surface resting on a ball has its vertices on it and its
-            // triangles inside it (chords): drawn at its radius, the ball
-            // showed through a draped cloth in patches. Drawn 2 % smaller,
-            // it hides under triangles spanning up to a third of its radius.
-            let r = (radius * SPHERE_DRAWN) as f32;
-            self.sphere.set_transformation(
-                Mat4::from_translation(f(centre)) * Mat4::from_nonuniform_scale(r, r, r),
-            );
-            target.render_partially(scissor, &camera, [&self.sphere], &lights);
+            let view = BallView {
+                centre,
+                radius,
+                target: orbit.target,
+                distance: orbit.distance,
+            };
+            let ball = match made.iter().position(|(v, _)| *v == view) {
+                Some(i) => made.swap_remove(i).1,
+                None => ball_mesh(&self.context, view.mesh()),
+            };
+            target.render_partially(scissor, &camera, [&ball], &lights);
+            self.balls.push((view, ball));
         }
     }
 }
 
-/// The radius a sphere collider is drawn at, over its own.
-const SPHERE_DRAWN: f64 = 0.98;
+/// A sphere collider's drawn surface on the GPU.
+fn ball_mesh(context: &Context, mesh: BallMesh) -> Gm<Mesh, PhysicalMaterial> {
+    let f = |v: &Vec3| vec3(v.x as f32, v.y as f32, v.z as f32);
+    let cpu = CpuMesh {
+        positions: Positions::F32(mesh.positions.iter().map(f).collect()),
+        normals: Some(mesh.normals.iter().map(f).collect()),
+        indices: Indices::U32(mesh.indices),
+        ..Default::default()
+    };
+    Gm::new(
+        Mesh::new(context, &cpu),
+        PhysicalMaterial::new_opaque(
+            context,
+            &CpuMaterial {
+                albedo: Srgba::new(120, 130, 145, 255),
+                roughness: 0.5,
+                ..Default::default()
+            },
+        ),
+    )
+}
 
 /// A grid of thin quads on the plane `spec.y`, 21 lines per side.
 fn grid_mesh(context: &Context, spec: GridSpec) -> Gm<Mesh, ColorMaterial> {
