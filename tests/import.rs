@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use softbody::mesh::{
-    self, ImportErrorKind, ImportOptions, MeshReport, RawMesh, ValidateOptions, import_obj,
-    import_obj_bytes, primitives, validate,
+    self, GroupKind, ImportErrorKind, ImportOptions, MeshReport, RawMesh, ValidateOptions,
+    import_obj, import_obj_bytes, primitives, validate,
 };
 
 fn testdata(sub: &str) -> Option<PathBuf> {
@@ -576,6 +576,43 @@ fn writer_and_reader_round_trip() {
     assert_eq!(back.indices, raw.indices);
     assert_eq!(back.offsets, raw.offsets);
     assert_eq!(back.groups, raw.groups);
+}
+
+/// A name or set of groups met again is the one registered before: the
+/// same group in another order, an object and a group of one name kept
+/// apart, no group after groups (the empty set, entry 0).
+#[test]
+fn names_and_group_sets_met_again_are_registered_once() {
+    let text = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n\
+                g a b\nusemtl m\nf 1 2 3\ng b a a\nusemtl n\nf 1 2 4\n\
+                o a\ng\nusemtl m\nf 1 3 4\ng a\nf 2 3 4\n";
+    let path = Path::new("sets.obj");
+    let (raw, _) = import_obj_bytes(text.as_bytes(), path, &ImportOptions::default()).unwrap();
+    let names: Vec<(&str, GroupKind)> = raw
+        .groups
+        .iter()
+        .map(|g| (g.name.as_str(), g.kind))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("a", GroupKind::Group),
+            ("b", GroupKind::Group),
+            ("a", GroupKind::Object)
+        ]
+    );
+    assert_eq!(raw.materials, ["m", "n"]);
+    assert_eq!(raw.polygon_materials, [0, 1, 0, 0]);
+    assert_eq!(raw.membership[0], raw.membership[1]);
+    let sets: Vec<&[u32]> = raw
+        .membership
+        .iter()
+        .map(|&m| &raw.memberships[m as usize][..])
+        .collect();
+    assert_eq!(sets, [&[0, 1][..], &[0, 1], &[2], &[0, 2]]);
+    assert!(raw.memberships[0].is_empty());
+    // (And `{a, b, object a}`, current between `o a` and `g`.)
+    assert_eq!(raw.memberships.len(), 5);
 }
 
 /// Materials are kept: each polygon's `usemtl` name, and the `mtllib`

@@ -22,6 +22,7 @@
 //! it accepts `nan`/`inf` coordinates and two-vertex faces; and it
 //! fan-triangulates concave polygons.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -277,6 +278,18 @@ struct Parser {
     current_membership: u32,
     material: Option<u32>,
     line_no: usize,
+    /// The indices of the names and membership sets met so far: a file
+    /// with a group per face (as some CAD exports write) looked each up
+    /// among all before it, 8.5 s for 50,000 groups.
+    seen: Seen,
+}
+
+/// What [`Parser`] has registered in its mesh, by name or set.
+#[derive(Default)]
+struct Seen {
+    groups: HashMap<(GroupKind, String), u32>,
+    materials: HashMap<String, u32>,
+    memberships: HashMap<Vec<u32>, u32>,
 }
 
 fn is_space(b: u8) -> bool {
@@ -387,7 +400,7 @@ impl Parser {
             }
             b"o" => {
                 let name = self.name(toks);
-                self.object = Some(self.mesh.group_index(&name, GroupKind::Object));
+                self.object = Some(self.group(name, GroupKind::Object));
                 self.update_membership();
                 Ok(())
             }
@@ -395,7 +408,7 @@ impl Parser {
                 let mut groups = Vec::new();
                 for t in toks {
                     let name = self.name(std::iter::once(t));
-                    groups.push(self.mesh.group_index(&name, GroupKind::Group));
+                    groups.push(self.group(name, GroupKind::Group));
                 }
                 self.groups = groups;
                 self.update_membership();
@@ -403,7 +416,9 @@ impl Parser {
             }
             b"usemtl" => {
                 let name = self.name(toks);
-                self.material = Some(self.mesh.material_index(&name));
+                let mesh = &mut self.mesh;
+                let index = self.seen.materials.entry(name);
+                self.material = Some(*index.or_insert_with_key(|n| mesh.push_material(n.clone())));
                 Ok(())
             }
             b"mtllib" => {
@@ -444,10 +459,26 @@ impl Parser {
         parts.join(" ")
     }
 
+    /// The index of a group or object name, registered if new.
+    fn group(&mut self, name: String, kind: GroupKind) -> u32 {
+        let mesh = &mut self.mesh;
+        *(self.seen.groups.entry((kind, name)))
+            .or_insert_with_key(|(kind, name)| mesh.push_group(name.clone(), *kind))
+    }
+
     fn update_membership(&mut self) {
         let mut set = self.groups.clone();
         set.extend(self.object);
-        self.current_membership = self.mesh.membership_index(set);
+        set.sort_unstable();
+        set.dedup();
+        // The empty set is the mesh's entry 0.
+        if set.is_empty() {
+            self.current_membership = 0;
+            return;
+        }
+        let mesh = &mut self.mesh;
+        self.current_membership = *(self.seen.memberships.entry(set))
+            .or_insert_with_key(|set| mesh.push_membership(set.clone()));
     }
 
     fn vertex<'a>(&mut self, toks: impl Iterator<Item = &'a [u8]>) -> Result<(), ImportErrorKind> {

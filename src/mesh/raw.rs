@@ -146,11 +146,14 @@ impl RawMesh {
     pub fn material_index(&mut self, name: &str) -> u32 {
         match self.materials.iter().position(|m| m == name) {
             Some(i) => i as u32,
-            None => {
-                self.materials.push(name.to_owned());
-                (self.materials.len() - 1) as u32
-            }
+            None => self.push_material(name.to_owned()),
         }
+    }
+
+    /// Adds a material name (not looked for first) and returns its index.
+    pub(crate) fn push_material(&mut self, name: String) -> u32 {
+        self.materials.push(name);
+        (self.materials.len() - 1) as u32
     }
 
     /// Registers a group name (or finds it) and returns its index.
@@ -162,10 +165,12 @@ impl RawMesh {
         {
             return i as u32;
         }
-        self.groups.push(RawGroup {
-            name: name.to_owned(),
-            kind,
-        });
+        self.push_group(name.to_owned(), kind)
+    }
+
+    /// Adds a group name (not looked for first) and returns its index.
+    pub(crate) fn push_group(&mut self, name: String, kind: GroupKind) -> u32 {
+        self.groups.push(RawGroup { name, kind });
         (self.groups.len() - 1) as u32
     }
 
@@ -176,6 +181,12 @@ impl RawMesh {
         if let Some(i) = self.memberships.iter().position(|m| *m == set) {
             return i as u32;
         }
+        self.push_membership(set)
+    }
+
+    /// Adds a membership set (sorted, without repeats; not looked for
+    /// first) and returns its index.
+    pub(crate) fn push_membership(&mut self, set: Vec<u32>) -> u32 {
         self.memberships.push(set);
         (self.memberships.len() - 1) as u32
     }
