@@ -363,6 +363,34 @@ fn texture_coordinates_agree_with_tobj_and_follow_their_corners() {
     }
 }
 
+/// A closed cube of quads with two more copies of its last face, one from
+/// another corner, one from another corner the other way round (cut along
+/// the other diagonal, its triangles are none of the first's): both are
+/// dropped, and the cube stays closed with its 12 triangles and every edge
+/// manifold (kept, the reversed copy made 4 edges non-manifold and the
+/// cube open). So is a pentagon's copy written the other way round through
+/// a welded copy of one corner.
+#[test]
+fn a_polygon_repeated_from_another_corner_or_way_round_is_dropped() {
+    let cube = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n\
+                f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n\
+                f 5 8 4 1\nf 8 5 1 4\n";
+    let path = Path::new("doubled.obj");
+    let (raw, _) = import_obj_bytes(cube.as_bytes(), path, &ImportOptions::default()).unwrap();
+    let (surface, stats) = validate(&raw, path, &ValidateOptions::default()).unwrap();
+    assert_eq!(stats.duplicate_triangles, 4);
+    let report = MeshReport::new("doubled.obj", None, stats, &surface);
+    assert_eq!(surface.triangles().len(), 12);
+    assert_eq!(report.non_manifold_edges, 0);
+    assert!(report.closed);
+    let pentagon = "v 0 0 0\nv 2 0 0\nv 3 1 0\nv 1 2 0\nv -1 1 0\nv 3 1 0\n\
+                    f 1 2 3 4 5\nf 4 6 2 1 5\n";
+    let (raw, _) = import_obj_bytes(pentagon.as_bytes(), path, &ImportOptions::default()).unwrap();
+    let (surface, stats) = validate(&raw, path, &ValidateOptions::default()).unwrap();
+    assert_eq!((stats.welded_vertices, stats.duplicate_triangles), (1, 3));
+    assert_eq!(surface.triangles().len(), 3);
+}
+
 /// Two quads side by side whose shared edge is duplicated in the file (a UV
 /// seam: the right quad's texture is offset by 10): welding merges the
 /// seam's positions, each triangle keeps its own face's coordinates; so do

@@ -209,7 +209,9 @@ pub struct ValidationStats {
     /// generated).
     pub crossed_lines: Vec<u32>,
     /// Triangles dropped because another triangle has the same three vertices
-    /// (either winding).
+    /// (either winding), or because their polygon has the same corners as
+    /// an earlier one (from any corner, either winding: its diagonals may
+    /// differ).
     pub duplicate_triangles: usize,
     /// Vertices no triangle uses, dropped.
     pub unreferenced_vertices: usize,
@@ -338,10 +340,20 @@ pub fn validate(
     let mut triangulator = Triangulator::default();
     let mut cut = Vec::new();
     let area_eps = 1e-12 * diagonal * diagonal;
+    let mut cycles = PolygonCycles::default();
     for p in 0..polygons {
         let poly = raw.polygon(p);
         if poly.len() > 3 {
             stats.triangulated_polygons += 1;
+        }
+        if poly.len() > 3 && !cycles.is_new(poly, &remap) {
+            // A second copy of a polygon (a double-sided face, its corners
+            // written the other way round) cut along another diagonal
+            // shares no triangle with the first, and made its edges
+            // non-manifold.
+            stats.duplicate_triangles += poly.len() - 2;
+            tri_polygon.resize(triangles.len(), p as u32);
+            continue;
         }
         let first = triangles.len();
         // A polygon's texture coordinates, if every corner has one, in range
@@ -407,7 +419,7 @@ pub fn validate(
     let mut topology = EdgeTopology::new(positions.len(), &triangles);
     let duplicates = duplicate_triangles(&topology, &triangles);
     if !duplicates.is_empty() {
-        stats.duplicate_triangles = duplicates.len();
+        stats.duplicate_triangles += duplicates.len();
         let mut keep = vec![true; triangles.len()];
         for d in duplicates {
             keep[d as usize] = false;
@@ -556,6 +568,55 @@ impl std::hash::Hasher for FxHasher {
     }
     fn write_u64(&mut self, i: u64) {
         self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// The polygons of more than three corners met so far, each as its cycle of
+/// welded corners from its least corner, in the direction whose next corner
+/// is less: the same for the same polygon written from any corner, either
+/// way round. (Quads, most of them, are kept without an allocation each.)
+#[derive(Default)]
+struct PolygonCycles {
+    quads: std::collections::HashSet<[u32; 4]>,
+    others: std::collections::HashSet<Vec<u32>>,
+    cycle: Vec<u32>,
+    best: Vec<u32>,
+}
+
+/// The most occurrences of a polygon's least corner tried as its cycle's
+/// start: more is a polygon welding folded onto itself, taken as new.
+const CYCLE_STARTS: usize = 4;
+
+impl PolygonCycles {
+    /// Whether `poly` (corners before welding by `remap`) is new; notes it.
+    fn is_new(&mut self, poly: &[u32], remap: &[u32]) -> bool {
+        let k = poly.len();
+        let corner = |i: usize| remap[poly[i % k] as usize];
+        let least = (0..k).map(corner).min().unwrap_or(0);
+        let starts = (0..k).filter(|&i| corner(i) == least);
+        if starts.clone().count() > CYCLE_STARTS {
+            return true;
+        }
+        self.best.clear();
+        for start in starts {
+            for forward in [true, false] {
+                self.cycle.clear();
+                self.cycle.extend((0..k).map(|j| {
+                    if forward {
+                        corner(start + j)
+                    } else {
+                        corner(start + k - j)
+                    }
+                }));
+                if self.best.is_empty() || self.cycle < self.best {
+                    std::mem::swap(&mut self.cycle, &mut self.best);
+                }
+            }
+        }
+        match <[u32; 4]>::try_from(&self.best[..]) {
+            Ok(quad) => self.quads.insert(quad),
+            Err(_) => self.others.insert(self.best.clone()),
+        }
     }
 }
 
