@@ -235,8 +235,9 @@ pub struct Frame {
     pub contacts: usize,
 }
 
-/// The relative spread of the objective over a frame's iterations below
-/// which it is round-off ([`History::objective_range`]).
+/// The spread of the objective over a frame's iterations below which it is
+/// round-off, relative to the objective or the frame's energies, whichever
+/// is larger ([`History::objective_range`]).
 const OBJECTIVE_ROUND_OFF: f64 = 1e-12;
 
 /// The recent frames (a bounded ring buffer, oldest dropped) and the PD
@@ -278,7 +279,10 @@ impl History {
     /// The least and greatest of [`History::objective`], or `None` when
     /// there are no iterations or they differ by round-off only (a body at
     /// rest): a graph then draws the objective flat, not its noise
-    /// magnified to full height.
+    /// magnified to full height. Round-off is judged against the
+    /// objective and the last frame's energies: a body falling freely has
+    /// its iterates at the inertial target and an objective of ~0, whose
+    /// noise (1e-26 J) is the round-off of the energies it moves.
     pub fn objective_range(&self) -> Option<(f64, f64)> {
         let (lo, hi) = self
             .objective
@@ -286,7 +290,12 @@ impl History {
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &g| {
                 (a.min(g), b.max(g))
             });
-        (hi - lo > OBJECTIVE_ROUND_OFF * hi.abs().max(lo.abs())).then_some((lo, hi))
+        let energies = self.frames.back().map_or(0.0, |f| {
+            let e = f.energies;
+            e.kinetic.abs() + e.gravitational.abs() + e.elastic().abs()
+        });
+        let scale = hi.abs().max(lo.abs()).max(energies);
+        (hi - lo > OBJECTIVE_ROUND_OFF * scale).then_some((lo, hi))
     }
 
     /// Most frames kept.
@@ -1624,5 +1633,20 @@ mod tests {
             with_objective(&falling).objective_range(),
             Some((g * (1.0 - 2e-9), g))
         );
+        // A body falling freely: the objective ~0, its noise far below the
+        // frame's 0.3 J of kinetic energy; a change of a millionth of it is
+        // drawn.
+        let mut free = with_objective(&[1e-26, 3e-26, -1e-26, 2e-26]);
+        free.push(Frame {
+            energies: Energies {
+                kinetic: 0.3,
+                gravitational: -0.3,
+                ..Energies::default()
+            },
+            ..Frame::default()
+        });
+        assert_eq!(free.objective_range(), None);
+        free.objective = vec![1e-6, 5e-7, 2e-7];
+        assert_eq!(free.objective_range(), Some((2e-7, 1e-6)));
     }
 }

@@ -14,6 +14,7 @@ use three_d::{
 
 use super::ball::{BallMesh, BallView};
 use super::camera::Orbit;
+use super::viewport::relative;
 use crate::mesh::Vec3;
 
 /// The viewport's clear colour (RGB): what a blank view shows.
@@ -63,6 +64,9 @@ pub struct Staged {
     pub surface: Layer,
     /// The shrunk tets.
     pub tets: Layer,
+    /// The world point drawn at the GPU's origin: the meshes' positions are
+    /// relative to it.
+    pub origin: Vec3,
     /// The ground grid.
     pub grid: Option<GridSpec>,
     /// Sphere colliders: centre and radius.
@@ -176,8 +180,9 @@ pub struct Scene {
     grid_spec: Option<GridSpec>,
     spheres: Vec<(Vec3, f64)>,
     /// The spheres' drawn surfaces, made for the view they were last drawn
-    /// in (made again when it changes).
-    balls: Vec<(BallView, Gm<Mesh, PhysicalMaterial>)>,
+    /// in and relative to the origin then (made again when either changes).
+    balls: Vec<((BallView, Vec3), Gm<Mesh, PhysicalMaterial>)>,
+    origin: Vec3,
     ambient: AmbientLight,
     key: DirectionalLight,
     fill: DirectionalLight,
@@ -201,6 +206,7 @@ impl Scene {
             grid_spec: None,
             spheres: Vec::new(),
             balls: Vec::new(),
+            origin: Vec3::zeros(),
             context,
         }
     }
@@ -209,9 +215,16 @@ impl Scene {
     pub fn stage(&mut self, staged: Staged) {
         self.show_surface = self.surface.stage(&self.context, staged.surface);
         self.show_tets = self.tets.stage(&self.context, staged.tets);
-        if staged.grid != self.grid_spec {
-            self.grid_spec = staged.grid;
-            self.grid = staged.grid.map(|spec| grid_mesh(&self.context, spec));
+        self.origin = staged.origin;
+        let grid = staged.grid.map(|g| GridSpec {
+            y: g.y - self.origin.y,
+            x: g.x - self.origin.x,
+            z: g.z - self.origin.z,
+            ..g
+        });
+        if grid != self.grid_spec {
+            self.grid_spec = grid;
+            self.grid = grid.map(|spec| grid_mesh(&self.context, spec));
         }
         self.spheres = staged.spheres;
     }
@@ -233,12 +246,12 @@ impl Scene {
             width: clip.width_px.max(0) as u32,
             height: clip.height_px.max(0) as u32,
         };
-        let f = |v: Vec3| vec3(v.x as f32, v.y as f32, v.z as f32);
+        let origin = self.origin;
         let (near, far) = orbit.clip_planes();
         let camera = Camera::new_perspective(
             viewport,
-            f(orbit.eye()),
-            f(orbit.target),
+            relative(&orbit.eye(), origin),
+            relative(&orbit.target, origin),
             vec3(0.0, 1.0, 0.0),
             degrees(orbit.fov_deg as f32),
             near as f32,
@@ -269,22 +282,26 @@ impl Scene {
                 target: orbit.target,
                 distance: orbit.distance,
             };
-            let ball = match made.iter().position(|(v, _)| *v == view) {
+            let ball = match made.iter().position(|k| k.0 == (view, origin)) {
                 Some(i) => made.swap_remove(i).1,
-                None => ball_mesh(&self.context, view.mesh()),
+                None => ball_mesh(&self.context, view.mesh(), origin),
             };
             target.render_partially(scissor, &camera, [&ball], &lights);
-            self.balls.push((view, ball));
+            self.balls.push(((view, origin), ball));
         }
     }
 }
 
-/// A sphere collider's drawn surface on the GPU.
-fn ball_mesh(context: &Context, mesh: BallMesh) -> Gm<Mesh, PhysicalMaterial> {
-    let f = |v: &Vec3| vec3(v.x as f32, v.y as f32, v.z as f32);
+/// A sphere collider's drawn surface on the GPU, relative to `origin`.
+fn ball_mesh(context: &Context, mesh: BallMesh, origin: Vec3) -> Gm<Mesh, PhysicalMaterial> {
     let cpu = CpuMesh {
-        positions: Positions::F32(mesh.positions.iter().map(f).collect()),
-        normals: Some(mesh.normals.iter().map(f).collect()),
+        positions: Positions::F32(mesh.positions.iter().map(|p| relative(p, origin)).collect()),
+        normals: Some(
+            mesh.normals
+                .iter()
+                .map(|n| relative(n, Vec3::zeros()))
+                .collect(),
+        ),
         indices: Indices::U32(mesh.indices),
         ..Default::default()
     };

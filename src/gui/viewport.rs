@@ -116,6 +116,12 @@ pub struct Viewport3d {
     /// What the scene was last given, and the positions it was made from
     /// (a UI frame without a new simulation frame stages nothing new).
     drawn: Option<(Drawn, Vec<Vec3>)>,
+    /// The world point the scene draws at the GPU's origin, the centre of
+    /// the model's rest pose: positions go to single precision relative to
+    /// it (a 1 m cube 5,000 km from the world's origin, as survey
+    /// coordinates are, was drawn warped, one 1e9 m off not at all), and
+    /// the surface data staged last.
+    origin: Vec3,
     render: Vec<Vec3>,
     projected: Vec<Option<Projected>>,
     render_projected: Vec<Option<Projected>>,
@@ -139,6 +145,7 @@ impl Viewport3d {
             edges: Vec::new(),
             edges_of: None,
             drawn: None,
+            origin: Vec3::zeros(),
             render: Vec::new(),
             projected: Vec::new(),
             render_projected: Vec::new(),
@@ -382,10 +389,21 @@ impl Viewport3d {
             );
             return;
         };
+        let origin = if input.model.rest.is_empty() {
+            Vec3::zeros()
+        } else {
+            let (lo, hi) = crate::mesh::bounds(&input.model.rest);
+            (lo + hi) / 2.0
+        };
+        if origin != self.origin {
+            self.origin = origin;
+            self.drawn = None;
+        }
         let (surface, tets) = self.layers(input);
         let staged = Staged {
             surface,
             tets,
+            origin,
             grid: grid_spec(&input.model.rest, input.colliders, self.overlays.colliders),
             spheres: if self.overlays.colliders {
                 input
@@ -456,8 +474,10 @@ impl Viewport3d {
             Layer::Unchanged
         } else {
             let data = match drawn {
-                Drawn::Surface => surface_data(from, triangles, new_topology),
-                Drawn::Tets { scale, cut, .. } => tet_data(input.model, from, scale, cut),
+                Drawn::Surface => surface_data(from, triangles, new_topology, self.origin),
+                Drawn::Tets { scale, cut, .. } => {
+                    tet_data(input.model, from, (scale, cut), self.origin)
+                }
             };
             let mut kept = self.drawn.take().map(|(_, x)| x).unwrap_or_default();
             kept.clear();
@@ -474,6 +494,11 @@ impl Viewport3d {
 
 fn to3(v: &Vec3) -> three_d::Vec3 {
     three_d::vec3(v.x as f32, v.y as f32, v.z as f32)
+}
+
+/// `v` relative to `origin`, in single precision.
+pub fn relative(v: &Vec3, origin: Vec3) -> three_d::Vec3 {
+    to3(&(v - origin))
 }
 
 /// Smooth vertex normals: the area-weighted sum of the adjacent triangles'
@@ -494,12 +519,17 @@ pub fn vertex_normals(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Vec3> {
     normals
 }
 
-/// The surface as drawn: one copy of each vertex, lit on both sides (the
-/// material flips the normal of a back-facing triangle; cloth has two
-/// sides).
-fn surface_data(positions: &[Vec3], triangles: &[[u32; 3]], new_topology: bool) -> MeshData {
+/// The surface as drawn, relative to `origin`: one copy of each vertex,
+/// lit on both sides (the material flips the normal of a back-facing
+/// triangle; cloth has two sides).
+fn surface_data(
+    positions: &[Vec3],
+    triangles: &[[u32; 3]],
+    new_topology: bool,
+    origin: Vec3,
+) -> MeshData {
     MeshData {
-        positions: positions.iter().map(to3).collect(),
+        positions: positions.iter().map(|p| relative(p, origin)).collect(),
         normals: vertex_normals(positions, triangles)
             .iter()
             .map(to3)
@@ -508,10 +538,16 @@ fn surface_data(positions: &[Vec3], triangles: &[[u32; 3]], new_topology: bool) 
     }
 }
 
-/// The tets shrunk by `scale` about their centroids, flat shaded; with
-/// `cut = (point, normal)`, only those whose centroid lies beyond the
-/// plane (a cut-away). Unshared vertices, three per triangle in order.
-pub fn tet_data(model: &Model, x: &[Vec3], scale: f32, cut: Option<(Vec3, Vec3)>) -> MeshData {
+/// The tets shrunk by `scale` about their centroids, flat shaded, relative
+/// to `origin`; with `cut = (point, normal)`, only those whose centroid
+/// lies beyond the plane (a cut-away). Unshared vertices, three per
+/// triangle in order.
+pub fn tet_data(
+    model: &Model,
+    x: &[Vec3],
+    (scale, cut): (f32, Option<(Vec3, Vec3)>),
+    origin: Vec3,
+) -> MeshData {
     let mut positions = Vec::new();
     let mut normals = Vec::new();
     for tet in &model.tets {
@@ -532,7 +568,7 @@ pub fn tet_data(model: &Model, x: &[Vec3], scale: f32, cut: Option<(Vec3, Vec3)>
                 n = -n;
             }
             let n = n.try_normalize(1e-30).unwrap_or_else(Vec3::y);
-            positions.extend([a, b, c].iter().map(to3));
+            positions.extend([a, b, c].iter().map(|p| relative(p, origin)));
             normals.extend([to3(&n); 3]);
         }
     }
@@ -649,7 +685,7 @@ mod tests {
         let mesh = crate::mesh::primitives::tet_box(Vec3::repeat(1.0), [2, 2, 2]);
         let model = Model::from_tet_mesh(&mesh, 1000.0, crate::model::Weights::default(), false);
         let x = model.rest.clone();
-        let all = tet_data(&model, &x, 0.5, None);
+        let all = tet_data(&model, &x, (0.5, None), Vec3::zeros());
         assert_eq!(all.positions.len(), model.tets.len() * 12);
         // Every face normal points away from its tet's centroid (the mean
         // of the tet's twelve drawn vertices).
@@ -663,7 +699,7 @@ mod tests {
         }
         let (lo, hi) = crate::mesh::bounds(&x);
         let mid = (lo + hi) / 2.0;
-        let half = tet_data(&model, &x, 0.5, Some((mid, Vec3::x())));
+        let half = tet_data(&model, &x, (0.5, Some((mid, Vec3::x()))), Vec3::zeros());
         assert!(half.positions.len() < all.positions.len());
         assert!(!half.positions.is_empty());
     }
