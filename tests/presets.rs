@@ -492,6 +492,11 @@ fn each_invalid_preset_names_its_field_and_line() {
             "bad.toml:9: sim.colliders[1].friction: must lie in [0, 1000], found 1e308",
         ),
         (
+            // A collider without a key: the element, on its line.
+            format!("{HEADER}[sim]\ncolliders = [\n  {{ type = \"ground\", height = 0.0, friction = 0.5 }},\n  {{ type = \"sphere\", center = [0.0, 0.0, 0.0], radius = 0.1 }},\n]\n"),
+            "bad.toml:9: sim.colliders[1]: missing field `friction`",
+        ),
+        (
             format!("{HEADER}[sim]\ntolerance = 12.0\n"),
             "bad.toml:7: sim.tolerance: must lie in [0, 1], found 12",
         ),
@@ -520,6 +525,14 @@ fn each_invalid_preset_names_its_field_and_line() {
         (
             "version = 1\n[mesh]\nobj = \"a.obj\"\n[build]\nscale = 0.0\n[material]\ndensity = 1.0\n".to_owned(),
             "bad.toml:5: build.scale: must lie in [1e-6, 1000], found 0",
+        ),
+        (
+            "version = 1\n[mesh]\nobj = \"\"\n[material]\ndensity = 1.0\n".to_owned(),
+            "bad.toml:3: mesh.obj: the path is empty: name a mesh file",
+        ),
+        (
+            "version = 1\n[mesh]\ntet_file = \"a.node\"\n[build]\nkind = \"springs\"\n[material]\ndensity = 1.0\n".to_owned(),
+            "bad.toml:5: build.kind: a tet file is built as tets: set `kind = \"tets\"` in `[build]` (springs are the default)",
         ),
         (
             format!("{HEADER}[build]\nscale = 0.01\n"),

@@ -464,6 +464,10 @@ fn arrows_select_and_plus_minus_step_on_a_log_scale() {
         app.handle_key(ch('+')),
         Action::Apply(Command::SetParam(Param::Damping(0.02)))
     );
+    // At a bound a step says so (the scale at 1,000 left the last status).
+    app.apply(Command::SetParam(Param::Damping(1.0)));
+    assert_eq!(app.handle_key(ch('+')), Action::None);
+    assert_eq!(app.status, "damping is at its largest, 1");
 }
 
 #[test]
@@ -1549,6 +1553,10 @@ fn save_as_protects_other_files() {
     assert!(screen(&app, 100, 30).contains("replace it"));
     app.on_key(ch('n'));
     assert_eq!(std::fs::read_to_string(&other).unwrap(), "version = 1\n");
+    assert_eq!(
+        app.status,
+        format!("not saved: {} is kept", other.display())
+    );
     save_as(&mut app, &other);
     app.on_key(ch('y'));
     assert_eq!(Preset::load(&other).unwrap().material.weights.bending, 4.0);

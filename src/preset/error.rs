@@ -359,6 +359,34 @@ impl<'a> Locator<'a> {
         Some(*line)
     }
 
+    /// A key missing from an element of an array of tables that serde read
+    /// without its spans (a collider: a tagged enum), which named the array:
+    /// the first element without the key is named instead, and its line
+    /// returned (it said `sim.colliders: missing field `friction`` on the
+    /// array's first line).
+    fn element_missing_a_key(&self, kind: &mut PresetErrorKind) -> Option<usize> {
+        let PresetErrorKind::Invalid { field, message } = kind else {
+            return None;
+        };
+        let key = message
+            .strip_prefix("missing field `")
+            .and_then(|m| m.strip_suffix('`'))?;
+        let Some((_, value, true)) = self.deepest(field) else {
+            return None;
+        };
+        let DeValue::Array(array) = value.get_ref() else {
+            return None;
+        };
+        let (i, element) = (array.iter().enumerate()).find(|(i, _)| {
+            !self
+                .keys_at(&format!("{field}[{i}]"))
+                .iter()
+                .any(|(k, _)| k == key)
+        })?;
+        *field = format!("{field}[{i}]");
+        Some(line_of(self.text, element.span().start))
+    }
+
     /// The value of `field`, or of its deepest ancestor present in the
     /// text: where its key (or array element) starts, the value, and
     /// whether it is `field`'s own.
@@ -448,6 +476,7 @@ impl<'a> Locator<'a> {
         });
         let line = self
             .all_unknown_keys(&mut kind)
+            .or_else(|| self.element_missing_a_key(&mut kind))
             .or_else(|| span.map(|s| line_of(self.text, s.start)));
         PresetError {
             path: path.to_owned(),

@@ -1061,8 +1061,17 @@ mod validate {
             MeshSource::TetFile(_) if kind == BuildKind::Springs => {
                 return fail(
                     "build.kind",
-                    "a tet file is built as tets: add `[build]` with `kind = \"tets\"`",
+                    "a tet file is built as tets: set `kind = \"tets\"` in `[build]` (springs \
+                     are the default)",
                 );
+            }
+            MeshSource::Obj(path) | MeshSource::TetFile(path) if path.as_os_str().is_empty() => {
+                let field = match mesh {
+                    MeshSource::Obj(_) => "mesh.obj",
+                    _ => "mesh.tet_file",
+                };
+                // (It read the preset's directory as the file.)
+                return fail(field, "the path is empty: name a mesh file");
             }
             MeshSource::Obj(_) | MeshSource::TetFile(_) => {}
         }

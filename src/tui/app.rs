@@ -546,7 +546,10 @@ impl App {
             },
             Mode::ConfirmOverwrite { path, after } => match key.code {
                 KeyCode::Char('y') => save(Some(path), after, false),
-                _ => Action::None,
+                _ => {
+                    self.status = format!("not saved: {} is kept", path.display());
+                    Action::None
+                }
             },
             Mode::ChangedOnDisk { path, after } => match key.code {
                 KeyCode::Char('y') => save(Some(path), after, true),
@@ -981,8 +984,15 @@ impl App {
                     return Action::None;
                 }
                 if target == value {
-                    // At a bound: nothing to step back from.
-                    return Action::Apply(param.command(target, self.session.preset()));
+                    // At a bound: nothing to step, nor back from. (Applied
+                    // again, the scale at 1,000 left the last status up.)
+                    self.status = format!(
+                        "{} is at its {}, {}",
+                        param.label(),
+                        if up { "largest" } else { "smallest" },
+                        format_value(value)
+                    );
+                    return Action::None;
                 }
                 if self.steps.len() == STEPS_KEPT {
                     self.steps.remove(0);
