@@ -226,5 +226,49 @@ if wait_for "a second Ctrl-C quits" exited; then
 fi
 wait_for "and tells the shell the changes are in the autosave" shows "unsaved changes are in the autosave"
 
+# 7. A hang-up after a save (the terminal closes under the run, as a dropped
+# SSH session's does, the run being its session leader): a stop, status
+# 130, and the run's autosave lock gone with it. (The terminal's drop said
+# it could not show the cursor on the dead terminal, which panicked: the
+# process aborted, status 134, its lock left behind; where SIGHUP came after
+# the failed write it exited 1 with "Input/output error".)
+cp presets/silk.toml "$tmp/hangup.toml"
+hangup=$(BIN="$bin" PRESET="$tmp/hangup.toml" DIR="$SOFTBODY_AUTOSAVE_DIR" python3 - <<'PY'
+import glob, os, pty, select, time
+env = dict(os.environ, TERM="xterm-256color")
+env.pop("DISPLAY", None)
+env.pop("WAYLAND_DISPLAY", None)
+pid, fd = pty.fork()
+if pid == 0:
+    os.execve(os.environ["BIN"], [os.environ["BIN"], "tui", os.environ["PRESET"]], env)
+def drain_until(done, seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        if done():
+            return True
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                return done()
+    return done()
+slot = lambda ext: glob.glob(f"{os.environ['DIR']}/autosave-{pid}-*.{ext}")
+drain_until(lambda: False, 2)
+os.write(fd, b"+")
+written = drain_until(lambda: slot("json"), 20)
+os.write(fd, b"s")
+saved = drain_until(lambda: not slot("json"), 20)
+os.close(fd)
+_, status = os.waitpid(pid, 0)
+print(written and saved, os.waitstatus_to_exitcode(status), len(slot("lock")))
+PY
+)
+if [ "$hangup" = "True 130 0" ]; then
+  pass "a hang-up after a save stops with status 130 and leaves no lock"
+else
+  failed=$((failed + 1))
+  echo "FAILED: a hang-up after a save: autosaved and saved, status, locks left: $hangup"
+fi
+
 echo "tui e2e: $passed passed, $failed failed"
 [ "$failed" = 0 ]

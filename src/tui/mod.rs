@@ -120,6 +120,16 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     keep_terminal_on_other_panics();
     let restore = Restore;
     let ending = event_loop(&mut terminal, &mut app, wake, &wakes, &waiting);
+    // A hang-up (a closed SSH session or terminal window) fails the
+    // terminal's writes (EIO) as its SIGHUP arrives: a stop, not an error
+    // (it exited 1 with "Input/output error").
+    let ending = ending.or_else(|e| {
+        if signal_follows() {
+            Ok(Ending::Signal)
+        } else {
+            Err(e)
+        }
+    });
     // Unsaved changes are kept before the terminal is touched again: after
     // a hang-up (a dropped SSH session) restoring it fails, and saying so
     // on the dead terminal ended the process before they were kept.
@@ -129,6 +139,15 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     };
     // The shell's screen back before anything is printed to it.
     drop(restore);
+    // The terminal's drop shows the cursor again and, where that fails (a
+    // terminal that hung up), says so with `eprintln!`, which panics on
+    // that terminal: the process aborted without removing its autosave
+    // lock. Shown here, the drop has nothing left to do; else it is not
+    // run.
+    match terminal.show_cursor() {
+        Ok(()) => drop(terminal),
+        Err(_) => std::mem::forget(terminal),
+    }
     if let Some(panic) = other_panic() {
         // Not yet told in the status line (a thread that is not the
         // simulation's, or after its last look).
@@ -149,6 +168,18 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
         })),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Whether a stop signal has come or comes within 0.2 s (after the
+/// terminal failed: a hang-up's SIGHUP).
+fn signal_follows() -> bool {
+    for _ in 0..20 {
+        if signals::requested() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signals::requested()
 }
 
 /// The last panic of a thread other than the event loop's (the
