@@ -606,6 +606,22 @@ fn writer_and_reader_round_trip() {
     assert_eq!(back.groups, raw.groups);
 }
 
+/// Lines ended by CR alone (classic Mac OS) are lines: it read as one line,
+/// "no faces (1 vertices, 0 faces)".
+#[test]
+fn a_file_of_carriage_returns_alone_reads_line_by_line() {
+    let text = "# square\rv 0 0 0\rv 1 0 0\rv 1 1 0\rv 0 1 0\rf 1 2 3 4\rf 1 x 3\r";
+    let path = Path::new("mac.obj");
+    let error = import_obj_bytes(text.as_bytes(), path, &ImportOptions::default()).unwrap_err();
+    assert_eq!(error.line, Some(7), "{error}");
+    let good = text.replace("f 1 x 3\r", "");
+    let (raw, stats) = import_obj_bytes(good.as_bytes(), path, &ImportOptions::default()).unwrap();
+    assert_eq!(
+        (raw.positions.len(), raw.polygon_count(), stats.faces),
+        (4, 1, 1)
+    );
+}
+
 /// A name or set of groups met again is the one registered before: the
 /// same group in another order, an object and a group of one name kept
 /// apart, no group after groups (the empty set, entry 0).

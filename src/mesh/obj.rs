@@ -317,7 +317,14 @@ impl Parser {
         // `\`), and the line it starts on.
         let mut continued: Vec<u8> = Vec::new();
         let mut first = 0;
-        let lines = bytes.split(|&b| b == b'\n');
+        // Lines end in LF (or CR LF); a file of classic Mac OS ends them in
+        // CR alone (it read as one line: "no faces (1 vertices)").
+        let end_of_line = if !bytes.contains(&b'\n') && bytes.contains(&b'\r') {
+            b'\r'
+        } else {
+            b'\n'
+        };
+        let lines = bytes.split(|&b| b == end_of_line);
         for (line_no, raw_line) in (1..).zip(lines) {
             let end = raw_line.trim_ascii_end();
             if let Some(part) = end.strip_suffix(b"\\")
