@@ -256,7 +256,8 @@ impl EditorApp {
 
     /// Aims the camera as the preset's view says: from its eye at its
     /// target (as the editor saved it), or for a preset without one
-    /// framing the model along [`View::THREE_QUARTER`].
+    /// framing the model, and where colliders near it will catch it, along
+    /// [`View::THREE_QUARTER`].
     fn aim(&mut self) {
         match self.session.preset().view {
             Some(view) => self.viewport.orbit.look_from(&view),
@@ -264,8 +265,11 @@ impl EditorApp {
                 let view = View::THREE_QUARTER;
                 self.viewport.orbit.fov_deg = view.fov_deg;
                 self.viewport.orbit.look_along(&view);
-                self.viewport
-                    .frame_all(self.session.model(), &self.session.state().positions);
+                self.viewport.frame_with_colliders(
+                    self.session.model(),
+                    &self.session.state().positions,
+                    &self.session.preset().sim.colliders,
+                );
             }
         }
         self.aimed = self.viewport.orbit;

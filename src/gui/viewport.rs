@@ -163,6 +163,17 @@ impl Viewport3d {
         self.orbit.frame(&self.render);
     }
 
+    /// Aims the camera at the model in state `x` and at where `colliders`
+    /// near it will catch it (a preset without a view: framed on its start
+    /// alone, a body that fell onto a ground or a ball below left the
+    /// view).
+    pub fn frame_with_colliders(&mut self, model: &Model, x: &[Vec3], colliders: &[Collider]) {
+        model.render_positions(x, &mut self.render);
+        let catch = catching_points(&self.render, colliders);
+        self.render.extend(catch);
+        self.orbit.frame(&self.render);
+    }
+
     /// Forgets the drawn topology and any gesture (a new model).
     pub fn reset(&mut self) {
         self.topology = None;
@@ -579,6 +590,42 @@ pub fn tet_data(
     }
 }
 
+/// Points of `colliders` that catch a body at `points`: on a ground below
+/// it (within twice its size), the corners of its footprint there; of a
+/// ball whose centre lies within twice the body's size of the body's
+/// centre, its top and the ends of its horizontal diameters (as far as
+/// the body's size from its axis, for a ball much larger than the body).
+pub fn catching_points(points: &[Vec3], colliders: &[Collider]) -> Vec<Vec3> {
+    if points.is_empty() {
+        return Vec::new();
+    }
+    let (lo, hi) = crate::mesh::bounds(points);
+    let size = (hi - lo).norm().max(1e-3);
+    let centre = (lo + hi) / 2.0;
+    let mut out = Vec::new();
+    for c in colliders {
+        match *c {
+            Collider::Ground { height, .. } => {
+                if height < lo.y && lo.y - height <= 2.0 * size {
+                    for (x, z) in [(lo.x, lo.z), (lo.x, hi.z), (hi.x, lo.z), (hi.x, hi.z)] {
+                        out.push(Vec3::new(x, height, z));
+                    }
+                }
+            }
+            Collider::Sphere { center, radius, .. } => {
+                if (center - centre).norm() <= 2.0 * size {
+                    let across = radius.min(size);
+                    out.push(center + Vec3::y() * radius);
+                    for d in [Vec3::x(), -Vec3::x(), Vec3::z(), -Vec3::z()] {
+                        out.push(center + d * across);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The ground grid: at the ground collider's height if there is one (and
 /// colliders are shown), else a quarter of the model's size below it;
 /// spacing a power of ten about a fifth of the model's size.
@@ -606,6 +653,38 @@ pub fn grid_spec(rest: &[Vec3], colliders: &[Collider], show_colliders: bool) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_view_takes_in_what_catches_the_body() {
+        let body = [Vec3::new(-0.5, 1.0, -0.5), Vec3::new(0.5, 1.2, 0.5)];
+        let ground = |height| Collider::Ground {
+            height,
+            friction: 0.5,
+        };
+        let ball = |center, radius| Collider::Sphere {
+            center,
+            radius,
+            friction: 0.5,
+        };
+        // A ground 1 m below: the footprint there; 10 m below, or above
+        // the body's bottom: nothing.
+        let caught = catching_points(&body, &[ground(0.0), ground(-10.0), ground(1.1)]);
+        assert_eq!(caught.len(), 4);
+        assert!(
+            caught
+                .iter()
+                .all(|p| p.y == 0.0 && p.x.abs() == 0.5 && p.z.abs() == 0.5)
+        );
+        // A ball under it: its top and sides; a far one: nothing; a huge
+        // one under it: its top, and as far across as the body is large.
+        let under = catching_points(&body, &[ball(Vec3::new(0.0, 0.5, 0.0), 0.3)]);
+        assert_eq!(under[0], Vec3::new(0.0, 0.8, 0.0));
+        assert_eq!(under[1], Vec3::new(0.3, 0.5, 0.0));
+        assert!(catching_points(&body, &[ball(Vec3::new(9.0, 0.0, 0.0), 0.3)]).is_empty());
+        let huge = catching_points(&body, &[ball(Vec3::new(0.0, -99.5, 0.0), 100.0)]);
+        assert!(huge.is_empty(), "its centre is far");
+        assert!(catching_points(&[], &[ground(0.0)]).is_empty());
+    }
 
     #[test]
     fn normals_of_a_flat_quad_point_up() {
