@@ -743,6 +743,12 @@ fn a_long_message_wraps_instead_of_being_cut() {
     let lines: Vec<&str> = short.lines().collect();
     let title = lines.iter().position(|l| l.contains("Energy")).unwrap();
     assert!(!lines[title + 1].contains('└'), "no plot rows:\n{short}");
+    // Past three rows, cut with "…" (the third row ended mid-sentence).
+    app.status = format!("the mesh: {}", "a long warning, ".repeat(12));
+    let tall = screen(&app, 40, 24);
+    let rows: Vec<&str> = tall.lines().rev().take(3).collect();
+    assert!(rows[0].trim_end().ends_with('…'), "{tall}");
+    assert!(rows[2].starts_with(" the mesh: a long"), "{tall}");
 }
 
 #[test]

@@ -67,6 +67,10 @@ pub fn render(frame: &mut Frame, app: &App) {
     };
     let status_line = if short {
         cut_line(status_line, width)
+    } else if status_line.width() > 2 * width {
+        // Past what three rows surely hold (words wrap whole), cut with
+        // "…": the third row ended mid-sentence, "(and 3 more: softbody".
+        cut_line(status_line, 2 * width)
     } else {
         status_line
     };
