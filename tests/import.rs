@@ -606,6 +606,29 @@ fn writer_and_reader_round_trip() {
     assert_eq!(back.groups, raw.groups);
 }
 
+/// Words after a vertex's coordinates that are not numbers are noted (a
+/// weight or a colour are numbers, and pass): `v 0 0 0 junk` passed
+/// unnoticed.
+#[test]
+fn words_after_a_vertex_s_coordinates_are_reported() {
+    let text = "v 0 0 0 junk\nv 1 0 0 1.0\nv 0 1 0 0.5 0.5 0.5\nv 0 0 1 x y\nf 1 2 3\nf 1 3 4\n";
+    let path = Path::new("words.obj");
+    let (raw, stats) = import_obj_bytes(text.as_bytes(), path, &ImportOptions::default()).unwrap();
+    assert_eq!(raw.positions.len(), 4);
+    assert_eq!(stats.vertex_words, 2);
+    assert_eq!(stats.first_vertex_word, Some(("junk".to_owned(), 1)));
+    let (surface, validation) = validate(&raw, path, &ValidateOptions::default()).unwrap();
+    let report = MeshReport::new("words.obj", Some(stats), validation, &surface);
+    assert!(
+        report.warnings.contains(
+            &"ignored words after the coordinates of 2 vertices (first: 'junk' on line 1)"
+                .to_owned()
+        ),
+        "{:?}",
+        report.warnings
+    );
+}
+
 /// Lines ended by CR alone (classic Mac OS) are lines: it read as one line,
 /// "no faces (1 vertices, 0 faces)".
 #[test]

@@ -194,6 +194,11 @@ pub struct ParseStats {
     /// The first line whose object or group name was not UTF-8 (read as
     /// Latin-1, the encoding of older Western exporters), if any.
     pub latin1_names: Option<usize>,
+    /// Vertices with words after their coordinates that are not numbers
+    /// (a weight `w` or a colour `r g b` are; ignored either way).
+    pub vertex_words: usize,
+    /// The first such word and its line, if any.
+    pub first_vertex_word: Option<(String, usize)>,
 }
 
 /// Reads and parses an OBJ file.
@@ -488,10 +493,13 @@ impl Parser {
             .or_insert_with_key(|set| mesh.push_membership(set.clone()));
     }
 
-    fn vertex<'a>(&mut self, toks: impl Iterator<Item = &'a [u8]>) -> Result<(), ImportErrorKind> {
+    fn vertex<'a>(
+        &mut self,
+        mut toks: impl Iterator<Item = &'a [u8]>,
+    ) -> Result<(), ImportErrorKind> {
         let mut xyz = [0.0f64; 3];
         let mut found = 0;
-        for t in toks.take(3) {
+        for t in toks.by_ref().take(3) {
             let s = text(t)?;
             let value: f64 = s.parse().map_err(|_| ImportErrorKind::BadNumber {
                 token: s.to_owned(),
@@ -506,6 +514,19 @@ impl Parser {
         }
         if found < 3 {
             return Err(ImportErrorKind::TooFewCoordinates { found });
+        }
+        // (`v 0 0 0 junk` passed unnoticed.)
+        let word = toks.find(|t| {
+            std::str::from_utf8(t)
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok())
+                .is_none()
+        });
+        if let Some(word) = word {
+            self.stats.vertex_words += 1;
+            let line = self.line_no;
+            (self.stats.first_vertex_word)
+                .get_or_insert_with(|| (String::from_utf8_lossy(word).into_owned(), line));
         }
         self.mesh.positions.push(Vec3::new(xyz[0], xyz[1], xyz[2]));
         self.stats.vertices += 1;

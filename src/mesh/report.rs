@@ -215,6 +215,18 @@ impl MeshReport {
             ));
         }
         if let Some(p) = &parse
+            && let Some((word, line)) = &p.first_vertex_word
+        {
+            warnings.push(format!(
+                "ignored words after the coordinates of {} (first: '{word}' on line {line})",
+                if p.vertex_words == 1 {
+                    "a vertex".to_owned()
+                } else {
+                    format!("{} vertices", p.vertex_words)
+                }
+            ));
+        }
+        if let Some(p) = &parse
             && let Some((word, line)) = &p.first_unsupported
         {
             warnings.push(format!(
