@@ -124,8 +124,8 @@ impl BallView {
         std::array::from_fn(|k| reach * spread(c, (k + 1) as f64))
     }
 
-    /// The surface to draw: the apex, then [`RINGS`] rings of [`SEGMENTS`]
-    /// vertices, at the drawn radius (the sphere's less [`BallView::inset`]).
+    /// The surface to draw: the apex, then 64 rings of 96 vertices, at the
+    /// drawn radius (the sphere's less [`BallView::inset`]).
     pub fn mesh(&self) -> BallMesh {
         let axis = self.axis();
         // Two unit vectors across the axis.
