@@ -1481,7 +1481,16 @@ impl Solver {
         }
         self.contacts.truncate(kept);
         let mut touching = kept;
+        // The spring contacts slowed above, in vertex order (as the contacts).
+        let mut slowed = self.slowed.iter().peekable();
         for (i, (x, start)) in self.x.iter_mut().zip(&self.start).enumerate() {
+            // A contact's friction on another collider (wedged between two)
+            // acts on the motion its own friction left: measured from the
+            // start, it took that off again, and the velocity could turn.
+            let mut start = *start;
+            if let Some(&(_, cut)) = slowed.next_if(|(v, _)| *v as usize == i) {
+                start += cut;
+            }
             if !self.system.is_free(i) {
                 continue;
             }
@@ -1490,7 +1499,7 @@ impl Solver {
             // Two passes settle a vertex wedged between two colliders.
             for _ in 0..2 {
                 for (k, c) in colliders.iter().enumerate() {
-                    if c.resolve(x, *start, 0.0).touched() {
+                    if c.resolve(x, start, 0.0).touched() {
                         touched = true;
                         // It rests on the highest ground that pushed it,
                         // else on the first sphere.
