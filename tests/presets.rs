@@ -497,6 +497,17 @@ fn each_invalid_preset_names_its_field_and_line() {
             "bad.toml:9: sim.colliders[1]: missing field `friction`",
         ),
         (
+            // Of two lacking the key, the one whose kind another has it in
+            // (a ground has no radius).
+            format!("{HEADER}[sim]\ncolliders = [\n  {{ type = \"sphere\", center = [0.0, 0.0, 0.0], radius = 0.1, friction = 0.5 }},\n  {{ type = \"ground\", height = 0.0, friction = 0.5 }},\n  {{ type = \"sphere\", center = [0.0, 0.0, 0.0], friction = 0.5 }},\n]\n"),
+            "bad.toml:10: sim.colliders[2]: missing field `radius`",
+        ),
+        (
+            // No element to tell which: the array.
+            format!("{HEADER}[sim]\ncolliders = [\n  {{ type = \"ground\", height = 0.0, friction = 0.5 }},\n  {{ type = \"sphere\", center = [0.0, 0.0, 0.0], friction = 0.5 }},\n]\n"),
+            "bad.toml:7: sim.colliders: missing field `radius`",
+        ),
+        (
             format!("{HEADER}[sim]\ntolerance = 12.0\n"),
             "bad.toml:7: sim.tolerance: must lie in [0, 1], found 12",
         ),

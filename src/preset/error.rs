@@ -361,9 +361,11 @@ impl<'a> Locator<'a> {
 
     /// A key missing from an element of an array of tables that serde read
     /// without its spans (a collider: a tagged enum), which named the array:
-    /// the first element without the key is named instead, and its line
-    /// returned (it said `sim.colliders: missing field `friction`` on the
-    /// array's first line).
+    /// the element without the key is named instead, and its line returned
+    /// (it said `sim.colliders: missing field `friction`` on the array's
+    /// first line). Where several lack it, the one whose kind (its `type`)
+    /// another element has the key in; where that leaves no single one (a
+    /// ground has no `radius`), the array stays named.
     fn element_missing_a_key(&self, kind: &mut PresetErrorKind) -> Option<usize> {
         let PresetErrorKind::Invalid { field, message } = kind else {
             return None;
@@ -377,14 +379,27 @@ impl<'a> Locator<'a> {
         let DeValue::Array(array) = value.get_ref() else {
             return None;
         };
-        let (i, element) = (array.iter().enumerate()).find(|(i, _)| {
-            !self
-                .keys_at(&format!("{field}[{i}]"))
-                .iter()
-                .any(|(k, _)| k == key)
-        })?;
+        let has = |i: usize, name: &str| {
+            (self.keys_at(&format!("{field}[{i}]")).iter()).any(|(k, _)| k == name)
+        };
+        let tag = |i: usize| match array[i].get_ref() {
+            DeValue::Table(t) => (t.iter())
+                .find(|(k, _)| k.get_ref() == ENUM_TAG)
+                .map(|(_, v)| format!("{:?}", v.get_ref())),
+            _ => None,
+        };
+        let lacking: Vec<usize> = (0..array.len()).filter(|&i| !has(i, key)).collect();
+        let needing: Vec<usize> = (lacking.iter().copied())
+            .filter(|&i| {
+                (0..array.len()).any(|j| has(j, key) && tag(j).is_some() && tag(j) == tag(i))
+            })
+            .collect();
+        let i = match (&lacking[..], &needing[..]) {
+            ([one], _) | (_, [one]) => *one,
+            _ => return None,
+        };
         *field = format!("{field}[{i}]");
-        Some(line_of(self.text, element.span().start))
+        Some(line_of(self.text, array[i].span().start))
     }
 
     /// The value of `field`, or of its deepest ancestor present in the
