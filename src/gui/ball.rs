@@ -33,8 +33,9 @@ const REACH: f64 = 200.0;
 /// finer than a pixel at the target.
 const FIRST_RING: f64 = 1.0 / 200.0;
 
-/// A sphere collider as seen: its centre and radius, and the camera's
-/// target and distance (the drawn surface is made again when any changes).
+/// A sphere collider as seen: its centre and radius, the camera's target
+/// and distance, and the size of the body that may rest on it (the drawn
+/// surface is made again when they change: [`BallView::close_to`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BallView {
     /// The sphere's centre (m).
@@ -45,6 +46,8 @@ pub struct BallView {
     pub target: Vec3,
     /// The camera's distance from it (m).
     pub distance: f64,
+    /// The size of the body (its rest pose's bounding-box diagonal, m).
+    pub body: f64,
 }
 
 /// The drawn surface: positions and unit normals in double precision, and
@@ -64,9 +67,23 @@ impl BallView {
     /// body draped over a ball has its vertices on it and its triangles
     /// inside, as chords spanning up to a third of the radius), at most
     /// 0.2 % of the view's distance (a large ball's chords under a body are
-    /// flat; the depth buffer resolves ~1e-5 of the distance there).
+    /// flat; the depth buffer resolves ~1e-5 of the distance there) unless
+    /// the body's chords sink deeper: those of a tenth of its size, `(s /
+    /// 10)² / 8r` (seen from close by, a small ball showed through a
+    /// draped cloth).
     pub fn inset(&self) -> f64 {
-        (0.02 * self.radius).min(0.002 * self.distance)
+        let chords = (0.1 * self.body).powi(2) / (8.0 * self.radius);
+        (0.02 * self.radius).min((0.002 * self.distance).max(chords))
+    }
+
+    /// Whether a surface made for `other` serves this view too: the same
+    /// ball and body, the camera's target within 2 % of the distance and
+    /// the distance within 2 % (its rings shift by less; made again every
+    /// frame of a zoom or pan, each ball was 6,145 vertices a frame).
+    pub fn close_to(&self, other: &BallView) -> bool {
+        (self.centre, self.radius, self.body) == (other.centre, other.radius, other.body)
+            && (self.target - other.target).norm() <= 0.02 * other.distance
+            && (self.distance / other.distance - 1.0).abs() <= 0.02
     }
 
     /// The unit vector from the centre to the apex: towards the camera's
@@ -217,6 +234,7 @@ mod tests {
             radius: 1e6,
             target: Vec3::new(0.0, -0.3, 0.0),
             distance: 3.0,
+            body: 1.0,
         };
         let mesh = view.mesh();
         check_on_sphere(&view, &mesh);
@@ -250,8 +268,18 @@ mod tests {
                 radius: 0.3,
                 target,
                 distance: 3.0,
+                body: 1.0,
             };
             assert!((view.inset() - 0.006).abs() < 1e-12);
+            // Seen from 0.1 m, as deep as a tenth of the body's chords
+            // (4.2 mm), not 0.2 mm.
+            let close = BallView {
+                distance: 0.1,
+                ..view
+            };
+            assert!((close.inset() - 0.01 / 2.4).abs() < 1e-12);
+            assert!(close.close_to(&close));
+            assert!(!close.close_to(&view));
             let mesh = view.mesh();
             check_on_sphere(&view, &mesh);
             let angles = view.ring_angles();
@@ -272,6 +300,7 @@ mod tests {
             radius: 100.0,
             target: Vec3::new(0.3, -0.2, 0.1),
             distance: 3.0,
+            body: 1.0,
         };
         let mesh = view.mesh();
         check_on_sphere(&view, &mesh);

@@ -71,6 +71,8 @@ pub struct Staged {
     pub grid: Option<GridSpec>,
     /// Sphere colliders: centre and radius.
     pub spheres: Vec<(Vec3, f64)>,
+    /// The size of the body (its rest pose's bounding-box diagonal, m).
+    pub body: f64,
 }
 
 /// A mesh whose vertices may change every frame (uploaded only when they
@@ -179,6 +181,7 @@ pub struct Scene {
     grid: Option<Gm<Mesh, ColorMaterial>>,
     grid_spec: Option<GridSpec>,
     spheres: Vec<(Vec3, f64)>,
+    body: f64,
     /// The spheres' drawn surfaces, made for the view they were last drawn
     /// in and relative to the origin then (made again when either changes).
     balls: Vec<((BallView, Vec3), Gm<Mesh, PhysicalMaterial>)>,
@@ -205,6 +208,7 @@ impl Scene {
             grid: None,
             grid_spec: None,
             spheres: Vec::new(),
+            body: 0.0,
             balls: Vec::new(),
             origin: Vec3::zeros(),
             context,
@@ -227,6 +231,7 @@ impl Scene {
             self.grid = grid.map(|spec| grid_mesh(&self.context, spec));
         }
         self.spheres = staged.spheres;
+        self.body = staged.body;
     }
 
     /// Draws into the callback's part of the screen, looking through
@@ -281,13 +286,20 @@ impl Scene {
                 radius,
                 target: orbit.target,
                 distance: orbit.distance,
+                body: self.body,
             };
-            let ball = match made.iter().position(|k| k.0 == (view, origin)) {
-                Some(i) => made.swap_remove(i).1,
-                None => ball_mesh(&self.context, view.mesh(), origin),
-            };
+            // (Kept with the view it was made for: a slow pan or zoom
+            // makes it again once that is 2 % away.)
+            let (made_for, ball) =
+                match (made.iter()).position(|k| k.0.1 == origin && view.close_to(&k.0.0)) {
+                    Some(i) => made.swap_remove(i),
+                    None => (
+                        (view, origin),
+                        ball_mesh(&self.context, view.mesh(), origin),
+                    ),
+                };
             target.render_partially(scissor, &camera, [&ball], &lights);
-            self.balls.push(((view, origin), ball));
+            self.balls.push((made_for, ball));
         }
     }
 }

@@ -400,11 +400,11 @@ impl Viewport3d {
             );
             return;
         };
-        let origin = if input.model.rest.is_empty() {
-            Vec3::zeros()
+        let (origin, body) = if input.model.rest.is_empty() {
+            (Vec3::zeros(), 0.0)
         } else {
             let (lo, hi) = crate::mesh::bounds(&input.model.rest);
-            (lo + hi) / 2.0
+            ((lo + hi) / 2.0, (hi - lo).norm())
         };
         if origin != self.origin {
             self.origin = origin;
@@ -415,6 +415,7 @@ impl Viewport3d {
             surface,
             tets,
             origin,
+            body,
             grid: grid_spec(&input.model.rest, input.colliders, self.overlays.colliders),
             spheres: if self.overlays.colliders {
                 input
@@ -593,8 +594,8 @@ pub fn tet_data(
 /// Points of `colliders` that catch a body at `points`: on a ground below
 /// it (within twice its size), the corners of its footprint there; of a
 /// ball whose centre lies within twice the body's size of the body's
-/// centre, its top and the ends of its horizontal diameters (as far as
-/// the body's size from its axis, for a ball much larger than the body).
+/// centre, its top and the ends of its horizontal diameters (at most the
+/// body's size from its axis).
 pub fn catching_points(points: &[Vec3], colliders: &[Collider]) -> Vec<Vec3> {
     if points.is_empty() {
         return Vec::new();
@@ -675,14 +676,14 @@ mod tests {
                 .iter()
                 .all(|p| p.y == 0.0 && p.x.abs() == 0.5 && p.z.abs() == 0.5)
         );
-        // A ball under it: its top and sides; a far one: nothing; a huge
-        // one under it: its top, and as far across as the body is large.
+        // A ball under it: its top and sides; a far one, or a huge one
+        // whose centre is far below: nothing.
         let under = catching_points(&body, &[ball(Vec3::new(0.0, 0.5, 0.0), 0.3)]);
         assert_eq!(under[0], Vec3::new(0.0, 0.8, 0.0));
         assert_eq!(under[1], Vec3::new(0.3, 0.5, 0.0));
         assert!(catching_points(&body, &[ball(Vec3::new(9.0, 0.0, 0.0), 0.3)]).is_empty());
         let huge = catching_points(&body, &[ball(Vec3::new(0.0, -99.5, 0.0), 100.0)]);
-        assert!(huge.is_empty(), "its centre is far");
+        assert!(huge.is_empty());
         assert!(catching_points(&[], &[ground(0.0)]).is_empty());
     }
 

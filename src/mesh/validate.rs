@@ -352,7 +352,6 @@ pub fn validate(
             // shares no triangle with the first, and made its edges
             // non-manifold.
             stats.duplicate_triangles += poly.len() - 2;
-            tri_polygon.resize(triangles.len(), p as u32);
             continue;
         }
         let first = triangles.len();

@@ -216,9 +216,10 @@ pub fn crossing_warning(surface: &SurfaceMesh) -> Option<String> {
     })
 }
 
-/// Whether every vertex lies within 1e-9 of the diagonal of the plane of
-/// the surface's area-weighted normal (an open flat surface, either side
-/// up throughout; a closed one's normals sum to nothing).
+/// Whether every vertex lies within 1e-9 of the bounding-box diagonal of
+/// one plane, the one through the first vertex across the surface's
+/// area-weighted normal (an open flat surface wound one way throughout; a
+/// closed one's normals sum to nothing).
 fn is_flat(surface: &SurfaceMesh) -> bool {
     let p = surface.positions();
     let normal: Vec3 = (surface.triangles().iter())
