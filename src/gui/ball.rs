@@ -145,14 +145,8 @@ impl BallView {
     /// drawn radius (the sphere's less [`BallView::inset`]).
     pub fn mesh(&self) -> BallMesh {
         let axis = self.axis();
-        // Two unit vectors across the axis.
-        let across = if axis.x.abs() < 0.9 {
-            Vec3::x()
-        } else {
-            Vec3::z()
-        };
-        let u = axis.cross(&across).normalize();
-        let v = axis.cross(&u);
+        // (u, v, axis) right-handed: the triangles below wind outward.
+        let (u, v) = crate::mesh::across(axis);
         let drawn = self.radius - self.inset();
         let apex = self.centre + drawn * axis;
         let mut mesh = BallMesh::default();
@@ -205,6 +199,17 @@ mod tests {
             .collect()
     }
 
+    /// A ball seen from 3 m, a 1 m body on it.
+    fn seen(centre: Vec3, radius: f64, target: Vec3) -> BallView {
+        BallView {
+            centre,
+            radius,
+            target,
+            distance: 3.0,
+            body: 1.0,
+        }
+    }
+
     fn check_on_sphere(view: &BallView, mesh: &BallMesh) {
         let drawn = view.radius - view.inset();
         for (p, n) in mesh.positions.iter().zip(&mesh.normals) {
@@ -229,13 +234,11 @@ mod tests {
     fn a_curved_ground_is_drawn_where_the_body_rests() {
         // A ball of radius 1e6 m under a 1 m cloth seen from 3 m: the old
         // unit sphere put its top 20 km low and past the far plane.
-        let view = BallView {
-            centre: Vec3::new(0.0, -1e6 - 1.5, 0.0),
-            radius: 1e6,
-            target: Vec3::new(0.0, -0.3, 0.0),
-            distance: 3.0,
-            body: 1.0,
-        };
+        let view = seen(
+            Vec3::new(0.0, -1e6 - 1.5, 0.0),
+            1e6,
+            Vec3::new(0.0, -0.3, 0.0),
+        );
         let mesh = view.mesh();
         check_on_sphere(&view, &mesh);
         // The top, under the target, within the inset (6 mm) of the surface.
@@ -263,13 +266,7 @@ mod tests {
             Vec3::new(0.2, -0.1, 0.0),
             Vec3::zeros(),
         ] {
-            let view = BallView {
-                centre: Vec3::zeros(),
-                radius: 0.3,
-                target,
-                distance: 3.0,
-                body: 1.0,
-            };
+            let view = seen(Vec3::zeros(), 0.3, target);
             assert!((view.inset() - 0.006).abs() < 1e-12);
             // Seen from 0.1 m, as deep as a tenth of the body's chords
             // (4.2 mm), not 0.2 mm.
@@ -295,13 +292,11 @@ mod tests {
     fn a_large_ball_is_drawn_finely_near_the_target() {
         // Radius 100 m under a cloth seen from 3 m (the old sphere was drawn
         // 2 m low there).
-        let view = BallView {
-            centre: Vec3::new(0.0, -101.5, 0.0),
-            radius: 100.0,
-            target: Vec3::new(0.3, -0.2, 0.1),
-            distance: 3.0,
-            body: 1.0,
-        };
+        let view = seen(
+            Vec3::new(0.0, -101.5, 0.0),
+            100.0,
+            Vec3::new(0.3, -0.2, 0.1),
+        );
         let mesh = view.mesh();
         check_on_sphere(&view, &mesh);
         let angles = view.ring_angles();

@@ -14,7 +14,7 @@ use three_d::{
 
 use super::ball::{BallMesh, BallView};
 use super::camera::Orbit;
-use super::viewport::relative;
+use super::viewport::{relative, to3};
 use crate::mesh::Vec3;
 
 /// The viewport's clear colour (RGB): what a blank view shows.
@@ -182,9 +182,9 @@ pub struct Scene {
     grid_spec: Option<GridSpec>,
     spheres: Vec<(Vec3, f64)>,
     body: f64,
-    /// The spheres' drawn surfaces, made for the view they were last drawn
-    /// in and relative to the origin then (made again when either changes).
-    balls: Vec<((BallView, Vec3), Gm<Mesh, PhysicalMaterial>)>,
+    /// The spheres' drawn surfaces (made again when the view or origin
+    /// they were made for no longer serves).
+    balls: Vec<Ball>,
     origin: Vec3,
     ambient: AmbientLight,
     key: DirectionalLight,
@@ -290,30 +290,34 @@ impl Scene {
             };
             // (Kept with the view it was made for: a slow pan or zoom
             // makes it again once that is 2 % away.)
-            let (made_for, ball) =
-                match (made.iter()).position(|k| k.0.1 == origin && view.close_to(&k.0.0)) {
-                    Some(i) => made.swap_remove(i),
-                    None => (
-                        (view, origin),
-                        ball_mesh(&self.context, view.mesh(), origin),
-                    ),
-                };
-            target.render_partially(scissor, &camera, [&ball], &lights);
-            self.balls.push((made_for, ball));
+            let serves = |b: &Ball| b.origin == origin && view.close_to(&b.view);
+            let ball = match made.iter().position(serves) {
+                Some(i) => made.swap_remove(i),
+                None => Ball {
+                    view,
+                    origin,
+                    gm: ball_mesh(&self.context, view.mesh(), origin),
+                },
+            };
+            target.render_partially(scissor, &camera, [&ball.gm], &lights);
+            self.balls.push(ball);
         }
     }
+}
+
+/// A sphere collider's drawn surface on the GPU, and the view and origin
+/// it was made for.
+struct Ball {
+    view: BallView,
+    origin: Vec3,
+    gm: Gm<Mesh, PhysicalMaterial>,
 }
 
 /// A sphere collider's drawn surface on the GPU, relative to `origin`.
 fn ball_mesh(context: &Context, mesh: BallMesh, origin: Vec3) -> Gm<Mesh, PhysicalMaterial> {
     let cpu = CpuMesh {
         positions: Positions::F32(mesh.positions.iter().map(|p| relative(p, origin)).collect()),
-        normals: Some(
-            mesh.normals
-                .iter()
-                .map(|n| relative(n, Vec3::zeros()))
-                .collect(),
-        ),
+        normals: Some(mesh.normals.iter().map(to3).collect()),
         indices: Indices::U32(mesh.indices),
         ..Default::default()
     };

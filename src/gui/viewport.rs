@@ -119,8 +119,8 @@ pub struct Viewport3d {
     /// The world point the scene draws at the GPU's origin, the centre of
     /// the model's rest pose: positions go to single precision relative to
     /// it (a 1 m cube 5,000 km from the world's origin, as survey
-    /// coordinates are, was drawn warped, one 1e9 m off not at all), and
-    /// the surface data staged last.
+    /// coordinates are, was drawn warped, one 1e9 m off not at all). A new
+    /// origin stages the meshes anew.
     origin: Vec3,
     render: Vec<Vec3>,
     projected: Vec<Option<Projected>>,
@@ -400,12 +400,13 @@ impl Viewport3d {
             );
             return;
         };
-        let (origin, body) = if input.model.rest.is_empty() {
-            (Vec3::zeros(), 0.0)
-        } else {
-            let (lo, hi) = crate::mesh::bounds(&input.model.rest);
+        // The rest pose's bounds, once a UI frame: the origin, the body's
+        // size and the grid.
+        let rest = &input.model.rest;
+        let bounds = (!rest.is_empty()).then(|| crate::mesh::bounds(rest));
+        let (origin, body) = bounds.map_or((Vec3::zeros(), 0.0), |(lo, hi)| {
             ((lo + hi) / 2.0, (hi - lo).norm())
-        };
+        });
         if origin != self.origin {
             self.origin = origin;
             self.drawn = None;
@@ -416,7 +417,7 @@ impl Viewport3d {
             tets,
             origin,
             body,
-            grid: grid_spec(&input.model.rest, input.colliders, self.overlays.colliders),
+            grid: grid_spec(bounds, input.colliders, self.overlays.colliders),
             spheres: if self.overlays.colliders {
                 input
                     .colliders
@@ -488,7 +489,7 @@ impl Viewport3d {
             let data = match drawn {
                 Drawn::Surface => surface_data(from, triangles, new_topology, self.origin),
                 Drawn::Tets { scale, cut, .. } => {
-                    tet_data(input.model, from, (scale, cut), self.origin)
+                    tet_data(input.model, from, scale, cut, self.origin)
                 }
             };
             let mut kept = self.drawn.take().map(|(_, x)| x).unwrap_or_default();
@@ -504,7 +505,8 @@ impl Viewport3d {
     }
 }
 
-fn to3(v: &Vec3) -> three_d::Vec3 {
+/// `v` in single precision.
+pub fn to3(v: &Vec3) -> three_d::Vec3 {
     three_d::vec3(v.x as f32, v.y as f32, v.z as f32)
 }
 
@@ -557,7 +559,8 @@ fn surface_data(
 pub fn tet_data(
     model: &Model,
     x: &[Vec3],
-    (scale, cut): (f32, Option<(Vec3, Vec3)>),
+    scale: f32,
+    cut: Option<(Vec3, Vec3)>,
     origin: Vec3,
 ) -> MeshData {
     let mut positions = Vec::new();
@@ -627,14 +630,16 @@ pub fn catching_points(points: &[Vec3], colliders: &[Collider]) -> Vec<Vec3> {
     out
 }
 
-/// The ground grid: at the ground collider's height if there is one (and
-/// colliders are shown), else a quarter of the model's size below it;
-/// spacing a power of ten about a fifth of the model's size.
-pub fn grid_spec(rest: &[Vec3], colliders: &[Collider], show_colliders: bool) -> Option<GridSpec> {
-    if rest.is_empty() {
-        return None;
-    }
-    let (lo, hi) = crate::mesh::bounds(rest);
+/// The ground grid under a model of rest-pose bounds `rest` (none: no
+/// grid): at the ground collider's height if there is one (and colliders
+/// are shown), else a quarter of the model's size below it; spacing a power
+/// of ten about a fifth of the model's size.
+pub fn grid_spec(
+    rest: Option<(Vec3, Vec3)>,
+    colliders: &[Collider],
+    show_colliders: bool,
+) -> Option<GridSpec> {
+    let (lo, hi) = rest?;
     let extent = (hi - lo).norm().max(1e-3);
     let spacing = 10f64.powf((extent / 5.0).log10().round());
     let snap = |v: f64| (v / spacing).round() * spacing;
@@ -765,7 +770,7 @@ mod tests {
         let mesh = crate::mesh::primitives::tet_box(Vec3::repeat(1.0), [2, 2, 2]);
         let model = Model::from_tet_mesh(&mesh, 1000.0, crate::model::Weights::default(), false);
         let x = model.rest.clone();
-        let all = tet_data(&model, &x, (0.5, None), Vec3::zeros());
+        let all = tet_data(&model, &x, 0.5, None, Vec3::zeros());
         assert_eq!(all.positions.len(), model.tets.len() * 12);
         // Every face normal points away from its tet's centroid (the mean
         // of the tet's twelve drawn vertices).
@@ -779,7 +784,7 @@ mod tests {
         }
         let (lo, hi) = crate::mesh::bounds(&x);
         let mid = (lo + hi) / 2.0;
-        let half = tet_data(&model, &x, (0.5, Some((mid, Vec3::x()))), Vec3::zeros());
+        let half = tet_data(&model, &x, 0.5, Some((mid, Vec3::x())), Vec3::zeros());
         assert!(half.positions.len() < all.positions.len());
         assert!(!half.positions.is_empty());
     }
@@ -791,9 +796,10 @@ mod tests {
             height: -0.5,
             friction: 0.0,
         }];
-        assert_eq!(grid_spec(&rest, &ground, true).unwrap().y, -0.5);
-        let free = grid_spec(&rest, &[], true).unwrap();
+        let rest = Some(crate::mesh::bounds(&rest));
+        assert_eq!(grid_spec(rest, &ground, true).unwrap().y, -0.5);
+        let free = grid_spec(rest, &[], true).unwrap();
         assert!(free.y < 0.0 && free.spacing > 0.0);
-        assert!(grid_spec(&[], &[], true).is_none());
+        assert!(grid_spec(None, &[], true).is_none());
     }
 }

@@ -47,6 +47,19 @@ pub(crate) fn bounds<'a>(points: impl IntoIterator<Item = &'a Vec3>) -> (Vec3, V
     )
 }
 
+/// Two unit vectors across the unit vector `n` and each other: `u = n × a`
+/// (`a` the x axis, or the y axis where `n` lies near x) and `v = n × u`,
+/// so `(u, v, n)` is right-handed.
+pub(crate) fn across(n: Vec3) -> (Vec3, Vec3) {
+    let a = if n.x.abs() < 0.9 {
+        Vec3::x()
+    } else {
+        Vec3::y()
+    };
+    let u = n.cross(&a).normalize();
+    (u, n.cross(&u))
+}
+
 /// Reads, validates and reports on an OBJ file in one call.
 ///
 /// # Errors

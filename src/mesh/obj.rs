@@ -318,6 +318,8 @@ impl Parser {
         // make the first statement unknown and drop it.
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         self.mesh = RawMesh::new();
+        // Its entry 0, the empty set (no object or group).
+        self.seen.memberships.insert(Vec::new(), 0);
         // A statement continued over lines (each but the last ending in
         // `\`), and the line it starts on.
         let mut continued: Vec<u8> = Vec::new();
@@ -428,9 +430,7 @@ impl Parser {
             }
             b"usemtl" => {
                 let name = self.name(toks);
-                let mesh = &mut self.mesh;
-                let index = self.seen.materials.entry(name);
-                self.material = Some(*index.or_insert_with_key(|n| mesh.push_material(n.clone())));
+                self.material = Some(self.material(name));
                 Ok(())
             }
             b"mtllib" => {
@@ -478,16 +478,17 @@ impl Parser {
             .or_insert_with_key(|(kind, name)| mesh.push_group(name.clone(), *kind))
     }
 
+    /// The index of a material name, registered if new.
+    fn material(&mut self, name: String) -> u32 {
+        let mesh = &mut self.mesh;
+        *(self.seen.materials.entry(name)).or_insert_with_key(|n| mesh.push_material(n.clone()))
+    }
+
     fn update_membership(&mut self) {
         let mut set = self.groups.clone();
         set.extend(self.object);
         set.sort_unstable();
         set.dedup();
-        // The empty set is the mesh's entry 0.
-        if set.is_empty() {
-            self.current_membership = 0;
-            return;
-        }
         let mesh = &mut self.mesh;
         self.current_membership = *(self.seen.memberships.entry(set))
             .or_insert_with_key(|set| mesh.push_membership(set.clone()));

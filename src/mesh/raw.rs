@@ -142,14 +142,6 @@ impl RawMesh {
             .filter(|&m| (m as usize) < self.materials.len())
     }
 
-    /// Registers a material name (or finds it) and returns its index.
-    pub fn material_index(&mut self, name: &str) -> u32 {
-        match self.materials.iter().position(|m| m == name) {
-            Some(i) => i as u32,
-            None => self.push_material(name.to_owned()),
-        }
-    }
-
     /// Adds a material name (not looked for first) and returns its index.
     pub(crate) fn push_material(&mut self, name: String) -> u32 {
         self.materials.push(name);

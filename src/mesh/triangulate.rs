@@ -66,14 +66,7 @@ impl Triangulator {
             fan(corners.len(), 0, out);
             return false;
         }
-        let n = normal / norm;
-        let helper = if n.x.abs() < 0.9 {
-            Vec3::x()
-        } else {
-            Vec3::y()
-        };
-        let u = n.cross(&helper).normalize();
-        let v = n.cross(&u);
+        let (u, v) = super::across(normal / norm);
         let origin = positions[corners[0] as usize];
         self.projected.clear();
         self.projected.extend(corners.iter().map(|&c| {

@@ -379,20 +379,21 @@ impl<'a> Locator<'a> {
         let DeValue::Array(array) = value.get_ref() else {
             return None;
         };
-        let has = |i: usize, name: &str| {
-            (self.keys_at(&format!("{field}[{i}]")).iter()).any(|(k, _)| k == name)
-        };
-        let tag = |i: usize| match array[i].get_ref() {
-            DeValue::Table(t) => (t.iter())
-                .find(|(k, _)| k.get_ref() == ENUM_TAG)
-                .map(|(_, v)| format!("{:?}", v.get_ref())),
-            _ => None,
-        };
-        let lacking: Vec<usize> = (0..array.len()).filter(|&i| !has(i, key)).collect();
-        let needing: Vec<usize> = (lacking.iter().copied())
-            .filter(|&i| {
-                (0..array.len()).any(|j| has(j, key) && tag(j).is_some() && tag(j) == tag(i))
+        let n = array.len();
+        let has: Vec<bool> = (0..n)
+            .map(|i| (self.keys_at(&format!("{field}[{i}]")).iter()).any(|(k, _)| k == key))
+            .collect();
+        let tags: Vec<Option<String>> = (array.iter())
+            .map(|e| match e.get_ref() {
+                DeValue::Table(t) => (t.iter())
+                    .find(|(k, _)| k.get_ref() == ENUM_TAG)
+                    .map(|(_, v)| format!("{:?}", v.get_ref())),
+                _ => None,
             })
+            .collect();
+        let lacking: Vec<usize> = (0..n).filter(|&i| !has[i]).collect();
+        let needing: Vec<usize> = (lacking.iter().copied())
+            .filter(|&i| tags[i].is_some() && (0..n).any(|j| has[j] && tags[j] == tags[i]))
             .collect();
         let i = match (&lacking[..], &needing[..]) {
             ([one], _) | (_, [one]) => *one,

@@ -1029,6 +1029,9 @@ mod validate {
         Ok(())
     }
 
+    /// What an empty mesh path is told.
+    const EMPTY_PATH: &str = "the path is empty: name a mesh file";
+
     fn mesh_and_build(mesh: &MeshSource, build: &Build) -> Check {
         let Build {
             kind,
@@ -1065,13 +1068,12 @@ mod validate {
                      are the default)",
                 );
             }
-            MeshSource::Obj(path) | MeshSource::TetFile(path) if path.as_os_str().is_empty() => {
-                let field = match mesh {
-                    MeshSource::Obj(_) => "mesh.obj",
-                    _ => "mesh.tet_file",
-                };
-                // (It read the preset's directory as the file.)
-                return fail(field, "the path is empty: name a mesh file");
+            // (An empty path read the preset's directory as the file.)
+            MeshSource::Obj(path) if path.as_os_str().is_empty() => {
+                return fail("mesh.obj", EMPTY_PATH);
+            }
+            MeshSource::TetFile(path) if path.as_os_str().is_empty() => {
+                return fail("mesh.tet_file", EMPTY_PATH);
             }
             MeshSource::Obj(_) | MeshSource::TetFile(_) => {}
         }

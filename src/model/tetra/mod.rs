@@ -216,28 +216,15 @@ pub fn crossing_warning(surface: &SurfaceMesh) -> Option<String> {
     })
 }
 
-/// Whether every vertex lies within 1e-9 of the bounding-box diagonal of
-/// one plane, the one through the first vertex across the surface's
-/// area-weighted normal (an open flat surface wound one way throughout; a
-/// closed one's normals sum to nothing).
+/// The thickness, over its bounding-box diagonal, within which a surface
+/// is flat: refused by the tetrahedraliser, no crossings searched for.
+const FLAT: f64 = 1e-9;
+
+/// Whether `surface` is flat: its points within [`FLAT`] of its diagonal of
+/// their least-squares plane.
 fn is_flat(surface: &SurfaceMesh) -> bool {
-    let p = surface.positions();
-    let normal: Vec3 = (surface.triangles().iter())
-        .map(|t| {
-            let [a, b, c] = t.map(|i| p[i as usize]);
-            (b - a).cross(&(c - a))
-        })
-        .sum();
     let (lo, hi) = surface.bounds();
-    let diagonal = (hi - lo).norm();
-    let Some(n) = normal.try_normalize(1e-12 * diagonal * diagonal) else {
-        return false;
-    };
-    let Some(&origin) = p.first() else {
-        return true;
-    };
-    p.iter()
-        .all(|x| n.dot(&(x - origin)).abs() <= 1e-9 * diagonal)
+    flatness(surface.positions()) <= FLAT * (hi - lo).norm()
 }
 
 /// Fills the inside of `surface` with tetrahedra at `options.resolution`
@@ -268,7 +255,7 @@ pub fn tetrahedralize(
         return Err(TetraError::Size { diagonal });
     }
     let thickness = flatness(positions);
-    if thickness <= 1e-9 * diagonal {
+    if thickness <= FLAT * diagonal {
         return Err(TetraError::Flat {
             thickness,
             diagonal,
