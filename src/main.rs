@@ -500,6 +500,11 @@ fn bake(
     for warning in &built.warnings {
         errln!("{}: warning: {warning}", file.display());
     }
+    // Until the first frame is done a stop has nothing to keep, and the
+    // set-up (a factorisation) cannot be interrupted between frames. Set
+    // before the handler exists: a stop in between was taken as one after
+    // frame 0 (CI).
+    signals::AT_ONCE.store(true, std::sync::atomic::Ordering::Relaxed);
     // Ctrl-C, SIGTERM and SIGHUP stop after the frame.
     signals::install(Some(signals::Notices {
         first: "stopping after the current frame (what is written stays complete; \
@@ -545,9 +550,6 @@ fn bake(
         ),
         None => {}
     };
-    // Until the first frame is done a stop has nothing to keep, and the
-    // set-up (a factorisation) cannot be interrupted between frames.
-    signals::AT_ONCE.store(true, std::sync::atomic::Ordering::Relaxed);
     let progress = |p: Progress| {
         signals::AT_ONCE.store(false, std::sync::atomic::Ordering::Relaxed);
         show(p)
