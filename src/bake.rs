@@ -97,7 +97,8 @@ pub struct BakeSummary {
     pub peak_resident_bytes: Option<u64>,
 }
 
-/// Progress after each frame, for a progress display.
+/// Progress after each frame is simulated (before it is written), for a
+/// progress display.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Progress {
     /// Frames simulated so far.
@@ -336,6 +337,16 @@ pub fn bake(
             };
             frame_ms.push(t.elapsed().as_secs_f64() * 1e3);
             energies = report.energies;
+            // Said as soon as the frame is simulated, before it is written:
+            // a stop in between is one after this frame (said later, a
+            // Ctrl-C just after frame 1's OBJ appeared was taken as one
+            // before anything was simulated).
+            progress(Progress {
+                frame,
+                frames: options.frames,
+                elapsed: start.elapsed().as_secs_f64(),
+                stepping: stepping.elapsed().as_secs_f64(),
+            });
             // Flushed per frame: however the process ends, the file holds
             // every frame simulated (one short write per frame).
             csv_result = csv_result.and_then(|()| {
@@ -348,12 +359,6 @@ pub fn bake(
                     break;
                 }
             }
-            progress(Progress {
-                frame,
-                frames: options.frames,
-                elapsed: start.elapsed().as_secs_f64(),
-                stepping: stepping.elapsed().as_secs_f64(),
-            });
         }
         // Stopped early, the last frame simulated ends the sequence too.
         let last = frame_ms.len();

@@ -754,20 +754,21 @@ fn a_second_ctrl_c_keeps_what_was_written() {
     )
     .unwrap();
     let frames = out.join("frames");
-    let child = spawn_bake(&preset, "1000", &frames);
+    let mut child = spawn_bake(&preset, "1000", &frames);
     wait_for(&frames.join("slow_0001.obj"));
-    for _ in 0..2 {
-        interrupt(&child);
-        std::thread::sleep(std::time::Duration::from_millis(30));
+    // Each request is answered at once, a frame can take long. The second
+    // goes once the first is answered (30 ms later, as before, it could
+    // find the frame over and the bake ended by the first).
+    interrupt(&child);
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("\nstopping after the current frame (") {
+        let read = std::io::BufRead::read_line(&mut stderr, &mut said).unwrap();
+        assert!(read > 0, "{said}");
     }
-    let ended = child.wait_with_output().unwrap();
-    assert_eq!(ended.status.code(), Some(130));
-    // Each request is answered at once, a frame can take long.
-    let said = String::from_utf8_lossy(&ended.stderr);
-    assert!(
-        said.contains("\nstopping after the current frame ("),
-        "{said}"
-    );
+    interrupt(&child);
+    std::io::Read::read_to_string(&mut stderr, &mut said).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{said}");
     assert!(said.contains("\nstopped at once: "), "{said}");
     // Ended by the second signal, mid-frame: the first one's clean stop
     // would have written the summary.

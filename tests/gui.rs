@@ -25,7 +25,7 @@ use common::{scratch_dir, scratch_path};
 fn editor_on(session: Session) -> Harness<'static, EditorApp> {
     Harness::builder()
         .with_size([1280.0, 800.0])
-        .build_eframe(move |cc| EditorApp::new(cc, session, None))
+        .build_eframe(move |cc| live(EditorApp::new(cc, session, None)))
 }
 
 /// [`editor_on`] for tests that open a file dialog, whose (egui_file's)
@@ -34,7 +34,16 @@ fn editor_with_file_dialogs(session: Session) -> Harness<'static, EditorApp> {
     Harness::builder()
         .with_size([1280.0, 800.0])
         .with_accessibility_check(false)
-        .build_eframe(move |cc| EditorApp::new(cc, session, None))
+        .build_eframe(move |cc| live(EditorApp::new(cc, session, None)))
+}
+
+/// `app` with its sliders always applied while dragged: whether they are
+/// is decided by the last factorisation's wall time, which a loaded host
+/// can stretch past the threshold (the tests of slow factorisations set
+/// their own).
+fn live(mut app: EditorApp) -> EditorApp {
+    app.live_refactor_ms = f64::INFINITY;
+    app
 }
 
 fn editor(preset: &str) -> Harness<'static, EditorApp> {

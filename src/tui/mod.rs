@@ -170,10 +170,11 @@ pub fn run(preset: Option<PathBuf>) -> Result<(), TuiError> {
     }
 }
 
-/// Whether a stop signal has come or comes within 0.2 s (after the
-/// terminal failed: a hang-up's SIGHUP).
+/// Whether a stop signal has come or comes within 2 s (after the
+/// terminal failed: a hang-up's SIGHUP, whose handler thread a loaded
+/// host may run late).
 fn signal_follows() -> bool {
-    for _ in 0..20 {
+    for _ in 0..200 {
         if signals::requested() {
             return true;
         }
