@@ -293,6 +293,26 @@ fn help_scrolls_in_a_short_terminal() {
     assert_eq!(app.mode, Mode::Normal);
 }
 
+/// A header or a status message of wide characters (CJK: two columns
+/// each) is cut at the screen's edge with its "…" on screen: counted by
+/// characters, the cut text still ran past the edge and the "…" with it.
+#[test]
+fn wide_characters_are_cut_at_the_screen_s_edge() {
+    let preset = Preset {
+        name: "布のシミュレーション".repeat(4),
+        ..Preset::default()
+    };
+    let mut app = app_on(Session::new(preset, None).unwrap());
+    app.status = "保存できません：".repeat(20);
+    for width in [30, 41, 80] {
+        let text = screen(&app, width, 12);
+        let rows: Vec<&str> = text.lines().collect();
+        for row in [rows[0], rows[11]] {
+            assert!(row.trim_end().ends_with('…'), "{width}: {row:?}\n{text}");
+        }
+    }
+}
+
 /// In a narrow terminal a popup's title and the header end in "…" where
 /// they are cut, and the help's descriptions wrap at their words onto
 /// lines of their own instead of being cut at the border.
@@ -1922,4 +1942,21 @@ fn without_colours_the_energy_series_differ_by_marker() {
     // The kinetic line is drawn in dots.
     let chart: String = plain.lines().skip(17).collect();
     assert!(chart.contains('•'), "{plain}");
+}
+/// However short the terminal, the header (playing or paused) and the
+/// status line (a save's outcome) stay on screen: below 10 rows the body's
+/// 8 took both.
+#[test]
+fn a_short_terminal_keeps_the_header_and_the_status_line() {
+    let mut app = cloth();
+    app.status = "saved here".into();
+    for (width, height) in [(30, 8), (20, 5), (80, 6), (80, 3)] {
+        let text = screen(&app, width, height);
+        let rows: Vec<&str> = text.lines().collect();
+        assert!(rows[0].contains("❚❚"), "{width}x{height}:\n{text}");
+        assert!(
+            rows[rows.len() - 1].starts_with(" saved here"),
+            "{width}x{height}:\n{text}"
+        );
+    }
 }

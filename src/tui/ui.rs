@@ -74,9 +74,13 @@ pub fn render(frame: &mut Frame, app: &App) {
     } else {
         status_line
     };
+    // The header and the status line are kept in a terminal too short for
+    // the whole body (its 8 rows took them: below 10 rows neither showed,
+    // and neither did whether it was playing or a save's outcome).
+    let body_rows = BODY_ROWS.min(frame.area().height.saturating_sub(1 + status_rows));
     let [header, body, bottom, status] = frame.area().layout(&Layout::vertical([
         Constraint::Length(1),
-        Constraint::Min(8),
+        Constraint::Min(body_rows),
         Constraint::Percentage(40),
         Constraint::Length(status_rows),
     ]));
@@ -99,6 +103,10 @@ pub fn render(frame: &mut Frame, app: &App) {
     );
     render_overlay(frame, app);
 }
+
+/// The rows the parameters and the preview get before the energy chart
+/// gets any.
+const BODY_ROWS: u16 = 8;
 
 /// The fewest rows at which a long status message wraps onto more than
 /// one (below, the energy chart would lose its plot to it).
@@ -148,9 +156,7 @@ fn cut_line(line: Line<'_>, room: usize) -> Line<'_> {
     let mut left = room.saturating_sub(1);
     let mut spans = Vec::new();
     for span in line.spans {
-        let text: String = span.content.chars().take(left).collect();
-        left -= text.chars().count();
-        let cut = text.chars().count() < span.content.chars().count();
+        let (text, cut) = take_columns(&span.content, &mut left);
         spans.push(Span::styled(text, span.style));
         if cut {
             break;
@@ -160,6 +166,24 @@ fn cut_line(line: Line<'_>, room: usize) -> Line<'_> {
         spans.push(Span::raw("…"));
     }
     Line::from(spans)
+}
+
+/// The start of `text` that fits in `left` columns (which it uses up),
+/// and whether that is not all of it. Counted by display width: by
+/// characters, a wide one (CJK, most emoji) took one column of the count
+/// and two of the screen, and a cut line still ran past the edge.
+fn take_columns(text: &str, left: &mut usize) -> (String, bool) {
+    use unicode_width::UnicodeWidthChar as _;
+    let mut taken = String::new();
+    for c in text.chars() {
+        let width = c.width().unwrap_or(0);
+        if width > *left {
+            return (taken, true);
+        }
+        *left -= width;
+        taken.push(c);
+    }
+    (taken, false)
 }
 
 fn render_params(frame: &mut Frame, area: Rect, app: &App) {
@@ -204,12 +228,13 @@ fn fit(label: &str, value: String, width: usize) -> (String, String) {
 
 /// `text` within `room` columns: whole if it fits, else cut with "…".
 fn ellipsize(text: &str, room: usize) -> String {
-    if text.chars().count() <= room {
+    if unicode_width::UnicodeWidthStr::width(text) <= room {
         text.to_owned()
     } else if room == 0 {
         String::new()
     } else {
-        text.chars().take(room - 1).chain(['…']).collect()
+        let mut left = room - 1;
+        take_columns(text, &mut left).0 + "…"
     }
 }
 
@@ -596,7 +621,8 @@ fn wrap_words(text: &str, room: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
     for word in text.split(' ') {
-        let fits = line.chars().count() + 1 + word.chars().count() <= room;
+        let width = unicode_width::UnicodeWidthStr::width;
+        let fits = width(line.as_str()) + 1 + width(word) <= room;
         if line.is_empty() || !fits {
             if !line.is_empty() {
                 lines.push(std::mem::take(&mut line));
