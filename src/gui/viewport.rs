@@ -598,7 +598,9 @@ pub fn tet_data(
 /// it (within twice its size), the corners of its footprint there; of a
 /// ball whose centre lies within twice the body's size of the body's
 /// centre, its top and the ends of its horizontal diameters (at most the
-/// body's size from its axis).
+/// body's size from its axis); of a ball far larger than the body whose
+/// surface passes within that distance, the surface point nearest the
+/// body and four around it, the body's half-size away.
 pub fn catching_points(points: &[Vec3], colliders: &[Collider]) -> Vec<Vec3> {
     if points.is_empty() {
         return Vec::new();
@@ -617,11 +619,22 @@ pub fn catching_points(points: &[Vec3], colliders: &[Collider]) -> Vec<Vec3> {
                 }
             }
             Collider::Sphere { center, radius, .. } => {
-                if (center - centre).norm() <= 2.0 * size {
+                let off = centre - center;
+                if off.norm() <= 2.0 * size {
                     let across = radius.min(size);
                     out.push(center + Vec3::y() * radius);
                     for d in [Vec3::x(), -Vec3::x(), Vec3::z(), -Vec3::z()] {
                         out.push(center + d * across);
+                    }
+                } else if (off.norm() - radius).abs() <= 2.0 * size {
+                    // A ball far larger than the body (a curved ground):
+                    // its surface nearest the body, as wide as the body.
+                    let normal = off.normalize();
+                    let nearest = center + normal * radius;
+                    let (u, v) = crate::mesh::across(normal);
+                    out.push(nearest);
+                    for d in [u, -u, v, -v] {
+                        out.push(nearest + d * size / 2.0);
                     }
                 }
             }
@@ -681,14 +694,18 @@ mod tests {
                 .iter()
                 .all(|p| p.y == 0.0 && p.x.abs() == 0.5 && p.z.abs() == 0.5)
         );
-        // A ball under it: its top and sides; a far one, or a huge one
-        // whose centre is far below: nothing.
+        // A ball under it: its top and sides; a far one: nothing; a huge
+        // one whose surface is under the body: that surface.
         let under = catching_points(&body, &[ball(Vec3::new(0.0, 0.5, 0.0), 0.3)]);
         assert_eq!(under[0], Vec3::new(0.0, 0.8, 0.0));
         assert_eq!(under[1], Vec3::new(0.3, 0.5, 0.0));
         assert!(catching_points(&body, &[ball(Vec3::new(9.0, 0.0, 0.0), 0.3)]).is_empty());
         let huge = catching_points(&body, &[ball(Vec3::new(0.0, -99.5, 0.0), 100.0)]);
-        assert!(huge.is_empty());
+        assert_eq!(huge.len(), 5);
+        assert!((huge[0] - Vec3::new(0.0, 0.5, 0.0)).norm() < 1e-12);
+        assert!(huge.iter().all(|p| (p.y - 0.5).abs() < 1e-12));
+        let far_below = ball(Vec3::new(0.0, -109.5, 0.0), 100.0);
+        assert!(catching_points(&body, &[far_below]).is_empty());
         assert!(catching_points(&[], &[ground(0.0)]).is_empty());
     }
 
