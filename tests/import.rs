@@ -630,12 +630,16 @@ fn words_after_a_vertex_s_coordinates_are_reported() {
 }
 
 /// Lines ended by CR alone (classic Mac OS) are lines: it read as one line,
-/// "no faces (1 vertices, 0 faces)".
+/// "no faces (1 vertices, 0 faces)". So are they in such a file with a
+/// stray LF (it read as two lines).
 #[test]
 fn a_file_of_carriage_returns_alone_reads_line_by_line() {
     let text = "# square\rv 0 0 0\rv 1 0 0\rv 1 1 0\rv 0 1 0\rf 1 2 3 4\rf 1 x 3\r";
     let path = Path::new("mac.obj");
     let error = import_obj_bytes(text.as_bytes(), path, &ImportOptions::default()).unwrap_err();
+    assert_eq!(error.line, Some(7), "{error}");
+    let stray = text.replacen("v 1 0 0\r", "v 1 0 0\n", 1);
+    let error = import_obj_bytes(stray.as_bytes(), path, &ImportOptions::default()).unwrap_err();
     assert_eq!(error.line, Some(7), "{error}");
     let good = text.replace("f 1 x 3\r", "");
     let (raw, stats) = import_obj_bytes(good.as_bytes(), path, &ImportOptions::default()).unwrap();

@@ -297,6 +297,30 @@ struct Seen {
     memberships: HashMap<Vec<u32>, u32>,
 }
 
+/// The lines of an OBJ file's bytes: ended by LF (a CR before it is
+/// trailing space), or, in a file of classic Mac OS (`lone_cr_ends`), by
+/// CR, LF or CR LF alike.
+struct Lines<'a> {
+    rest: Option<&'a [u8]>,
+    lone_cr_ends: bool,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let rest = self.rest?;
+        let ends = |b: &u8| *b == b'\n' || (self.lone_cr_ends && *b == b'\r');
+        let Some(end) = rest.iter().position(ends) else {
+            self.rest = None;
+            return Some(rest);
+        };
+        let crlf = rest[end] == b'\r' && rest.get(end + 1) == Some(&b'\n');
+        self.rest = Some(&rest[end + 1 + usize::from(crlf)..]);
+        Some(&rest[..end])
+    }
+}
+
 fn is_space(b: u8) -> bool {
     b == b' ' || b == b'\t' || b == b'\r' || b == 0x0c || b == 0x0b
 }
@@ -325,13 +349,19 @@ impl Parser {
         let mut continued: Vec<u8> = Vec::new();
         let mut first = 0;
         // Lines end in LF (or CR LF); a file of classic Mac OS ends them in
-        // CR alone (it read as one line: "no faces (1 vertices)").
-        let end_of_line = if !bytes.contains(&b'\n') && bytes.contains(&b'\r') {
-            b'\r'
-        } else {
-            b'\n'
+        // CR alone (it read as one line: "no faces (1 vertices)"), and one
+        // with more lone CRs than LFs is taken as such, its LFs and CR LFs
+        // ending lines too (one stray LF made it one line again).
+        let lone_crs = bytes
+            .windows(2)
+            .filter(|w| w[0] == b'\r' && w[1] != b'\n')
+            .count()
+            + usize::from(bytes.last() == Some(&b'\r'));
+        let lfs = bytes.iter().filter(|&&b| b == b'\n').count();
+        let lines = Lines {
+            rest: Some(bytes),
+            lone_cr_ends: lone_crs > lfs,
         };
-        let lines = bytes.split(|&b| b == end_of_line);
         for (line_no, raw_line) in (1..).zip(lines) {
             let end = raw_line.trim_ascii_end();
             if let Some(part) = end.strip_suffix(b"\\")
