@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fsutil::same_file;
 use crate::preset::{MeshSource, Preset, PresetError};
-use crate::session::{Session, SessionError};
+use crate::session::{Session, SessionError, digest};
 
 /// How often unsaved changes are written.
 pub const INTERVAL: Duration = Duration::from_secs(30);
@@ -54,6 +54,10 @@ struct Note {
     origin: Option<PathBuf>,
     /// When it was written, seconds since the Unix epoch.
     written_at: u64,
+    /// The digest of the origin's bytes as the run last read or wrote
+    /// them (none: unknown, or an autosave of an earlier version).
+    #[serde(default)]
+    base: Option<u64>,
 }
 
 /// The files of one run's autosave: `{dir}/{stem}.toml`, `.json`, `.lock`.
@@ -116,9 +120,39 @@ pub struct Recovery {
     pub origin: Option<PathBuf>,
     /// When it was written.
     pub written_at: SystemTime,
+    /// What became of the origin file since the ended run last read or
+    /// wrote it.
+    pub origin_since: OriginSince,
     slot: Slot,
     /// The ended run's lock, held while this (or a clone) is offered.
     lock: Option<Arc<File>>,
+}
+
+/// What became of a [`Recovery`]'s origin file since the ended run last
+/// read or wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OriginSince {
+    /// Unchanged (or untitled, or not known).
+    Unchanged,
+    /// Saved with other contents (by another run): recovering replaces them
+    /// when saved. (The whole preset was restored over a later save in
+    /// silence.)
+    Changed,
+    /// Removed or moved: a save writes it again.
+    Gone,
+}
+
+impl Recovery {
+    /// What a recovery offer says of the origin file, if anything.
+    pub fn caveat(&self) -> Option<&'static str> {
+        match self.origin_since {
+            OriginSince::Unchanged => None,
+            OriginSince::Changed => Some(
+                "Its file was saved since, with other changes: recovering replaces them when saved.",
+            ),
+            OriginSince::Gone => Some("Its file is gone: a save writes it again."),
+        }
+    }
 }
 
 impl PartialEq for Recovery {
@@ -139,6 +173,13 @@ impl Recovery {
     /// mesh moved, say).
     pub fn into_session(self) -> Result<Session, SessionError> {
         let mut preset = self.preset;
+        if let (OriginSince::Gone, Some(origin)) = (self.origin_since, &self.origin) {
+            // Its path kept (untitled, a save offered to save beside the
+            // mesh); its mesh paths are relative to it.
+            let mut session = Session::new(Preset::default(), Some(origin.clone()))?;
+            session.apply(crate::command::Command::Restore(Box::new(preset)))?;
+            return Ok(session);
+        }
         let opened = self.origin.as_deref().and_then(|path| {
             Session::open(path)
                 .inspect_err(|_| {
@@ -308,6 +349,7 @@ impl Autosave {
             written_at: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
+            base: session.on_disk(),
         };
         let json = serde_json::to_vec_pretty(&note).map_err(|e| io(e.into()))?;
         crate::fsutil::write_atomically(&self.slot.file(NOTE), |out| {
@@ -386,9 +428,17 @@ impl Autosave {
                     continue;
                 }
             }
+            let origin_since = match &note.origin {
+                Some(origin) if !origin.exists() => OriginSince::Gone,
+                Some(origin) if note.base.is_some_and(|b| digest(origin) != Some(b)) => {
+                    OriginSince::Changed
+                }
+                _ => OriginSince::Unchanged,
+            };
             found = Some(Recovery {
                 preset,
                 written_at: at(&note),
+                origin_since,
                 origin: note.origin,
                 slot,
                 lock: lock.map(Arc::new),
@@ -466,6 +516,52 @@ mod tests {
         names
     }
 
+    /// An offer says when the file was saved since with other changes
+    /// (another run's save, which recovering replaces: QA lost an edit so)
+    /// and when it is gone; recovered then, the session keeps its path
+    /// (it offered to save beside the mesh) and a save writes it again.
+    #[test]
+    fn an_offer_says_what_became_of_the_file_since() {
+        let dir = temp_dir("since");
+        let state = dir.join("state");
+        let preset_file = dir.join("work").join("cloth.toml");
+        std::fs::create_dir_all(preset_file.parent().unwrap()).unwrap();
+        Preset::default().save(&preset_file).unwrap();
+        let ended_with_change = || {
+            let mut session = Session::open(&preset_file).unwrap();
+            session
+                .apply(Command::SetWeight(WeightKind::Bending, 3.5))
+                .unwrap();
+            let mut autosave = Autosave::new(state.clone(), INTERVAL);
+            assert!(autosave.tick(&session).unwrap());
+            // Ended without a clean exit: its slot stays.
+            drop(autosave);
+        };
+        ended_with_change();
+        let mut other = Session::open(&preset_file).unwrap();
+        other
+            .apply(Command::SetWeight(WeightKind::Shear, 7.5))
+            .unwrap();
+        other.apply(Command::Save(None)).unwrap();
+        let recovery = Autosave::new(state.clone(), INTERVAL).recovery().unwrap();
+        assert_eq!(recovery.origin_since, OriginSince::Changed);
+        assert!(recovery.caveat().unwrap().contains("saved since"));
+        recovery.decline();
+
+        ended_with_change();
+        std::fs::remove_file(&preset_file).unwrap();
+        let recovery = Autosave::new(state.clone(), INTERVAL).recovery().unwrap();
+        assert_eq!(recovery.origin_since, OriginSince::Gone);
+        assert!(recovery.caveat().unwrap().contains("gone"));
+        let mut recovered = recovery.into_session().unwrap();
+        assert_eq!(recovered.path(), Some(preset_file.as_path()));
+        assert!(recovered.is_dirty());
+        recovered.apply(Command::Save(None)).unwrap();
+        let saved = Preset::load(&preset_file).unwrap();
+        assert_eq!(saved.material.weights.bending, 3.5);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn unsaved_changes_are_written_on_the_interval_and_cleared_when_saved() {
         let dir = temp_dir("cycle");
@@ -499,6 +595,8 @@ mod tests {
         let recovery = next.recovery().expect("an autosave");
         assert_eq!(recovery.preset, *session.preset());
         assert_eq!(recovery.origin, Some(preset_file.canonicalize().unwrap()));
+        assert_eq!(recovery.origin_since, OriginSince::Unchanged);
+        assert_eq!(recovery.caveat(), None);
         // The recovered session is the file with the change in force,
         // unsaved, and undo goes back to the file's preset; it is in the
         // recovering run's slot at once, the ended run's slot gone.

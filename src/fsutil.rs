@@ -89,7 +89,8 @@ struct Prepared {
 impl Prepared {
     /// Fills a new temporary file beside `path` (a symbolic link followed,
     /// an existing file's permissions kept) with `write`, flushed to disk
-    /// with `sync`; removed again on failure.
+    /// with `sync`; removed again on failure. A read-only file (no write
+    /// permission for anyone) is not replaced.
     fn write(
         path: &Path,
         write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
@@ -102,6 +103,17 @@ impl Prepared {
             path.to_owned()
         };
         let permissions = std::fs::metadata(&path).ok().map(|m| m.permissions());
+        if permissions
+            .as_ref()
+            .is_some_and(std::fs::Permissions::readonly)
+        {
+            // Renamed over, it was replaced whatever its permissions (a
+            // preset made read-only to keep it was saved over in silence).
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the file is read-only: make it writable or save under another name",
+            ));
+        }
         let name = path.file_name().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
         })?;
@@ -186,6 +198,24 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.to_string(), "disk full");
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A read-only file is left as it is, even to a user (root) who may
+    /// write it, and says why.
+    #[test]
+    fn a_read_only_file_is_not_replaced() {
+        let dir = scratch("read-only");
+        let path = dir.join("kept.toml");
+        write_atomically(&path, |out| out.write_all(b"kept")).unwrap();
+        let mut permissions = std::fs::metadata(&path).unwrap().permissions();
+        permissions.set_readonly(true);
+        std::fs::set_permissions(&path, permissions).unwrap();
+        let err = write_atomically(&path, |out| out.write_all(b"new")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+        assert!(err.to_string().contains("read-only"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"kept");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -181,7 +181,7 @@ pub enum SessionError {
 
 /// A digest of a file's bytes (`None` if it cannot be read): what a
 /// session keeps of its preset's file to tell a change made elsewhere.
-fn digest(path: &Path) -> Option<u64> {
+pub(crate) fn digest(path: &Path) -> Option<u64> {
     use std::hash::{Hash, Hasher};
     let bytes = std::fs::read(path).ok()?;
     let mut hasher = std::hash::DefaultHasher::new();
@@ -590,6 +590,12 @@ impl Session {
             Written::AsLaidOut => Applied::Saved(path),
             Written::InFull => Applied::SavedInFull(path),
         })
+    }
+
+    /// The digest of its file's bytes as last read or written here (none:
+    /// untitled, or unreadable then).
+    pub(crate) fn on_disk(&self) -> Option<u64> {
+        self.on_disk
     }
 
     /// Loads and builds the preset at `path`.

@@ -1313,6 +1313,29 @@ fn quitting_with_unsaved_changes_asks_first() {
     assert!(matches!(app.mode, Mode::SaveAs { .. }), "{:?}", app.mode);
 }
 
+/// The offer says when the preset's file was saved since with other
+/// changes, which recovering replaces.
+#[test]
+fn an_offer_says_the_file_was_saved_since() {
+    use softbody::autosave::{Autosave, INTERVAL};
+    let dir = scratch_dir("tui-recover-since");
+    let file = dir.join("cloth.toml");
+    std::fs::copy(CLOTH, &file).unwrap();
+    let mut crashed = opened(file.to_str().unwrap());
+    crashed.apply(Command::SetWeight(WeightKind::Bending, 7.0));
+    let state = dir.join("state");
+    Autosave::new(state.clone(), INTERVAL)
+        .write(&crashed.session)
+        .unwrap();
+    let mut other = opened(file.to_str().unwrap());
+    other.apply(Command::SetWeight(WeightKind::Shear, 70.0));
+    other.apply(Command::Save(None));
+    let app = opened(file.to_str().unwrap()).with_autosave(Autosave::new(state, INTERVAL));
+    assert!(matches!(app.mode, Mode::Recover(_)));
+    let text = screen(&app, 100, 30);
+    assert_shows(&text, &["Its file was saved since, with other changes:"]);
+}
+
 #[test]
 fn an_autosave_left_by_a_crash_is_offered_at_start() {
     use softbody::autosave::{Autosave, INTERVAL};

@@ -885,10 +885,13 @@ impl EditorApp {
             |_| "recently".to_owned(),
             |d| format!("{} s ago", d.as_secs()),
         );
-        let text = format!(
+        let mut text = format!(
             "An earlier session of “{}” ({origin}) ended with unsaved changes, autosaved {age}.",
             recovery.preset.name
         );
+        if let Some(caveat) = recovery.caveat() {
+            text = format!("{text}\n{caveat}");
+        }
         let buttons = [("Recover", true), ("Discard", false)];
         match ask(ctx, "recover", "Recover unsaved changes?", &text, &buttons) {
             Some(true) => {

@@ -750,8 +750,15 @@ fn render_overlay(frame: &mut Frame, app: &App) {
                     recovery.preset.name
                 )),
                 Line::from(format!(" unsaved changes ({origin}).")),
-                Line::from(""),
             ];
+            if let Some(caveat) = recovery.caveat() {
+                lines.extend(
+                    wrap_words(caveat, 60)
+                        .into_iter()
+                        .map(|l| Line::from(format!(" {l}")).yellow()),
+                );
+            }
+            lines.push(Line::from(""));
             lines.extend(key_lines(
                 frame,
                 &[
