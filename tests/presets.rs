@@ -1253,3 +1253,37 @@ fn a_body_starting_inside_a_collider_is_warned_about() {
         ]
     );
 }
+
+/// A TetGen file's vertices that no tetrahedron uses (TetGen keeps input
+/// points it left out) are left out with a warning naming the file; an
+/// unused vertex has no mass, and the build failed as "invalid simulation
+/// parameter: vertex 4 has mass 0".
+#[test]
+fn a_tet_file_s_unused_vertices_are_left_out_with_a_warning() {
+    let dir = scratch_dir("tet-file-unused");
+    std::fs::write(
+        dir.join("one.node"),
+        "6 3 0 0\n1 0 0 0\n2 1 0 0\n3 9 9 9\n4 0 1 0\n5 0 0 1\n6 7 7 7\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("one.ele"), "1 4 0\n1 1 2 4 5\n").unwrap();
+    let file = dir.join("one.toml");
+    std::fs::write(
+        &file,
+        "version = 1\n[mesh]\ntet_file = \"one.node\"\n[build]\nkind = \"tets\"\n\
+         [material]\ndensity = 1000.0\n",
+    )
+    .unwrap();
+    let built = Preset::load(&file).unwrap().build(&file).unwrap();
+    assert_eq!(built.model.vertex_count(), 4);
+    assert_eq!(built.model.tets.len(), 1);
+    assert!(built.model.masses.iter().all(|&m| m > 0.0));
+    assert_eq!(
+        built.warnings,
+        [
+            "one.node: 2 of its 6 vertices are used by no tetrahedron (the first is its vertex 3 \
+          in order, counted from 1): left out"
+        ]
+    );
+    assert_eq!(built.model.rest[2], Vec3::new(0.0, 1.0, 0.0));
+}

@@ -96,6 +96,34 @@ impl TetMesh {
         self
     }
 
+    /// Without the vertices no tetrahedron uses (TetGen's output often keeps
+    /// input points it left out, and an unused vertex has no mass), the
+    /// others renumbered in order; and the indices of those dropped.
+    pub fn without_unused(mut self) -> (Self, Vec<usize>) {
+        let mut used = vec![false; self.positions.len()];
+        for &v in self.tets.iter().flatten() {
+            used[v as usize] = true;
+        }
+        let unused: Vec<usize> = (0..used.len()).filter(|&v| !used[v]).collect();
+        if unused.is_empty() {
+            return (self, unused);
+        }
+        let mut new_index = vec![u32::MAX; used.len()];
+        let mut kept = 0;
+        for (v, &u) in used.iter().enumerate() {
+            if u {
+                new_index[v] = kept;
+                self.positions[kept as usize] = self.positions[v];
+                kept += 1;
+            }
+        }
+        self.positions.truncate(kept as usize);
+        for v in self.tets.iter_mut().flatten() {
+            *v = new_index[*v as usize];
+        }
+        (self, unused)
+    }
+
     /// Positively oriented tetrahedra.
     pub fn tets(&self) -> &[[u32; 4]] {
         &self.tets

@@ -315,10 +315,23 @@ impl Preset {
                         error: Box::new(error),
                     }
                 })?;
-                let mesh = mesh.scaled(self.build.scale);
-                let warnings = size_warning(mesh.positions(), self.build.scale)
+                let (mesh, unused) = mesh.scaled(self.build.scale).without_unused();
+                let mut warnings: Vec<String> = size_warning(mesh.positions(), self.build.scale)
                     .into_iter()
                     .collect();
+                if let Some(first) = unused.first() {
+                    // (An unused vertex has no mass: it failed as "vertex
+                    // 491 has mass 0", a simulation parameter.)
+                    let verb = if unused.len() == 1 { "is" } else { "are" };
+                    warnings.push(format!(
+                        "{}: {} of its {} vertices {verb} used by no tetrahedron (the first is \
+                         its vertex {} in order, counted from 1): left out",
+                        file.display(),
+                        unused.len(),
+                        mesh.positions().len() + unused.len(),
+                        first + 1
+                    ));
+                }
                 Source {
                     model: Model::from_tet_mesh(
                         &mesh,
