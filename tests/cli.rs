@@ -170,6 +170,39 @@ fn tetrahedralize_warns_where_it_guessed() {
     assert_eq!(v["warnings"], serde_json::json!([]));
 }
 
+/// The report gives lengths and volumes in significant digits: a cube
+/// 5e-6 m across (inside the size limit) read "cell 0.0000" and "volume:
+/// 0.000000 vs 0.000000 enclosed".
+#[test]
+fn tetrahedralize_reports_small_sizes_in_significant_digits() {
+    let dir = scratch_dir("tetrahedralize-small");
+    let cube = std::fs::read_to_string("meshes/box.obj").unwrap();
+    let small: String = cube
+        .lines()
+        .map(|line| match line.strip_prefix("v ") {
+            Some(xyz) => {
+                let scaled: Vec<String> = xyz
+                    .split_whitespace()
+                    .map(|c| format!("{}", c.parse::<f64>().unwrap() * 1e-5))
+                    .collect();
+                format!("v {}\n", scaled.join(" "))
+            }
+            None => format!("{line}\n"),
+        })
+        .collect();
+    let path = dir.join("small.obj");
+    std::fs::write(&path, small).unwrap();
+    let out = softbody_ok(&[
+        "tetrahedralize",
+        path.to_str().unwrap(),
+        "--resolution",
+        "4",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("(cell 1.250e-6)"), "{text}");
+    assert!(text.contains(" vs 1.250e-16 enclosed"), "{text}");
+}
+
 /// Two overlapping cubes in one file: `inspect` says the surface passes
 /// through itself, and that its volume (the sum of both, 2) counts the
 /// overlap twice; one cube alone has no such warning.

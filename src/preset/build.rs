@@ -366,10 +366,23 @@ fn size_warning(positions: &[Vec3], scale: f64) -> Option<String> {
     }
     // The power of ten that brings it nearest 1 m.
     let factor = 10f64.powf(-size.log10().round());
-    let suggested = crate::param::format_value(scale * factor);
+    let suggested = scale * factor;
+    let advice = if super::Build::SCALE_RANGE.contains(&suggested) {
+        format!(
+            "set the build's scale (e.g. {})",
+            crate::param::format_value(suggested)
+        )
+    } else {
+        // (It suggested 1e5, which the scale's range refuses.)
+        format!(
+            "rescale the file in a modeller: a scale of about {} is outside the build's \
+             range",
+            crate::param::format_value(suggested)
+        )
+    };
     Some(format!(
         "the body is {} m across at a scale of {} m per file unit: if the file is not in \
-         metres, set the build's scale (e.g. {suggested})",
+         metres, {advice}",
         crate::param::format_value(size),
         crate::param::format_value(scale),
     ))
@@ -509,5 +522,31 @@ fn select(
             selected.retain(|v| !indices.contains(v));
             Ok(selected)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scale a size warning suggests is one the build takes; past its
+    /// range the warning says to rescale the file (it suggested 1e5 for a
+    /// body 1e-5 across, which the preset then refused).
+    #[test]
+    fn a_size_warning_suggests_only_scales_in_range() {
+        let body = |size: f64| [Vec3::zeros(), Vec3::new(size, 0.0, 0.0)];
+        let warning = size_warning(&body(150.0), 1.0).unwrap();
+        assert!(
+            warning.ends_with("set the build's scale (e.g. 0.01)"),
+            "{warning}"
+        );
+        for (size, scale) in [(1e-5, 1.0), (5e4, 1e-3)] {
+            let warning = size_warning(&body(size), scale).unwrap();
+            assert!(
+                warning.contains("rescale the file in a modeller"),
+                "{warning}"
+            );
+        }
+        assert_eq!(size_warning(&body(2.0), 1.0), None);
     }
 }

@@ -381,12 +381,17 @@ impl QualityReport {
     }
 }
 
+/// Lengths and volumes in significant digits: fixed decimals read a 1e-5 m
+/// cube's cell and volume as 0.0000, a 5e5 m one's volume in 18 digits.
 impl std::fmt::Display for QualityReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "  tets:        {} ({} vertices), resolution {} (cell {:.4})",
-            self.tets, self.vertices, self.resolution, self.cell
+            "  tets:        {} ({} vertices), resolution {} (cell {})",
+            self.tets,
+            self.vertices,
+            self.resolution,
+            crate::param::format_value(self.cell)
         )?;
         writeln!(
             f,
@@ -401,12 +406,16 @@ impl std::fmt::Display for QualityReport {
         match (self.surface_volume, self.volume_error) {
             (Some(s), Some(e)) => writeln!(
                 f,
-                "  volume:      {:.6} vs {:.6} enclosed ({:+.3}%)",
-                self.volume,
-                s,
+                "  volume:      {} vs {} enclosed ({:+.3}%)",
+                crate::param::format_value(self.volume),
+                crate::param::format_value(s),
                 e * 100.0
             )?,
-            _ => writeln!(f, "  volume:      {:.6} (open surface)", self.volume)?,
+            _ => writeln!(
+                f,
+                "  volume:      {} (open surface)",
+                crate::param::format_value(self.volume)
+            )?,
         }
         writeln!(
             f,
