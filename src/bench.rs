@@ -614,9 +614,10 @@ fn plan(
         iterations: at_default,
         ..params.clone()
     };
+    let steps = sampling.steps.max(1);
+    let plural = if steps == 1 { "" } else { "s" };
     say(format!(
-        "{} steps of its motion at {at_default} iterations a frame, against Newton",
-        sampling.steps.max(1)
+        "{steps} step{plural} of its motion at {at_default} iterations a frame, against Newton"
     ));
     let explore = Motion::run(scene, &explore_params, threads, sampling)?;
     let curves = explore.errors(sampling.max_iterations)?;

@@ -1010,3 +1010,27 @@ fn degenerate_lines_end_in_dots_only_when_some_are_left_out() {
         assert_eq!(warning.ends_with(", ...)"), dots, "{warning}");
     }
 }
+
+/// Line and point elements are warned about in the text report too (they
+/// were counted in the JSON alone: curves vanished unnoticed).
+#[test]
+fn line_and_point_elements_are_reported() {
+    let text = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nl 1 2\np 3\nl 2 3\n";
+    let path = Path::new("curves.obj");
+    let (raw, stats) = import_obj_bytes(text.as_bytes(), path, &ImportOptions::default()).unwrap();
+    assert_eq!(
+        (stats.lines_and_points, stats.first_line_or_point),
+        (3, Some(5))
+    );
+    let (surface, validation) = validate(&raw, path, &ValidateOptions::default()).unwrap();
+    let report = MeshReport::new("curves.obj", Some(stats), validation, &surface);
+    assert!(
+        report.warnings.contains(
+            &"ignored 3 line and point elements (`l`, `p`; first on line 5): only faces are \
+              simulated"
+                .to_owned()
+        ),
+        "{:?}",
+        report.warnings
+    );
+}

@@ -187,6 +187,8 @@ pub struct ParseStats {
     pub partly_textured_faces: Option<(usize, usize)>,
     /// `l` and `p` statements (ignored).
     pub lines_and_points: usize,
+    /// The first one's line, if any.
+    pub first_line_or_point: Option<usize>,
     /// Statements of unknown or unsupported kinds (ignored).
     pub unsupported: usize,
     /// The first unsupported keyword and its line, if any.
@@ -440,6 +442,7 @@ impl Parser {
             }
             b"l" | b"p" => {
                 self.stats.lines_and_points += 1;
+                self.stats.first_line_or_point.get_or_insert(self.line_no);
                 Ok(())
             }
             b"o" => {

@@ -227,6 +227,16 @@ impl MeshReport {
             ));
         }
         if let Some(p) = &parse
+            && let Some(line) = p.first_line_or_point
+        {
+            // (Said in the JSON alone, curves and hair vanished unnoticed.)
+            warnings.push(format!(
+                "ignored {} line and point elements (`l`, `p`; first on line {line}): only \
+                 faces are simulated",
+                p.lines_and_points
+            ));
+        }
+        if let Some(p) = &parse
             && let Some((word, line)) = &p.first_unsupported
         {
             warnings.push(format!(
