@@ -675,8 +675,9 @@ fn settle(
     say: &mut dyn FnMut(String),
 ) -> Result<Option<usize>, SolverError> {
     let mut within = |n: usize| -> Result<bool, SolverError> {
+        let plural = if n == 1 { "" } else { "s" };
         say(format!(
-            "trying {n} iterations a frame for {tolerance:.0e}, against Newton"
+            "trying {n} iteration{plural} a frame for {tolerance:.0e}, against Newton"
         ));
         let at_n = SimParams {
             iterations: n,
