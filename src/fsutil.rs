@@ -80,6 +80,29 @@ fn replace(
     Prepared::write(path, write, sync)?.commit()
 }
 
+/// The temporary files being written or waiting to be renamed, for
+/// [`remove_unfinished`].
+static UNFINISHED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes the temporary files of writes not yet done (by any thread),
+/// for a process about to end at once: a bake's second Ctrl-C left a
+/// hidden partial frame behind.
+pub fn remove_unfinished() {
+    let unfinished = UNFINISHED.lock().unwrap_or_else(|e| e.into_inner());
+    for temp in unfinished.iter() {
+        // Best effort: the process is ending.
+        let _ = std::fs::remove_file(temp);
+    }
+}
+
+/// Takes `temp` off the [`UNFINISHED`] list.
+fn finished(temp: &Path) {
+    let mut unfinished = UNFINISHED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = unfinished.iter().position(|t| t == temp) {
+        unfinished.swap_remove(k);
+    }
+}
+
 /// A temporary file written beside the file it is to replace.
 struct Prepared {
     temp: PathBuf,
@@ -138,6 +161,7 @@ impl Prepared {
         }
         temp_name.push(suffix);
         let temp = path.with_file_name(temp_name);
+        (UNFINISHED.lock().unwrap_or_else(|e| e.into_inner())).push(temp.clone());
         let result = File::create_new(&temp).and_then(|file| {
             if let Some(permissions) = permissions {
                 file.set_permissions(permissions)?;
@@ -162,13 +186,19 @@ impl Prepared {
 
     /// Renames the temporary file over the file (removed on failure).
     fn commit(self) -> io::Result<()> {
-        std::fs::rename(&self.temp, &self.path).inspect_err(|_| self.discard())
+        let renamed = std::fs::rename(&self.temp, &self.path);
+        match renamed {
+            Ok(()) => finished(&self.temp),
+            Err(_) => self.discard(),
+        }
+        renamed
     }
 
     /// Removes the temporary file.
     fn discard(&self) {
         // Best effort: the write error matters, not a failed clean-up.
         let _ = std::fs::remove_file(&self.temp);
+        finished(&self.temp);
     }
 }
 

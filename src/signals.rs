@@ -60,6 +60,7 @@ pub fn install(notices: Option<Notices>) -> Result<(), ctrlc::Error> {
             let _ = writeln!(std::io::stderr().lock(), "\n{text}");
         }
         if second || at_once {
+            crate::fsutil::remove_unfinished();
             std::process::exit(INTERRUPTED.into());
         }
     })

@@ -168,6 +168,41 @@ fn supernodal(symbolic: &SymbolicCholesky<usize>) -> Option<&SymbolicSupernodalC
     }
 }
 
+/// The dispositions of the signals METIS's GKlib traps (SIGTERM, SIGABRT),
+/// put back as they were when dropped. GKlib catches them during a call
+/// and restores the handler it found with `signal()`, which in its C99
+/// build is System V's one-shot kind: after a factorisation ordered by
+/// nested dissection, a bake's first SIGTERM reset SIGTERM to its default,
+/// and a second killed the process mid-write (status 143, a temporary
+/// frame left) instead of stopping it at once. (A signal arriving during
+/// the call itself still goes to GKlib.)
+#[cfg(unix)]
+struct KeptSignals([(libc::c_int, libc::sigaction); 2]);
+
+#[cfg(unix)]
+impl KeptSignals {
+    fn take() -> Self {
+        let keep = |signal| {
+            // SAFETY: a zeroed sigaction is a valid out-parameter, and a
+            // null new action only reads the current one.
+            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+            unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) };
+            (signal, old)
+        };
+        Self([keep(libc::SIGTERM), keep(libc::SIGABRT)])
+    }
+}
+
+#[cfg(unix)]
+impl Drop for KeptSignals {
+    fn drop(&mut self) {
+        for (signal, action) in &self.0 {
+            // SAFETY: `action` is what sigaction returned for `signal`.
+            unsafe { libc::sigaction(*signal, action, std::ptr::null_mut()) };
+        }
+    }
+}
+
 /// METIS nested dissection (`METIS_NodeND`) of the graph of `pattern`:
 /// `(perm, inverse)` with `perm[k]` the unknown of row `k`, or `None` if
 /// METIS fails.
@@ -201,6 +236,8 @@ fn nested_dissection(pattern: &LowerPattern) -> Option<(Vec<usize>, Vec<usize>)>
     // (the editor can build a solver while a Newton reference is analysed).
     static METIS: Mutex<()> = Mutex::new(());
     let _one_at_a_time = METIS.lock().unwrap_or_else(|e| e.into_inner());
+    #[cfg(unix)]
+    let _kept = KeptSignals::take();
     // SAFETY: the arrays are a valid CSR graph of n vertices, options has
     // METIS_NOPTIONS entries, perm and iperm have n.
     let status = unsafe {
