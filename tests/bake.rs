@@ -800,7 +800,7 @@ fn stopped_twice(name: &str) {
     for entry in std::fs::read_dir(&frames).unwrap() {
         let path = entry.unwrap().path();
         assert!(
-            !path.extension().is_some_and(|e| e == "tmp"),
+            path.extension().is_none_or(|e| e != "tmp"),
             "{}",
             path.display()
         );
