@@ -619,15 +619,19 @@ fn tetrahedralize(
         // Before the work: a bad name is not found a minute later.
         mesh::check_tet_output(out).map_err(|e| Failure::BadInput(e.into()))?;
     }
-    let (surface, _) = mesh::load_obj(file, &ImportOptions::default(), &ValidateOptions::default())
-        .map_err(|e| Failure::BadInput(e.into()))?;
+    let (surface, imported) =
+        mesh::load_obj(file, &ImportOptions::default(), &ValidateOptions::default())
+            .map_err(|e| Failure::BadInput(e.into()))?;
     let result = tetra::tetrahedralize(&surface, &TetraOptions { resolution }).map_err(|e| {
         Failure::BadInput(anyhow::anyhow!(
             "{}: cannot tetrahedralise: {e}",
             file.display()
         ))
     })?;
-    let report = QualityReport::new(&surface, &result, resolution);
+    let mut report = QualityReport::new(&surface, &result, resolution);
+    // The import's repairs after the tetrahedraliser's guesses, as a tet
+    // build says them (faces it turned outwards read "warnings: none").
+    report.warnings.extend(imported.warnings);
     if let Some(out) = output {
         mesh::write_tet_mesh(out, &result.mesh, mesh::MshVersion::default())
             .map_err(|e| Failure::Runtime(e.into()))?;

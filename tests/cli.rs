@@ -168,6 +168,33 @@ fn tetrahedralize_warns_where_it_guessed() {
     ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["warnings"], serde_json::json!([]));
+    // The import's repairs too, as a tet build says them: a cube whose
+    // faces point inwards read "warnings: none".
+    let dir = scratch_dir("tetrahedralize-inward");
+    let inward: String = std::fs::read_to_string("meshes/box.obj")
+        .unwrap()
+        .lines()
+        .map(|line| match line.strip_prefix("f ") {
+            Some(corners) => {
+                let reversed: Vec<&str> = corners.split_whitespace().rev().collect();
+                format!("f {}\n", reversed.join(" "))
+            }
+            None => format!("{line}\n"),
+        })
+        .collect();
+    let path = dir.join("inward.obj");
+    std::fs::write(&path, inward).unwrap();
+    let out = softbody_ok(&[
+        "tetrahedralize",
+        path.to_str().unwrap(),
+        "--resolution",
+        "4",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  warnings:\n    faces point inwards (negative volume)"),
+        "{text}"
+    );
 }
 
 /// The report gives lengths and volumes in significant digits: a cube
