@@ -448,7 +448,13 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
     } else {
         match loaded.preset.name.as_str() {
             "" => outln!("{}", file.display()),
-            name => outln!("{} ({name})", file.display()),
+            // One line: its control characters (a newline, a carriage
+            // return that rewinds the line) were printed raw.
+            name => outln!(
+                "{} ({})",
+                file.display(),
+                name.replace(char::is_control, " ")
+            ),
         }
         if let Some(version) = loaded.migrated_from {
             outln!("  migrated from format version {version}");

@@ -391,6 +391,24 @@ fn bench_accuracy_reports_every_method_against_newton() {
     }
 }
 
+/// A preset's name is one line in the report: its control characters
+/// (a newline, a carriage return) were printed raw.
+#[test]
+fn inspect_prints_a_preset_s_name_on_one_line() {
+    let dir = scratch_dir("cli-inspect-name");
+    let path = dir.join("named.toml");
+    std::fs::write(
+        &path,
+        "version = 1\nname = \"one\\ntwo\\rthree\"\n[mesh]\ngrid = { n = 4, width = 1.0 }\n\
+         [material]\ndensity = 0.2\n",
+    )
+    .unwrap();
+    let out = softbody_ok(&["inspect", path.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.ends_with(" (one two three)"), "{text:?}");
+}
+
 #[test]
 fn inspect_reports_a_preset() {
     let out = softbody_ok(&["inspect", "presets/hanging_cloth.toml"]);
