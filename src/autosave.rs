@@ -429,7 +429,11 @@ impl Autosave {
                 }
             }
             let origin_since = match &note.origin {
-                Some(origin) if !origin.exists() => OriginSince::Gone,
+                // (Its folder gone too, a save could not write it again:
+                // recovered untitled, as one that no longer opens.)
+                Some(origin) if !origin.exists() && origin.parent().is_some_and(Path::is_dir) => {
+                    OriginSince::Gone
+                }
                 Some(origin) if note.base.is_some_and(|b| digest(origin) != Some(b)) => {
                     OriginSince::Changed
                 }

@@ -93,6 +93,8 @@ pub fn remove_unfinished() {
         // Best effort: the process is ending.
         let _ = std::fs::remove_file(temp);
     }
+    // Held to the end: a write starting meanwhile would make a new one.
+    std::mem::forget(unfinished);
 }
 
 /// Takes `temp` off the [`UNFINISHED`] list.
@@ -161,8 +163,14 @@ impl Prepared {
         }
         temp_name.push(suffix);
         let temp = path.with_file_name(temp_name);
-        (UNFINISHED.lock().unwrap_or_else(|e| e.into_inner())).push(temp.clone());
-        let result = File::create_new(&temp).and_then(|file| {
+        let created = {
+            // Listed and made together: listed alone, it could be made
+            // after `remove_unfinished` looked.
+            let mut unfinished = UNFINISHED.lock().unwrap_or_else(|e| e.into_inner());
+            unfinished.push(temp.clone());
+            File::create_new(&temp)
+        };
+        let result = created.and_then(|file| {
             if let Some(permissions) = permissions {
                 file.set_permissions(permissions)?;
             }

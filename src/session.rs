@@ -182,11 +182,12 @@ pub enum SessionError {
 /// A digest of a file's bytes (`None` if it cannot be read): what a
 /// session keeps of its preset's file to tell a change made elsewhere.
 pub(crate) fn digest(path: &Path) -> Option<u64> {
-    use std::hash::{Hash, Hasher};
+    // FNV-1a: the same in every build (an autosave keeps it across runs;
+    // the standard library's hasher may change between Rust releases).
     let bytes = std::fs::read(path).ok()?;
-    let mut hasher = std::hash::DefaultHasher::new();
-    bytes.hash(&mut hasher);
-    Some(hasher.finish())
+    Some(bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    }))
 }
 
 /// Where a preset saved as `path` goes: `path` with `.toml` added when it

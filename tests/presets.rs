@@ -1282,7 +1282,7 @@ fn a_tet_file_s_unused_vertices_are_left_out_with_a_warning() {
         built.warnings,
         [
             "one.node: 2 of its 6 vertices are used by no tetrahedron (the first is its vertex 3 \
-          in order, counted from 1): left out"
+          in order, counted from 1): left out, the others renumbered"
         ]
     );
     assert_eq!(built.model.rest[2], Vec3::new(0.0, 1.0, 0.0));

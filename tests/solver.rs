@@ -2451,8 +2451,8 @@ fn a_body_crushed_by_steps_too_long_for_its_landing_is_a_blow_up() {
 }
 
 /// What changes the energy from outside is not a blow-up: a weight raised
-/// 1000× on a stretched cloth (its elastic energy jumps), or a soft pin
-/// dragged at 30 m/s.
+/// 1000× on a stretched cloth (its elastic energy jumps), a soft pin
+/// dragged at 30 m/s, a ground raised 30 cm in a frame under a cloth.
 #[test]
 fn weight_changes_and_drags_are_not_blow_ups() {
     let hanging = |weights: Weights| {
@@ -2491,6 +2491,26 @@ fn weight_changes_and_drags_are_not_blow_ups() {
         if k < 60 {
             let target = model.rest[0] + Vec3::new(k as f64 / 2.0, 0.0, 0.0);
             solver.set_attachment_targets(&[target]).unwrap();
+        }
+        solver.step(&mut state).unwrap();
+    }
+
+    // A ground raised 30 cm under a cloth lying on it throws the cloth up.
+    let mut grid = ClothGrid::new(12, 1.0);
+    grid.lie_flat();
+    let model = Model::from_cloth_grid(&grid, 0.2, Weights::default());
+    let ground = |height| SimParams {
+        colliders: vec![Collider::Ground {
+            height,
+            friction: 0.5,
+        }],
+        ..SimParams::default()
+    };
+    let mut solver = Solver::new(&model, &ground(-0.01)).unwrap();
+    let mut state = State::at_rest(&model);
+    for k in 0..120 {
+        if k == 30 {
+            solver.set_params(&ground(0.29)).unwrap();
         }
         solver.step(&mut state).unwrap();
     }

@@ -150,8 +150,8 @@ impl MeshReport {
         }
         if non_manifold_edges > 0 {
             warnings.push(format!(
-                // (Said of a tet build too, which has no bending springs.)
-                "{} (3+ faces): built as springs, no bending springs across {}",
+                // (Also said of a tet build, which has no bending springs.)
+                "{} (3+ faces): a spring build has no bending springs across {}",
                 counted(
                     non_manifold_edges,
                     "non-manifold edge",

@@ -325,7 +325,8 @@ impl Preset {
                     let verb = if unused.len() == 1 { "is" } else { "are" };
                     warnings.push(format!(
                         "{}: {} of its {} vertices {verb} used by no tetrahedron (the first is \
-                         its vertex {} in order, counted from 1): left out",
+                         its vertex {} in order, counted from 1): left out, the others \
+                         renumbered",
                         file.display(),
                         unused.len(),
                         mesh.positions().len() + unused.len(),

@@ -652,9 +652,15 @@ impl Solver {
     /// Takes `params`; a new acceleration method starts afresh, and a new
     /// matrix needs a new spectral-radius estimate.
     fn adopt(&mut self, params: &SimParams, refactored: bool) {
-        // Its energies or forces may change: what a frame may end with is
-        // measured again.
-        self.ceiling = Ceiling::Measure;
+        // What a frame may end with is measured again where the energy's
+        // terms change (weights, masses, the step, gravity), and from the
+        // frame after a moved collider, which does work on the body as a
+        // drag does; iterations, damping or acceleration change neither.
+        if refactored || params.gravity != self.params.gravity {
+            self.ceiling = Ceiling::Measure;
+        } else if params.colliders != self.params.colliders {
+            self.after_work();
+        }
         if params.acceleration != self.accel.method() {
             self.accel = Accelerator::new(params.acceleration, self.model.vertex_count());
         } else if refactored {
@@ -699,15 +705,26 @@ impl Solver {
                 "soft-pin targets must match the soft pins and be finite".into(),
             ));
         }
+        let mut moved = false;
         for (a, t) in soft.iter_mut().zip(targets) {
+            moved |= a.target != *t;
             a.target = *t;
         }
         // A moved target does work on the body (a drag): the frame after it
-        // is where the motion starts.
+        // is where the motion starts. (A grab held still is sent its target
+        // every UI frame.)
+        if moved {
+            self.after_work();
+        }
+        Ok(())
+    }
+
+    /// Starts the measure of what a frame may end with from the frame after
+    /// the next step, which something outside did work on.
+    fn after_work(&mut self) {
         if self.ceiling != Ceiling::Measure {
             self.ceiling = Ceiling::AfterStep;
         }
-        Ok(())
     }
 
     /// Advances `state` by one frame (`substeps` implicit Euler steps).
