@@ -1287,3 +1287,40 @@ fn a_tet_file_s_unused_vertices_are_left_out_with_a_warning() {
     );
     assert_eq!(built.model.rest[2], Vec3::new(0.0, 1.0, 0.0));
 }
+
+/// Weights that leave the constraints holding nothing are noted: every
+/// elastic weight 0 (the body fell as dust, unsaid), soft pins of
+/// attachment 0. The shipped presets have neither.
+#[test]
+fn weights_that_hold_nothing_are_noted() {
+    let built = |weights: &str| {
+        let text = format!("{HEADER}weights = {{ {weights} }}\n[pins]\nsoft = [\"top_corners\"]\n");
+        let path = Path::new("weights.toml");
+        Preset::from_toml_str(&text, path)
+            .unwrap()
+            .build(path)
+            .unwrap()
+            .warnings
+    };
+    assert_eq!(
+        built("structural = 0.0, shear = 0.0, bending = 0.0, attachment = 0.0"),
+        [
+            "no constraint holds the body's shape (its elastic weights are 0): its vertices \
+             move alone",
+            "the attachment weight is 0: its 2 soft pins hold nothing"
+        ]
+    );
+    assert!(built("structural = 0.0, shear = 0.0").is_empty());
+    for preset in shipped() {
+        let warnings = Preset::load(&preset)
+            .unwrap()
+            .build(&preset)
+            .unwrap()
+            .warnings;
+        assert!(
+            !warnings.iter().any(|w| w.contains("hold")),
+            "{}: {warnings:?}",
+            preset.display()
+        );
+    }
+}

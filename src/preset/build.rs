@@ -240,6 +240,7 @@ impl Preset {
         }
         let inside = collider_warnings(&built.model, &self.sim.colliders);
         built.warnings.extend(inside);
+        built.warnings.extend(weight_warnings(&built.model));
         Ok(built)
     }
 
@@ -349,6 +350,38 @@ impl Preset {
         source.model.limits = material.limits;
         Ok(source)
     }
+}
+
+/// Notes of weights that leave the model's constraints holding nothing:
+/// every elastic weight 0 (its vertices fell as dust, unsaid), soft pins
+/// of attachment weight 0.
+fn weight_warnings(model: &Model) -> Vec<String> {
+    let w = &model.weights;
+    let springs = &model.springs;
+    let held = [
+        (springs.structural.len(), w.structural),
+        (springs.shear.len(), w.shear),
+        (springs.bending.len(), w.bending),
+        (model.tets.len(), w.strain.max(w.strain_limit).max(w.volume)),
+    ]
+    .iter()
+    .any(|&(count, weight)| count > 0 && weight > 0.0);
+    let mut warnings = Vec::new();
+    if !held && model.vertex_count() > 1 {
+        warnings.push(
+            "no constraint holds the body's shape (its elastic weights are 0): its vertices \
+             move alone"
+                .to_owned(),
+        );
+    }
+    let soft = model.pins.soft.len();
+    if soft > 0 && w.attachment == 0.0 {
+        warnings.push(format!(
+            "the attachment weight is 0: its {soft} soft {} hold nothing",
+            if soft == 1 { "pin" } else { "pins" }
+        ));
+    }
+    warnings
 }
 
 /// The sizes of a body in metres (its bounding box's diagonal) that say
