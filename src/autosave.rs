@@ -507,6 +507,16 @@ mod tests {
         dir
     }
 
+    /// A new test directory for `name`, its autosave directory in it, and
+    /// the default preset saved in it as `work/cloth.toml`.
+    fn saved_preset(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+        let dir = temp_dir(name);
+        let preset_file = dir.join("work").join("cloth.toml");
+        std::fs::create_dir_all(preset_file.parent().unwrap()).unwrap();
+        Preset::default().save(&preset_file).unwrap();
+        (dir.clone(), dir.join("state"), preset_file)
+    }
+
     /// The slots' preset files in `dir`.
     fn presets_in(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -526,11 +536,7 @@ mod tests {
     /// (it offered to save beside the mesh) and a save writes it again.
     #[test]
     fn an_offer_says_what_became_of_the_file_since() {
-        let dir = temp_dir("since");
-        let state = dir.join("state");
-        let preset_file = dir.join("work").join("cloth.toml");
-        std::fs::create_dir_all(preset_file.parent().unwrap()).unwrap();
-        Preset::default().save(&preset_file).unwrap();
+        let (dir, state, preset_file) = saved_preset("since");
         let ended_with_change = || {
             let mut session = Session::open(&preset_file).unwrap();
             session
@@ -568,11 +574,7 @@ mod tests {
 
     #[test]
     fn unsaved_changes_are_written_on_the_interval_and_cleared_when_saved() {
-        let dir = temp_dir("cycle");
-        let state = dir.join("state");
-        let preset_file = dir.join("work").join("cloth.toml");
-        std::fs::create_dir_all(preset_file.parent().unwrap()).unwrap();
-        Preset::default().save(&preset_file).unwrap();
+        let (dir, state, preset_file) = saved_preset("cycle");
         let mut session = Session::open(&preset_file).unwrap();
         // An hour, then none: with a short interval, a write and its fsyncs
         // on a loaded host could outlast it (a test of wall time).

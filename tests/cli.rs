@@ -170,27 +170,11 @@ fn tetrahedralize_warns_where_it_guessed() {
     assert_eq!(v["warnings"], serde_json::json!([]));
     // The import's repairs too, as a tet build says them: a cube whose
     // faces point inwards read "warnings: none".
-    let dir = scratch_dir("tetrahedralize-inward");
-    let inward: String = std::fs::read_to_string("meshes/box.obj")
-        .unwrap()
-        .lines()
-        .map(|line| match line.strip_prefix("f ") {
-            Some(corners) => {
-                let reversed: Vec<&str> = corners.split_whitespace().rev().collect();
-                format!("f {}\n", reversed.join(" "))
-            }
-            None => format!("{line}\n"),
-        })
-        .collect();
-    let path = dir.join("inward.obj");
-    std::fs::write(&path, inward).unwrap();
-    let out = softbody_ok(&[
-        "tetrahedralize",
-        path.to_str().unwrap(),
-        "--resolution",
-        "4",
-    ]);
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = tetrahedralize_edited_box("inward", |line| {
+        let corners = line.strip_prefix("f ")?;
+        let reversed: Vec<&str> = corners.split_whitespace().rev().collect();
+        Some(format!("f {}", reversed.join(" ")))
+    });
     assert!(
         text.contains("  warnings:\n    faces point inwards (negative volume)"),
         "{text}"
@@ -202,32 +186,37 @@ fn tetrahedralize_warns_where_it_guessed() {
 /// 0.000000 vs 0.000000 enclosed".
 #[test]
 fn tetrahedralize_reports_small_sizes_in_significant_digits() {
-    let dir = scratch_dir("tetrahedralize-small");
-    let cube = std::fs::read_to_string("meshes/box.obj").unwrap();
-    let small: String = cube
+    let text = tetrahedralize_edited_box("small", |line| {
+        let xyz = line.strip_prefix("v ")?;
+        let scaled: Vec<String> = xyz
+            .split_whitespace()
+            .map(|c| format!("{}", c.parse::<f64>().unwrap() * 1e-5))
+            .collect();
+        Some(format!("v {}", scaled.join(" ")))
+    });
+    assert!(text.contains("(cell 1.250e-6)"), "{text}");
+    assert!(text.contains(" vs 1.250e-16 enclosed"), "{text}");
+}
+
+/// The report of `tetrahedralize --resolution 4` on `meshes/box.obj` with
+/// the lines `edit` rewrites rewritten (the others kept), written as
+/// `{name}.obj` in a scratch directory.
+fn tetrahedralize_edited_box(name: &str, edit: impl Fn(&str) -> Option<String>) -> String {
+    let dir = scratch_dir(&format!("tetrahedralize-{name}"));
+    let edited: String = std::fs::read_to_string("meshes/box.obj")
+        .unwrap()
         .lines()
-        .map(|line| match line.strip_prefix("v ") {
-            Some(xyz) => {
-                let scaled: Vec<String> = xyz
-                    .split_whitespace()
-                    .map(|c| format!("{}", c.parse::<f64>().unwrap() * 1e-5))
-                    .collect();
-                format!("v {}\n", scaled.join(" "))
-            }
-            None => format!("{line}\n"),
-        })
+        .map(|line| edit(line).unwrap_or_else(|| line.to_owned()) + "\n")
         .collect();
-    let path = dir.join("small.obj");
-    std::fs::write(&path, small).unwrap();
+    let path = dir.join(format!("{name}.obj"));
+    std::fs::write(&path, edited).unwrap();
     let out = softbody_ok(&[
         "tetrahedralize",
         path.to_str().unwrap(),
         "--resolution",
         "4",
     ]);
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("(cell 1.250e-6)"), "{text}");
-    assert!(text.contains(" vs 1.250e-16 enclosed"), "{text}");
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// Two overlapping cubes in one file: `inspect` says the surface passes

@@ -159,8 +159,7 @@ impl Viewport3d {
 
     /// Aims the camera at the whole model in state `x` (F).
     pub fn frame_all(&mut self, model: &Model, x: &[Vec3]) {
-        model.render_positions(x, &mut self.render);
-        self.orbit.frame(&self.render);
+        self.frame_with_colliders(model, x, &[]);
     }
 
     /// Aims the camera at the model in state `x` and at where `colliders`

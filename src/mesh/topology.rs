@@ -100,7 +100,7 @@ impl EdgeTopology {
         let mut faces = Vec::with_capacity(triples.len());
         for v in 0..vertex_count {
             let bucket = &mut triples[start[v] as usize..start[v + 1] as usize];
-            insertion_sort(bucket);
+            sort_bucket(bucket);
             let mut i = 0;
             while i < bucket.len() {
                 let max = bucket[i].0;
@@ -258,7 +258,7 @@ fn goes_forward(t: [u32; 3], a: u32, b: u32) -> bool {
 /// Sorts a bucket: by insertion while it holds the few edges of a vertex,
 /// as it does in a mesh; else in `n log n` (a polygon going round the same
 /// triangle 200,000 times made one of 600,000, and insertion took minutes).
-fn insertion_sort(bucket: &mut [(u32, u32)]) {
+fn sort_bucket(bucket: &mut [(u32, u32)]) {
     if bucket.len() > 32 {
         bucket.sort_unstable();
         return;

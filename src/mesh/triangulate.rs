@@ -99,9 +99,7 @@ impl Triangulator {
         }
         false
     }
-}
 
-impl Triangulator {
     /// Whether most of `corners` name a vertex named before in it.
     fn mostly_repeated(&mut self, corners: &[u32]) -> bool {
         self.sorted.clear();

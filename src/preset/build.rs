@@ -401,17 +401,13 @@ fn size_warning(positions: &[Vec3], scale: f64) -> Option<String> {
     // The power of ten that brings it nearest 1 m.
     let factor = 10f64.powf(-size.log10().round());
     let suggested = scale * factor;
+    let shown = crate::param::format_value(suggested);
     let advice = if super::Build::SCALE_RANGE.contains(&suggested) {
-        format!(
-            "set the build's scale (e.g. {})",
-            crate::param::format_value(suggested)
-        )
+        format!("set the build's scale (e.g. {shown})")
     } else {
         // (It suggested 1e5, which the scale's range refuses.)
         format!(
-            "rescale the file in a modeller: a scale of about {} is outside the build's \
-             range",
-            crate::param::format_value(suggested)
+            "rescale the file in a modeller: a scale of about {shown} is outside the build's range"
         )
     };
     Some(format!(
