@@ -131,6 +131,11 @@ impl SimWorker {
             return;
         }
         self.playing = playing;
+        if !playing {
+            // Paused, no frame comes: the rate shown is 0, not one decaying
+            // from the last frames (the UIs' own pacer forgets them too).
+            self.rate.forget();
+        }
         self.epoch += 1;
         self.send(Message::Sync {
             epoch: self.epoch,
@@ -383,6 +388,24 @@ mod tests {
         let frames = pause_after(&mut worker, &mut threaded, 8);
         direct.apply(Command::Step(frames as usize)).unwrap();
         assert_eq!(threaded.state(), direct.state());
+    }
+
+    #[test]
+    fn a_pause_shows_no_simulation_rate() {
+        let mut session = small();
+        let mut worker = SimWorker::spawn(|| {});
+        session.apply(Command::Play).unwrap();
+        worker.sync(&session);
+        let start = Instant::now();
+        while worker.sim_fps() == 0.0 && start.elapsed() < Duration::from_secs(5) {
+            worker.collect(&mut session);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(worker.sim_fps() > 0.0, "frames came in over time");
+        session.apply(Command::Pause).unwrap();
+        worker.sync(&session);
+        worker.collect(&mut session);
+        assert_eq!(worker.sim_fps(), 0.0);
     }
 
     #[test]
