@@ -1,7 +1,7 @@
 //! The `softbody` binary: parses the command line and dispatches.
 //!
-//! Exit codes: 0 success, 1 runtime failure, 2 bad input, 130 stopped by
-//! a signal (Ctrl-C, SIGTERM, SIGHUP).
+//! Exit codes: 0 success, 1 runtime failure, 2 bad input, 128 + the
+//! signal's number when stopped by one (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
 
 use std::process::ExitCode;
 
@@ -127,7 +127,7 @@ fn main() -> ExitCode {
         }
         Err(Failure::Stopped(what)) => {
             errln!("stopped: {what}");
-            ExitCode::from(softbody::signals::INTERRUPTED)
+            ExitCode::from(softbody::signals::exit_status())
         }
     }
 }

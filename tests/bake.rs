@@ -598,6 +598,18 @@ fn interrupt(child: &std::process::Child) {
     signal(child, "INT");
 }
 
+/// The exit status of a run the signal called `name` stopped: 128 + its
+/// number, as shells report it (a script tells a `kill` from a Ctrl-C).
+#[cfg(unix)]
+fn exit_status(name: &str) -> i32 {
+    128 + match name {
+        "HUP" => 1,
+        "INT" => 2,
+        "TERM" => 15,
+        _ => unreachable!("{name}"),
+    }
+}
+
 /// Sends `child` the signal called `name` (`INT`, `TERM`, ...).
 #[cfg(unix)]
 fn signal(child: &std::process::Child, name: &str) {
@@ -676,7 +688,8 @@ fn a_second_bake_into_the_same_directory_waits_its_turn() {
 
 /// SIGTERM (`kill`, `timeout`, a job scheduler) and SIGHUP (a closed SSH
 /// session) stop a bake as Ctrl-C does, with its summary written; they used
-/// to end it mid-frame without one.
+/// to end it mid-frame without one. The exit status names the signal (both
+/// were 130, Ctrl-C's).
 #[cfg(unix)]
 #[test]
 fn termination_signals_stop_a_bake_cleanly() {
@@ -685,7 +698,11 @@ fn termination_signals_stop_a_bake_cleanly() {
         let mut child = spawn_bake(Path::new("presets/hanging_cloth.toml"), "100000", &out);
         wait_for(&out.join("hanging_cloth_000005.obj"));
         signal(&child, name);
-        assert_eq!(child.wait().unwrap().code(), Some(130), "{name}");
+        assert_eq!(
+            child.wait().unwrap().code(),
+            Some(exit_status(name)),
+            "{name}"
+        );
         let summary: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(out.join("hanging_cloth_summary.json")).unwrap(),
         )
@@ -779,7 +796,11 @@ fn stopped_twice(name: &str) {
     }
     signal(&child, name);
     std::io::Read::read_to_string(&mut stderr, &mut said).unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(130), "{said}");
+    assert_eq!(
+        child.wait().unwrap().code(),
+        Some(exit_status(name)),
+        "{said}"
+    );
     assert!(said.contains("\nstopped at once: "), "{said}");
     // Ended by the second signal, mid-frame: the first one's clean stop
     // would have written the summary.
