@@ -497,6 +497,12 @@ fn bake(
             file.display()
         )));
     }
+    if out.exists() && !out.is_dir() {
+        return Err(Failure::BadInput(anyhow::anyhow!(
+            "{}: --out names a file; bake into a directory (it is made if missing)",
+            out.display()
+        )));
+    }
     let preset = Preset::load(file).map_err(bad)?;
     let built = preset
         .build(file)
@@ -566,6 +572,8 @@ fn bake(
             bake::BakeError::Solver(_) => {
                 Failure::BadInput(anyhow::anyhow!("{}: {e}", file.display()))
             }
+            // The user's file where the bake would write: another --out.
+            bake::BakeError::Foreign(_) => Failure::BadInput(e.into()),
             // The others name the file or directory they are about.
             _ => Failure::Runtime(e.into()),
         },
