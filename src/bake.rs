@@ -39,6 +39,10 @@ pub struct BakeOptions {
     pub out: PathBuf,
     /// File name stem of the OBJ sequence, the energies and the summary.
     pub stem: String,
+    /// The files the bake's model was read from (the preset's mesh): never
+    /// removed or replaced, even where an earlier bake wrote them (a frame
+    /// kept as a new rest shape, `leather_0030.obj` beside `leather.toml`).
+    pub inputs: Vec<PathBuf>,
 }
 
 impl BakeOptions {
@@ -138,6 +142,13 @@ pub enum BakeError {
          bake into another directory (--out) or move the file"
     )]
     Foreign(PathBuf),
+    /// A file the model was read from ([`BakeOptions::inputs`]) where the
+    /// bake would write a frame; it is left alone, and nothing is baked.
+    #[error(
+        "{0}: the preset's mesh, and this bake would replace or remove it as a frame of its \
+         own; bake into another directory (--out) or rename the mesh"
+    )]
+    Input(PathBuf),
     /// Another bake of the same preset is writing into the directory (its
     /// energy CSV is locked); nothing is baked.
     #[error(
@@ -203,13 +214,13 @@ pub fn bake(
     if options.every > 0 {
         // A frame not of a bake refuses it before the CSV is made (the
         // list to remove is taken again under the lock below).
-        earlier_frames(&options.out, &options.stem)?;
+        earlier_frames(options)?;
     }
     // Held to the end: two bakes of one preset into one directory mixed
     // their frames and lost rows of each other's CSV.
     let csv_file = lock_energy_csv(&csv_path)?;
     let earlier_objs_removed = if options.every > 0 {
-        let earlier = earlier_frames(&options.out, &options.stem)?;
+        let earlier = earlier_frames(options)?;
         let mut removed = 0;
         for (path, counted) in earlier {
             std::fs::remove_file(&path).map_err(write_err(&path))?;
@@ -417,7 +428,7 @@ fn frame_digits(last: usize) -> usize {
 /// The first line of every OBJ frame a bake writes begins with this.
 const FRAME_HEADER: &str = "# Softbody Studio bake:";
 
-/// The OBJ frames `{stem}_{frame:04}.obj` (four digits or more) in `dir`,
+/// The OBJ frames `{stem}_{frame:04}.obj` (four digits or more) in `out`,
 /// those of an earlier bake, to remove: a shorter or sparser bake would
 /// leave them after its own frames, where a sequence importer plays them.
 /// Each comes with whether it counts as a frame: the hidden temporary files
@@ -427,8 +438,14 @@ const FRAME_HEADER: &str = "# Softbody Studio bake:";
 /// # Errors
 /// [`BakeError::Foreign`] for a file named like a frame whose first line
 /// is not [`FRAME_HEADER`] (the preset's own mesh, `scan_0001.obj` beside
-/// `scan.toml`, used to be removed or overwritten); else a read error.
-fn earlier_frames(dir: &Path, stem: &str) -> Result<Vec<(PathBuf, bool)>, BakeError> {
+/// `scan.toml`, used to be removed or overwritten); [`BakeError::Input`]
+/// for one of `inputs` (one a bake wrote, kept as the mesh); else a read
+/// error.
+fn earlier_frames(options: &BakeOptions) -> Result<Vec<(PathBuf, bool)>, BakeError> {
+    let (dir, stem) = (&options.out, &options.stem);
+    let inputs: Vec<PathBuf> = (options.inputs.iter())
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
     let frame_of = |name: &str| -> Option<bool> {
         let (hidden, name) = match name.strip_prefix('.') {
             Some(rest) => (true, rest),
@@ -454,6 +471,9 @@ fn earlier_frames(dir: &Path, stem: &str) -> Result<Vec<(PathBuf, bool)>, BakeEr
         if !entry.file_type().map_err(read_err(&path))?.is_file() {
             // A directory of that name: no frame can be written there.
             return Err(BakeError::Foreign(path));
+        }
+        if path.canonicalize().is_ok_and(|p| inputs.contains(&p)) {
+            return Err(BakeError::Input(path));
         }
         let ours = !counted || written_by_a_bake(&path).map_err(read_err(&path))?;
         if !ours {

@@ -534,6 +534,7 @@ fn bake(
         every,
         out,
         stem,
+        inputs: preset.mesh_file(file).into_iter().collect(),
     };
     let bar = terminal_bar(
         frames as u64,
@@ -573,7 +574,7 @@ fn bake(
                 Failure::BadInput(anyhow::anyhow!("{}: {e}", file.display()))
             }
             // The user's file where the bake would write: another --out.
-            bake::BakeError::Foreign(_) => Failure::BadInput(e.into()),
+            bake::BakeError::Foreign(_) | bake::BakeError::Input(_) => Failure::BadInput(e.into()),
             // The others name the file or directory they are about.
             _ => Failure::Runtime(e.into()),
         },

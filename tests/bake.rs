@@ -963,11 +963,22 @@ fn a_mesh_named_like_a_frame_is_never_removed_or_overwritten() {
     // Bad input (2): the user's own file where the bake would write.
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("scan_0001.obj: the preset's mesh"), "{err}");
+    assert_eq!(std::fs::read(&mesh).unwrap(), original);
+    // A person's file of a frame's name that is not the mesh: left alone.
+    let theirs = dir.join("theirs");
+    std::fs::create_dir_all(&theirs).unwrap();
+    let frame = theirs.join("scan_0002.obj");
+    std::fs::copy("meshes/cloth_quad.obj", &frame).unwrap();
+    let o = bake(&preset, "3", &theirs);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("scan_0001.obj: not written by an earlier bake"),
+        err.contains("scan_0002.obj: not written by an earlier bake"),
         "{err}"
     );
-    assert_eq!(std::fs::read(&mesh).unwrap(), original);
+    assert_eq!(std::fs::read(&frame).unwrap(), original);
+    std::fs::remove_dir_all(&theirs).unwrap();
     // Nothing written: no frame, and no energy CSV either (an empty one was
     // left behind).
     let mut left: Vec<String> = std::fs::read_dir(&dir)
@@ -982,6 +993,34 @@ fn a_mesh_named_like_a_frame_is_never_removed_or_overwritten() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("scan_0003.obj").exists());
     assert_eq!(std::fs::read(&mesh).unwrap(), original);
+}
+
+/// A frame of an earlier bake kept as a preset's mesh (a pose adopted as
+/// the new rest shape) is never removed or replaced by that preset's bake
+/// into the same directory (QA: the mesh was overwritten by the new frame
+/// of its number, or removed with the other frames, in silence).
+#[test]
+fn a_baked_frame_kept_as_the_mesh_is_never_removed_or_replaced() {
+    let dir = scratch_path("bake-adopted-frame");
+    let o = bake(Path::new("presets/silk.toml"), "6", &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mesh = dir.join("silk_0005.obj");
+    let original = std::fs::read(&mesh).unwrap();
+    let preset = dir.join("silk.toml");
+    std::fs::write(
+        &preset,
+        "version = 1\nname = \"silk\"\n[mesh]\nobj = \"silk_0005.obj\"\n\
+         [material]\ndensity = 0.1\n",
+    )
+    .unwrap();
+    for frames in ["2", "8"] {
+        let o = bake(&preset, frames, &dir);
+        assert_eq!(o.status.code(), Some(2), "{frames}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("silk_0005.obj: the preset's mesh"), "{err}");
+        assert_eq!(std::fs::read(&mesh).unwrap(), original, "{frames}");
+        assert!(dir.join("silk_0006.obj").exists(), "nothing removed");
+    }
 }
 
 /// A preset whose model cannot be factorised is bad input, as `inspect`

@@ -676,6 +676,17 @@ impl Preset {
         }
     }
 
+    /// The mesh file this preset reads, if any, as a path from where the
+    /// preset file at `preset_path` is (relative paths in a preset are
+    /// relative to its directory).
+    pub fn mesh_file(&self, preset_path: &Path) -> Option<PathBuf> {
+        let dir = preset_path.parent().unwrap_or(Path::new(""));
+        match &self.mesh {
+            MeshSource::Obj(file) | MeshSource::TetFile(file) => Some(dir.join(file)),
+            MeshSource::Grid(_) => None,
+        }
+    }
+
     /// Reads and checks a preset file (see [`Preset::load_reporting`]).
     ///
     /// # Errors
