@@ -251,7 +251,8 @@ pub struct BenchResult {
     pub iterations: usize,
     /// `plain`, `chebyshev` or `anderson`.
     pub acceleration: String,
-    /// Threads available to the solver.
+    /// Threads the solver's parallel work is split for (run on at most
+    /// the machine's CPUs).
     pub threads: usize,
     /// Frames measured (after warm-up).
     pub frames: usize,
@@ -392,7 +393,8 @@ pub struct AccuracyResult {
     /// The initial guess: `inertial` (`q + α h v`) or `extrapolated`
     /// (plus the acceleration predicted from the last two steps).
     pub guess: String,
-    /// Threads of the solver's parallel work.
+    /// Threads the solver's parallel work is split for (run on at most
+    /// the machine's CPUs).
     pub threads: usize,
     /// Steps sampled per motion.
     pub steps: usize,

@@ -18,7 +18,8 @@ pub struct Cli {
     /// Threads for the solver's parallel work: the local step of tet models
     /// (spring models project on one, which measures faster) and the
     /// single-precision global solve of large models, which splits in two.
-    /// Default (or 0): one per core; at most 1,024.
+    /// Default (or 0): one per core; at most 1,024. The frames depend on
+    /// this count only: more than the CPUs run on the CPUs, split as asked.
     #[arg(long, allow_negative_numbers = true, global = true, value_parser = count_in::<0, 1024>)]
     pub threads: Option<usize>,
 }

@@ -64,23 +64,28 @@ macro_rules! errln {
 }
 
 fn main() -> ExitCode {
-    let mut cli = Cli::parse();
-    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    if let Some(threads) = cli.threads.as_mut().filter(|t| **t > cpus) {
-        // More threads than CPUs only compete for them: every split they
-        // wait on waits for a descheduled thread (the 60 × 60 cloth baked
-        // 25× slower with 1,024), and a tet model keeps a buffer of its
-        // size per thread.
-        errln!("note: --threads {threads} is more than the {cpus} logical CPUs here; using {cpus}");
-        *threads = cpus;
-    }
-    if let Some(threads) = cli.threads.filter(|&t| t > 0)
-        && let Err(e) = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
+    let cli = Cli::parse();
+    if let Some(threads) = cli.threads.filter(|&t| t > 0) {
+        // The work is split for the threads asked for (the frames are
+        // theirs, on any machine), but more threads than CPUs only compete
+        // for them: every split they wait on waits for a descheduled thread
+        // (the 60 × 60 cloth baked 25× slower with 1,024).
+        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let pool = threads.min(cpus);
+        if threads > cpus {
+            errln!(
+                "note: --threads {threads} is more than the {cpus} logical CPUs here: \
+                 {cpus} run the work, split for {threads} (the same frames as there)"
+            );
+        }
+        softbody::solver::set_default_threads(threads);
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(pool)
             .build_global()
-    {
-        errln!("error: cannot start {threads} threads: {e}");
-        return ExitCode::from(1);
+        {
+            errln!("error: cannot start {pool} threads: {e}");
+            return ExitCode::from(1);
+        }
     }
     let result = match (cli.command, cli.file) {
         (Some(command), None) => run(command, cli.threads),

@@ -757,7 +757,8 @@ fn the_terminal_ui_without_a_terminal_says_so() {
 }
 
 /// More threads than the machine has CPUs are not started: the command says
-/// so and runs on one per CPU (1,024 made a small cloth's bake 25× slower).
+/// so and runs on one per CPU (1,024 made a small cloth's bake 25× slower),
+/// the work still split for the threads asked for (their frames).
 #[test]
 fn threads_beyond_the_cpus_are_capped_with_a_note() {
     let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
@@ -777,11 +778,12 @@ fn threads_beyond_the_cpus_are_capped_with_a_note() {
         "--json",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["threads"], cpus);
+    assert_eq!(v["threads"], 1024);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(&format!(
-            "--threads 1024 is more than the {cpus} logical CPUs here; using {cpus}"
+            "--threads 1024 is more than the {cpus} logical CPUs here: {cpus} run the work, \
+             split for 1024 (the same frames as there)"
         )),
         "{err}"
     );

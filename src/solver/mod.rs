@@ -28,7 +28,7 @@ mod tets;
 mod update;
 mod updown;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 pub use accelerate::{Acceleration, CARRIED_SECANTS, Secants};
@@ -47,6 +47,21 @@ use crate::model::{Model, Spring, SpringKind, TetLimits};
 use accelerate::Accelerator;
 use system::System;
 use tets::{TetProjections, TetProjector};
+
+/// The most parts a tet body's local step is split into (each keeps a
+/// buffer of the model's size: 2.5 MB on the 105k-vertex body).
+pub const MAX_PARTS: usize = 64;
+
+/// The thread count new solvers split their work for (0: the pool's).
+static DEFAULT_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes new solvers split their parallel work for `threads` threads
+/// (0: as many as the rayon pool has), whatever the pool's size: the
+/// command line's `--threads`, which runs on a pool no larger than the
+/// machine's CPUs but keeps the frames of the count asked for.
+pub fn set_default_threads(threads: usize) {
+    DEFAULT_THREADS.store(threads, Ordering::Relaxed);
+}
 
 /// What a step starts from: the positions and velocities of every vertex,
 /// and what the last steps learned (the extrapolation history and
@@ -284,9 +299,9 @@ pub struct Solver {
     ceiling: Ceiling,
     /// Projections of the last local step, kept only when tracing.
     projections: Option<Stored>,
-    /// One right-hand-side buffer per thread of the parallel local step
-    /// (empty: serial).
-    partials: Vec<Vec<Vec3>>,
+    /// One right-hand-side buffer per part of the parallel local step
+    /// (empty: serial), each with its part's energies.
+    partials: Vec<Part>,
     /// Where each tet's SVD starts (its last `V`; see [`tets::Starts`]),
     /// when the projections take SVDs: one per tet, padded to as many as
     /// the parallel local step's chunks hold ([`fit_starts`]).
@@ -513,24 +528,37 @@ impl Solver {
         self.system.matrix()
     }
 
-    /// Runs the solver's parallel work on `threads` threads of the current
-    /// rayon pool (1: serial; 0: as many as the pool has; a new solver uses
-    /// all): the local step of a model with tets, and a mixed-precision
-    /// global solve, which runs two subtrees of its elimination tree on two
-    /// threads. Tet projections pay for the threads (tet12: 12.7 → 8.9 ms
-    /// per frame on 2 cores); spring projections are too cheap to pay for
-    /// per-thread buffers (cloth250: 41 → 49 ms local step), so a spring-only
-    /// model's local step stays on one thread.
+    /// Splits the solver's parallel work for `threads` threads of the
+    /// current rayon pool (1: serial; 0: [`set_default_threads`]'s count,
+    /// else as many as the pool has; a new solver takes 0): the local step
+    /// of a model with tets, and a mixed-precision global solve, which runs
+    /// two subtrees of its elimination tree on two threads. Tet projections
+    /// pay for the threads (tet12: 12.7 → 8.9 ms per frame on 2 cores);
+    /// spring projections are too cheap to pay for per-thread buffers
+    /// (cloth250: 41 → 49 ms local step), so a spring-only model's local
+    /// step stays on one thread.
+    ///
+    /// The split, not the pool, decides the round-off: a tet body's local
+    /// step sums its contributions in one part per thread (at most
+    /// [`MAX_PARTS`]), so the same count gives the same frames bit for bit
+    /// on a pool of any size (a smaller one runs the parts in turn).
     pub fn set_threads(&mut self, threads: usize) {
-        let threads = if threads == 0 {
-            rayon::current_num_threads()
-        } else {
-            threads
+        let threads = match (threads, DEFAULT_THREADS.load(Ordering::Relaxed)) {
+            (0, 0) => rayon::current_num_threads(),
+            (0, default) => default,
+            (threads, _) => threads,
         };
         self.threads = threads;
+        let threads = threads.min(MAX_PARTS);
         let m = self.model.vertex_count();
         self.partials = if threads > 1 && !self.model.tets.is_empty() {
-            vec![vec![Vec3::zeros(); m]; threads]
+            vec![
+                Part {
+                    rhs: vec![Vec3::zeros(); m],
+                    energies: Energies::default(),
+                };
+                threads
+            ]
         } else {
             Vec::new()
         };
@@ -2010,15 +2038,25 @@ impl Drop for Done<'_> {
     }
 }
 
-/// [`local_step`] with the springs and tets split over threads, each
-/// accumulating into its own buffer of `partials`; `rhs` (the vector and
-/// the constant part it starts from) is then the constant part plus the
-/// buffers (without `rhs`, only the energies are summed).
+/// One part of the parallel local step: its right-hand-side buffer and
+/// its energies.
+#[derive(Clone)]
+struct Part {
+    rhs: Vec<Vec3>,
+    energies: Energies,
+}
+
+/// [`local_step`] with the springs and tets split in parts run over
+/// threads, each accumulating into its own buffer of `partials`; `rhs` (the
+/// vector and the constant part it starts from) is then the constant part
+/// plus the buffers (without `rhs`, only the energies are summed). Sums
+/// over parts run in the parts' order, so the result depends on the parts,
+/// not on the threads that ran them.
 fn local_step_parallel(
     model: &Model,
     x: &[Vec3],
     rhs: Option<(&mut [Vec3], &[Vec3])>,
-    partials: &mut [Vec<Vec3>],
+    partials: &mut [Part],
     starts: &mut [Matrix3<f64>],
 ) -> Energies {
     let parts = partials.len();
@@ -2044,17 +2082,16 @@ fn local_step_parallel(
         e.set_tets(projector.weights(), sums);
         e
     };
-    let mut e = if starts.is_empty() {
+    if starts.is_empty() {
         (partials.par_iter_mut().enumerate())
-            .map(|(k, buf)| part(k, buf, tets::Starts::Cold))
-            .reduce(Energies::default, Energies::add)
+            .for_each(|(k, p)| p.energies = part(k, &mut p.rhs, tets::Starts::Cold));
     } else {
         let size = chunk_len(model.tets.len(), parts);
         (partials.par_iter_mut().zip(starts.par_chunks_mut(size)))
             .enumerate()
-            .map(|(k, (buf, s))| part(k, buf, tets::Starts::Warm(s)))
-            .reduce(Energies::default, Energies::add)
-    };
+            .for_each(|(k, (p, s))| p.energies = part(k, &mut p.rhs, tets::Starts::Warm(s)));
+    }
+    let mut e = (partials.iter()).fold(Energies::default(), |e, p| e.add(p.energies));
     if let Some((rhs, constant)) = rhs {
         add_partials(rhs, constant, partials);
     }
@@ -2064,12 +2101,12 @@ fn local_step_parallel(
 
 /// `rhs = constant + Σ partials`, each vertex's sum in the buffers' order,
 /// the two halves of the vertices on two threads.
-fn add_partials(rhs: &mut [Vec3], constant: &[Vec3], partials: &[Vec<Vec3>]) {
+fn add_partials(rhs: &mut [Vec3], constant: &[Vec3], partials: &[Part]) {
     let half = rhs.len() / 2;
     let (first, second) = rhs.split_at_mut(half);
     let sum = |rhs: &mut [Vec3], from: usize| {
         for (i, r) in (from..).zip(rhs) {
-            *r = partials.iter().fold(constant[i], |s, p| s + p[i]);
+            *r = partials.iter().fold(constant[i], |s, p| s + p.rhs[i]);
         }
     };
     rayon::join(|| sum(first, 0), || sum(second, half));
