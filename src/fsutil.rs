@@ -14,6 +14,28 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
             .is_ok_and(|a| b.canonicalize().is_ok_and(|b| a == b))
 }
 
+/// Creates the directory `path` is to be written in, if it is missing.
+///
+/// # Errors
+/// What failed, in words: a file on the way (`… is a file, not a
+/// directory`: "File exists" said nothing of which), or the error of
+/// creating the directory.
+pub fn create_dir_of(path: &Path) -> Result<(), String> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| match file_on_the_way(dir) {
+            Some(file) => format!("{} is a file, not a directory", file.display()),
+            None => format!("cannot create the directory {}: {e}", dir.display()),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The first of `dir` and its ancestors that is a file, where no directory
+/// can be made, if any.
+pub fn file_on_the_way(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|a| a.is_file())
+}
+
 /// Writes `path` atomically: `write` fills a new temporary file beside it
 /// (same directory, so the rename cannot cross file systems), which is
 /// flushed to disk and then renamed over `path`. Readers see the old file or

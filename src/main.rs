@@ -638,6 +638,13 @@ fn tetrahedralize(
     if let Some(out) = output {
         // Before the work: a bad name is not found a minute later.
         mesh::check_tet_output(out).map_err(|e| Failure::BadInput(e.into()))?;
+        if let Some(file) = out.parent().and_then(softbody::fsutil::file_on_the_way) {
+            return Err(Failure::BadInput(anyhow::anyhow!(
+                "{}: {} is a file, not a directory",
+                out.display(),
+                file.display()
+            )));
+        }
     }
     let (surface, imported) =
         mesh::load_obj(file, &ImportOptions::default(), &ValidateOptions::default())
@@ -653,6 +660,9 @@ fn tetrahedralize(
     // build says them (faces it turned outwards read "warnings: none").
     report.warnings.extend(imported.warnings);
     if let Some(out) = output {
+        // Its directory is made if missing, as a bake's and a save's are.
+        softbody::fsutil::create_dir_of(out)
+            .map_err(|m| Failure::Runtime(anyhow::anyhow!("{}: {m}", out.display())))?;
         mesh::write_tet_mesh(out, &result.mesh, mesh::MshVersion::default())
             .map_err(|e| Failure::Runtime(e.into()))?;
     }

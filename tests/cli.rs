@@ -146,6 +146,24 @@ fn tetrahedralize_writes_a_mesh_that_reads_back_and_reports_json() {
         "{text}"
     );
     assert!(dir.join("sphere.ele").is_file());
+
+    // Into a directory not made yet: made, as a bake's is (QA: the work
+    // was done, then the write failed, exit 1); a file on the way is bad
+    // input before the work.
+    let deep = dir.join("new").join("dir").join("sphere.vtk");
+    let tet = |out: &std::path::Path| {
+        let args = ["tetrahedralize", "meshes/sphere.obj", "--resolution", "6"];
+        softbody(&[&args[..], &["-o", out.to_str().unwrap()]].concat())
+    };
+    assert!(tet(&deep).status.success());
+    assert!(deep.is_file());
+    let o = tet(&dir.join("sphere.ele").join("x.msh"));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("sphere.ele is a file, not a directory"),
+        "{err}"
+    );
 }
 
 /// Input the tetrahedraliser has to guess about is reported: an open

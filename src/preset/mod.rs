@@ -554,18 +554,8 @@ const FORMAT_LINE: &str = "# Softbody Studio preset (format version";
 /// # Errors
 /// [`PresetErrorKind::Write`] naming the directory that could not be made.
 pub fn create_dir_of(path: &Path) -> Result<(), PresetError> {
-    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| {
-            // A file on the way ("File exists" said nothing of which).
-            let file = dir.ancestors().find(|a| a.is_file());
-            let message = match file {
-                Some(file) => format!("{} is a file, not a directory", file.display()),
-                None => format!("cannot create the directory {}: {e}", dir.display()),
-            };
-            PresetError::new(path, PresetErrorKind::Write(message))
-        }),
-        None => Ok(()),
-    }
+    crate::fsutil::create_dir_of(path)
+        .map_err(|message| PresetError::new(path, PresetErrorKind::Write(message)))
 }
 
 /// The comment lines a preset file's `text` opens with (blank lines between
