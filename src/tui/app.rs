@@ -603,7 +603,18 @@ impl App {
                     after: after.clone(),
                 },
                 |app, text| {
-                    let path = expand_home(text);
+                    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+                    let Some(path) = expand_home(text, home) else {
+                        // (A directory named `~` was made in the working one.)
+                        app.status = "~ is the home directory, and HOME is not set: \
+                                      give the whole path"
+                            .into();
+                        app.mode = Mode::SaveAs {
+                            text: text.to_owned(),
+                            after: after.clone(),
+                        };
+                        return Action::None;
+                    };
                     match crate::session::preset_path(path.clone()) {
                         // Another existing preset: ask before replacing it.
                         Ok(target) if target.exists() && app.session.path() != Some(&target) => {
@@ -1232,15 +1243,15 @@ impl App {
 }
 
 /// `text` as a path, with a leading `~` (alone or before `/`) replaced by
-/// the home directory, as a shell would: the save-as prompt is not a shell,
-/// and `~/l3` failed with "No such file or directory".
-fn expand_home(text: &str) -> PathBuf {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
-    match (text.strip_prefix('~'), home) {
-        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-            PathBuf::from(home).join(rest.trim_start_matches('/'))
+/// the directory `home`, as a shell would: the save-as prompt is not a
+/// shell, and `~/l3` failed with "No such file or directory". `None` for
+/// such a `~` without a home.
+fn expand_home(text: &str, home: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    match text.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            Some(PathBuf::from(home?).join(rest.trim_start_matches('/')))
         }
-        _ => PathBuf::from(text),
+        _ => Some(PathBuf::from(text)),
     }
 }
 
@@ -1338,4 +1349,23 @@ fn list_presets(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_leading_tilde_is_the_home_directory() {
+        let home = || Some("/home/ada".into());
+        let expand = |text, home| expand_home(text, home);
+        assert_eq!(expand("~", home()), Some("/home/ada".into()));
+        assert_eq!(expand("~/a.toml", home()), Some("/home/ada/a.toml".into()));
+        // Another user's home, or a name starting with `~`, is left as it is.
+        assert_eq!(expand("~bob/a.toml", home()), Some("~bob/a.toml".into()));
+        assert_eq!(expand("a/~/b", home()), Some("a/~/b".into()));
+        // Without a home, no directory named `~` is made.
+        assert_eq!(expand("~/a.toml", None), None);
+        assert_eq!(expand("a.toml", None), Some("a.toml".into()));
+    }
 }
