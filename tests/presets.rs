@@ -402,6 +402,18 @@ fn each_invalid_preset_names_its_field_and_line() {
             format!("{HEADER}[view]\neye = 2.5\n"),
             "bad.toml:7: view.eye: must be three numbers, [x, y, z], found 2.5",
         ),
+        // The range of the field, not of its type (QA: "0 or more").
+        (
+            "version = 1\n[mesh]\ngrid = { n = -3, width = 1.0 }\n[material]\ndensity = 0.3\n"
+                .to_owned(),
+            "bad.toml:3: mesh.grid.n: must be a whole number in [2, 1000], found -3",
+        ),
+        // No direction to look in: the editor drew nothing (QA).
+        (
+            format!("{HEADER}[view]\neye = [0, 0, 2]\ntarget = [0.0, 0.0, 2.0]\n"),
+            "bad.toml:8: view.target: must differ from view.eye (the camera looks from the eye \
+             towards the target), found both at [0, 0, 2]",
+        ),
         (
             format!("{HEADER}[sim]\niterations = 1e12\n"),
             "bad.toml:7: sim.iterations: must be a whole number in [1, 10000], found 1e12",

@@ -129,7 +129,8 @@ pub const MAX_PRESET_BYTES: u64 = 64 << 20;
 /// The whole-number fields whose range is narrower than their type's:
 /// their checks, and the errors of values that are not whole numbers at
 /// all, name it.
-static WHOLE_RANGES: [(&str, RangeInclusive<usize>); 3] = [
+static WHOLE_RANGES: [(&str, RangeInclusive<usize>); 4] = [
+    ("mesh.grid.n", 2..=MAX_GRID_NODES),
     ("build.resolution", TetraOptions::RESOLUTION_RANGE),
     ("sim.iterations", 1..=SimParams::MAX_ITERATIONS),
     ("sim.substeps", 1..=SimParams::MAX_SUBSTEPS),
@@ -1020,6 +1021,19 @@ mod validate {
         } = view;
         finite3("view.eye", eye)?;
         finite3("view.target", target)?;
+        // No direction to look in (the editor drew nothing, and blamed
+        // the body).
+        let scale = eye.norm().max(target.norm()).max(f64::MIN_POSITIVE);
+        if (eye - target).norm() <= 1e-12 * scale {
+            return fail(
+                "view.target",
+                format!(
+                    "must differ from view.eye (the camera looks from the eye towards the \
+                     target), found both at [{}, {}, {}]",
+                    eye.x, eye.y, eye.z
+                ),
+            );
+        }
         finite("view.fov_deg", *fov_deg)?;
         if !(*fov_deg > 0.0 && *fov_deg < 180.0) {
             return fail(
