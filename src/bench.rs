@@ -590,7 +590,7 @@ pub fn accuracy(
 fn method_params(scene: &Scene, (method, extrapolate): (Acceleration, bool)) -> SimParams {
     SimParams {
         acceleration: method,
-        extrapolate,
+        extrapolate: Some(extrapolate),
         ..scene.params()
     }
 }

@@ -168,7 +168,7 @@ pub enum Param {
     Colliders(Vec<Collider>),
     /// [`SimParams::acceleration`].
     Acceleration(Acceleration),
-    /// [`SimParams::extrapolate`].
+    /// [`SimParams::extrapolate`], set (on or off whatever the method).
     Extrapolate(bool),
     /// [`SimParams::tolerance`] (≥ 0).
     Tolerance(f64),
@@ -185,7 +185,7 @@ impl Param {
             Self::Gravity(g) => params.gravity = g,
             Self::Colliders(c) => params.colliders = c,
             Self::Acceleration(a) => params.acceleration = a,
-            Self::Extrapolate(on) => params.extrapolate = on,
+            Self::Extrapolate(on) => params.extrapolate = Some(on),
             Self::Tolerance(t) => params.tolerance = t,
         }
     }

@@ -745,7 +745,7 @@ fn bench_accuracy(
             if method == bench::ACCURACY_METHODS[0] {
                 baseline_and_default[0] = r.ms_to_1e3;
             }
-            if method == (Acceleration::default(), SimParams::default().extrapolate) {
+            if method == (Acceleration::default(), SimParams::default().extrapolates()) {
                 baseline_and_default[1] = r.ms_to_1e3;
             }
             if json {

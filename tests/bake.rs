@@ -1087,21 +1087,6 @@ fn a_bake_that_cannot_start_is_bad_input_and_makes_nothing() {
     assert!(!out.exists());
 }
 
-/// `--out` naming a file is bad input (exit 2, said before the build; it
-/// failed as "cannot write: not a directory", exit 1), and the file stays.
-#[test]
-fn a_bake_out_to_a_file_is_bad_input() {
-    let dir = scratch_path("bake-out-file");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("frames");
-    std::fs::write(&file, "mine").unwrap();
-    let o = bake(Path::new("presets/silk.toml"), "2", &file);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("frames: --out names a file"), "{err}");
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
-}
-
 /// Two presets baked into one directory keep their own energies and
 /// summaries (a second preset's bake used to replace the first's
 /// `energy.csv` and `summary.json`); a person's file of those names stops

@@ -709,7 +709,8 @@ fn mesh_errors_are_said_once_and_devices_refused() {
 
 /// `bake` of an OBJ says it takes a preset (it read the mesh as TOML and
 /// reported "invalid TOML" on its first line), and an `--out` that is a file
-/// says so (it said "File exists").
+/// is bad input, said before the build (it said "File exists", then exit 1
+/// with "cannot write: not a directory"), the file left as it was.
 #[test]
 fn bake_names_what_is_wrong_with_its_input_and_output() {
     let out = softbody(&["bake", "meshes/box.obj", "--frames", "2", "--out", "x"]);
@@ -718,15 +719,13 @@ fn bake_names_what_is_wrong_with_its_input_and_output() {
     assert!(err.contains("meshes/box.obj: bake takes a preset"), "{err}");
     let dir = scratch_dir("cli-out");
     let file = dir.join("afile");
-    std::fs::write(&file, "").unwrap();
+    std::fs::write(&file, "mine").unwrap();
     let path = file.to_str().unwrap();
     let out = softbody(&["bake", "presets/denim.toml", "--frames", "2", "--out", path]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("afile: cannot write: not a directory"),
-        "{err}"
-    );
+    assert!(err.contains("afile: --out names a file"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }
 
 /// `softbody tui` without a terminal says it needs one (raw mode failed

@@ -1027,11 +1027,11 @@ fn the_acceleration_is_chosen_and_the_accuracy_measured_from_the_panels() {
     harness.get_by_label("extrapolated initial guess").click();
     harness.run();
     let session = &harness.state().session;
-    assert!(!session.preset().sim.extrapolate);
-    assert!(!session.solver().params().extrapolate);
+    assert_eq!(session.preset().sim.extrapolate, Some(false));
+    assert!(!session.solver().params().extrapolates());
     harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
     harness.run_steps(2);
-    assert!(harness.state().session.preset().sim.extrapolate);
+    assert!(harness.state().session.preset().sim.extrapolates());
 }
 
 #[test]

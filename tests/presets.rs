@@ -279,7 +279,7 @@ prop_compose! {
         colliders in prop::collection::vec(collider(), 0..3),
         (acceleration, extrapolate, tolerance) in (
             prop::sample::select(softbody::solver::Acceleration::ALL.to_vec()),
-            any::<bool>(),
+            prop::option::of(any::<bool>()),
             finite(),
         ),
         view in prop::option::of((vec3(), vec3(), finite())),

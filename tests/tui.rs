@@ -402,14 +402,14 @@ fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
         Acceleration::Chebyshev
     );
     // `e` switches the extrapolated initial guess, shown under the
-    // convergence plot.
-    assert_shows(&screen(&app, 120, 40), &["chebyshev, extrapolated"]);
-    assert!(app.on_key(ch('e')));
-    assert!(!app.session.preset().sim.extrapolate);
-    assert!(!app.session.solver().params().extrapolate);
+    // convergence plot (by default on with Anderson only).
     assert_shows(&screen(&app, 120, 40), &["chebyshev, inertial"]);
     assert!(app.on_key(ch('e')));
-    assert!(app.session.preset().sim.extrapolate);
+    assert_eq!(app.session.preset().sim.extrapolate, Some(true));
+    assert!(app.session.solver().params().extrapolates());
+    assert_shows(&screen(&app, 120, 40), &["chebyshev, extrapolated"]);
+    assert!(app.on_key(ch('e')));
+    assert_eq!(app.session.preset().sim.extrapolate, Some(false));
 
     // A swinging cloth: the measured error is real, and the screen shows it.
     assert!(app.on_key(ch('m')));

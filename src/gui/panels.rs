@@ -598,12 +598,14 @@ pub fn simulation(ui: &mut egui::Ui, session: &Session, sliders: Sliders, out: &
             }
         }
     });
-    let mut extrapolate = preset.sim.extrapolate;
+    let mut extrapolate = preset.sim.extrapolates();
     if ui
         .checkbox(&mut extrapolate, "extrapolated initial guess")
         .on_hover_text(
             "Start each step's iterations from the motion without forces plus the acceleration \
-             predicted from the last two steps: fewer iterations for smoothly changing forces",
+             predicted from the last two steps: fewer iterations for smoothly changing forces. \
+             On by default with Anderson, whose safeguard keeps it from adding energy; plain PD \
+             and Chebyshev can gain energy from it at few iterations",
         )
         .changed()
     {

@@ -36,7 +36,9 @@
 //! let the stiff cloth gain energy again). Plain PD is not
 //! saved by it: once that motion is excited, its truncated iterations gain
 //! energy from the motion without forces too (substeps guessed so after
-//! a rise rose again), which only more iterations fix.
+//! a rise rose again), which only more iterations fix. So the guess is
+//! extrapolated by default with Anderson only
+//! ([`SimParams::extrapolates`](super::SimParams::extrapolates)).
 //!
 //! A state the step maps to itself (`q` returned with `v = 0`, no contacts)
 //! has zero accelerations, so the guess is `q` and the iterations start

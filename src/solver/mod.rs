@@ -846,7 +846,7 @@ impl Solver {
                 // 0: an exact equilibrium.)
                 let system = &self.system;
                 self.history.guess(
-                    self.params.extrapolate,
+                    self.params.extrapolates(),
                     &mut self.x,
                     &velocities,
                     step,

@@ -708,7 +708,7 @@ impl App {
                 }))
             }
             KeyCode::Char('e') => {
-                let on = self.session.preset().sim.extrapolate;
+                let on = self.session.preset().sim.extrapolates();
                 Action::Apply(Command::SetParam(Param::Extrapolate(!on)))
             }
             KeyCode::Char('a') => {
