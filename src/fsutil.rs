@@ -14,6 +14,19 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
             .is_ok_and(|a| b.canonicalize().is_ok_and(|b| a == b))
 }
 
+/// Why a file of metadata `meta` is not one to read, if it is not a
+/// regular file: a directory, or a device or a pipe (`/dev/zero` never
+/// ends).
+pub fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
+    if meta.is_file() {
+        None
+    } else if meta.is_dir() {
+        Some("it is a directory")
+    } else {
+        Some("not a regular file (a device or a pipe)")
+    }
+}
+
 /// Creates the directory `path` is to be written in, if it is missing.
 ///
 /// # Errors

@@ -1136,6 +1136,20 @@ fn a_huge_file_is_refused_as_a_preset() {
         "{err}"
     );
     assert!(err.starts_with(&path.display().to_string()), "{err}");
+    // A device is not read at all (it read 64 MB, then was "larger"), and
+    // a directory is named as one.
+    #[cfg(unix)]
+    {
+        let err = Preset::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("not a regular file (a device or a pipe)"),
+            "{err}"
+        );
+    }
+    let err = Preset::load(&dir).unwrap_err().to_string();
+    assert!(err.contains("it is a directory"), "{err}");
 }
 
 /// A preset that is not UTF-8 (a Latin-1 é in a comment) is refused at

@@ -218,13 +218,7 @@ pub fn import_obj(
         kind,
     };
     let meta = std::fs::metadata(path).map_err(|e| err(ImportErrorKind::Io(e.to_string())))?;
-    if !meta.is_file() {
-        // A directory, or a device such as /dev/zero that never ends.
-        let what = if meta.is_dir() {
-            "it is a directory"
-        } else {
-            "not a regular file (a device or a pipe)"
-        };
+    if let Some(what) = crate::fsutil::not_regular(&meta) {
         return Err(err(ImportErrorKind::Io(what.to_owned())));
     }
     let size = meta.len();
