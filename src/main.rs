@@ -572,8 +572,9 @@ fn bake(
         signals::AT_ONCE.store(false, std::sync::atomic::Ordering::Relaxed);
         show(p)
     };
-    let summary = bake::bake(&built, &preset.name, &options, &signals::STOP, progress).map_err(
-        |e| match e {
+    let name = softbody::preset::shown_name(&preset.name, Some(file));
+    let summary =
+        bake::bake(&built, &name, &options, &signals::STOP, progress).map_err(|e| match e {
             // The preset's model (as `inspect` says, with the same code).
             bake::BakeError::Solver(_) => {
                 Failure::BadInput(anyhow::anyhow!("{}: {e}", file.display()))
@@ -582,8 +583,7 @@ fn bake(
             bake::BakeError::Foreign(_) | bake::BakeError::Input(_) => Failure::BadInput(e.into()),
             // The others name the file or directory they are about.
             _ => Failure::Runtime(e.into()),
-        },
-    )?;
+        })?;
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }

@@ -639,6 +639,13 @@ impl Session {
         &self.preset
     }
 
+    /// The name to show: the preset's, else (a preset file without one)
+    /// its file's stem, else `untitled` (QA: the terminal UI's header began
+    /// blank).
+    pub fn name(&self) -> std::borrow::Cow<'_, str> {
+        crate::preset::shown_name(&self.preset.name, self.path())
+    }
+
     /// The preset's file, if it has one.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()

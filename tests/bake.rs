@@ -1058,6 +1058,28 @@ fn the_same_threads_bake_the_same_frames_on_one_cpu() {
     assert!(frame(true) == frame(false));
 }
 
+/// A preset without a name bakes under its file's (QA: every frame read
+/// `# Softbody Studio bake: , frame 3` and `o ` with no name).
+#[test]
+fn a_preset_without_a_name_bakes_under_its_file_s() {
+    let dir = scratch_path("bake-unnamed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let preset = dir.join("flag.toml");
+    std::fs::write(
+        &preset,
+        "version = 1\n[mesh]\ngrid = { n = 4, width = 1.0 }\n[material]\ndensity = 0.2\n",
+    )
+    .unwrap();
+    let o = bake(&preset, "1", &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.join("flag_0001.obj")).unwrap();
+    assert!(
+        text.starts_with("# Softbody Studio bake: flag, frame 1"),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l == "o flag"), "{text}");
+}
+
 /// A preset whose model cannot be factorised is bad input, as `inspect`
 /// says (exit 2; the bake said 1), and its bake makes no output directory.
 #[test]

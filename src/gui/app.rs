@@ -362,7 +362,7 @@ impl EditorApp {
                     // the mesh.
                     let path = self.session.path().map_or(loaded, Path::to_owned);
                     self.remember(&path);
-                    let name = &self.session.preset().name;
+                    let name = self.session.name();
                     let notes = [
                         self.session.mesh_note(),
                         self.solid_hint().map(str::to_owned),
@@ -771,7 +771,7 @@ impl EditorApp {
             };
             let text = format!(
                 "“{}” has changes that are not saved. {next}",
-                self.session.preset().name
+                self.session.name()
             );
             let buttons = [
                 ("Save", Some(true)),
@@ -1020,7 +1020,7 @@ impl eframe::App for EditorApp {
             }
         }
         let dirty = if self.session.is_dirty() { " •" } else { "" };
-        let title = format!("Softbody Studio — {}{dirty}", self.session.preset().name);
+        let title = format!("Softbody Studio — {}{dirty}", self.session.name());
         // A viewport command repaints: send it only when the title changes.
         if title != self.title {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));

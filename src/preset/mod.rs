@@ -547,6 +547,19 @@ fn resize3(v: &Vec3, ratio: f64) -> Vec3 {
     v.map(|c| resize(c, ratio))
 }
 
+/// `name`, else (blank) the stem of the preset's file `path`, else
+/// `untitled`: what a preset without a name is called where it is shown
+/// or baked (a bake's frames read `o ` with no name, QA).
+pub fn shown_name<'a>(name: &'a str, path: Option<&Path>) -> std::borrow::Cow<'a, str> {
+    if !name.trim().is_empty() {
+        return name.into();
+    }
+    (path.and_then(Path::file_stem)).map_or_else(
+        || "untitled".into(),
+        |s| s.to_string_lossy().into_owned().into(),
+    )
+}
+
 /// The start of the first line of a saved preset, before the version.
 const FORMAT_LINE: &str = "# Softbody Studio preset (format version";
 

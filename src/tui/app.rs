@@ -1143,7 +1143,7 @@ impl App {
                 self.selected = 0;
                 self.pacer.forget();
                 [self.yaw, self.pitch] = view_angles(self.session.preset().view);
-                let opened = format!("opened {}", self.session.preset().name);
+                let opened = format!("opened {}", self.session.name());
                 match self.session.mesh_note() {
                     Some(note) => format!("{opened}; {note}"),
                     None => opened,

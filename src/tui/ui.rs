@@ -114,7 +114,6 @@ const TALL_ENOUGH_TO_WRAP: u16 = 20;
 
 fn render_header(frame: &mut Frame, area: Rect, app: &App) {
     let session = &app.session;
-    let preset = session.preset();
     let model = session.model();
     let file = session.path().and_then(|p| p.file_name()).map_or_else(
         || "untitled".to_owned(),
@@ -136,7 +135,10 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
     let dirty = if session.is_dirty() { "*" } else { "" };
     // Most important first: a narrow terminal cuts the end, with "…".
     let line = Line::from(vec![
-        Span::styled(format!(" {}{dirty} │ ", preset.name), Style::new().bold()),
+        Span::styled(
+            format!(" {}{dirty} │ ", session.name()),
+            Style::new().bold(),
+        ),
         Span::styled(mode, style),
         Span::raw(format!(
             " │ frame {} ({:.2} s) │ {mesh} │ {file}",
