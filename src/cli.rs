@@ -148,8 +148,8 @@ pub enum Command {
         #[arg(long, allow_negative_numbers = true, value_parser = count_in::<1, 1000>)]
         steps: Option<usize>,
         /// With --accuracy: frames of the reference motion between the
-        /// measured steps (at most 10,000) [default: 10].
-        #[arg(long, allow_negative_numbers = true, value_parser = count_in::<0, 10_000>)]
+        /// measured steps (1 to 10,000) [default: 10].
+        #[arg(long, allow_negative_numbers = true, value_parser = count_in::<1, 10_000>)]
         every: Option<usize>,
         /// With --accuracy: the most iterations tried per method (at most
         /// 10,000, the most a model accepts) [default: 500].

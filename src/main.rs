@@ -64,7 +64,10 @@ macro_rules! errln {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return mistyped_subcommand(&e).unwrap_or_else(|| e.exit()),
+    };
     if let Some(threads) = cli.threads.filter(|&t| t > 0) {
         // The work is split for the threads asked for (the frames are
         // theirs, on any machine), but more threads than CPUs only compete
@@ -181,6 +184,36 @@ fn not_a_file_or_subcommand(word: &std::path::Path) -> Failure {
     Failure::BadInput(anyhow::anyhow!(
         "`{text}` is neither a file nor a subcommand{hint}"
     ))
+}
+
+/// For a command line clap refused because a word it took for `FILE` had
+/// arguments after it (`softbody inspct mesh.obj`: "unexpected argument
+/// 'mesh.obj' found"), the error of that word when it is no file: a typo
+/// of a subcommand is named as one. Its exit status once said.
+fn mistyped_subcommand(e: &clap::Error) -> Option<ExitCode> {
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let mut args = std::env::args_os().skip(1);
+    let word = loop {
+        let arg = args.next()?;
+        match arg.to_str() {
+            // The global option's value is not the word.
+            Some("--threads") => {
+                args.next();
+            }
+            Some(flag) if flag.starts_with('-') => {}
+            _ => break std::path::PathBuf::from(arg),
+        }
+    };
+    if word.exists() {
+        return None;
+    }
+    let Failure::BadInput(error) = not_a_file_or_subcommand(&word) else {
+        return None;
+    };
+    errln!("error: {error:#}");
+    Some(ExitCode::from(2))
 }
 
 /// What plain `softbody` (no subcommand) starts.
@@ -887,9 +920,10 @@ fn bench(
         );
     }
     let bytes = |b: Option<u64>| b.map_or_else(|| "–".into(), softbody::solver::memory::size);
+    // (0 is the default, as `--help` says: it printed the default's row only.)
     let thread_counts = match threads {
-        Some(t) => vec![t],
-        None => vec![1, 0],
+        Some(t) if t > 0 => vec![t],
+        _ => vec![1, 0],
     };
     for (s, &t) in scenes
         .iter()

@@ -595,6 +595,11 @@ fn absurd_numbers_are_refused_with_the_limit() {
         // -0 is 0 (it was "-0 is not in [0, 1000000]"); a fraction is not
         // a count.
         (&["bench", "--frames", "-0"], ": 0 is not in [1, 1000000]"),
+        // (0 ran as 1, QA.)
+        (
+            &["bench", "--accuracy", "--every", "0"],
+            ": 0 is not in [1, 10000]",
+        ),
         (
             &[
                 "bake",
@@ -620,7 +625,7 @@ fn absurd_numbers_are_refused_with_the_limit() {
             "[0, 1000000]",
         ),
         (&["bench", "--frames", "0"], "[1, 1000000]"),
-        (&["bench", "--accuracy", "--every", "1000000"], "[0, 10000]"),
+        (&["bench", "--accuracy", "--every", "1000000"], "[1, 10000]"),
         (
             &["inspect", "presets/denim.toml", "--weld", "0.01"],
             "--weld applies to OBJ files",
@@ -833,6 +838,27 @@ fn a_file_without_a_subcommand_is_opened() {
         err.contains("`bak` is neither a file nor a subcommand; did you mean `softbody bake`?"),
         "{err}"
     );
+    // With arguments after it too (QA: "unexpected argument
+    // 'meshes/box.obj' found"), the global option before it or not.
+    for args in [
+        &["inspct", "meshes/box.obj"][..],
+        &["--threads", "2", "inspct", "meshes/box.obj", "--json"],
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(
+                "`inspct` is neither a file nor a subcommand; did you mean `softbody inspect`?"
+            ),
+            "{err}"
+        );
+    }
+    // An existing file with a stray argument keeps clap's own words.
+    let out = run(&["presets/denim.toml", "extra"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("unexpected argument 'extra'"), "{err}");
     let out = run(&["zzzzzz"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("(see `softbody --help`)"), "{err}");

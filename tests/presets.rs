@@ -1231,6 +1231,30 @@ fn a_scale_reads_the_mesh_file_in_other_units() {
             ]
         );
     }
+    // A generated cloth, in metres without a scale (QA: 1e9 m said
+    // nothing); the shipped presets' cloths are not warned about.
+    let cloth = |width: &str| {
+        let text = format!(
+            "version = 1\n[mesh]\ngrid = {{ n = 3, width = {width} }}\n[material]\n\
+             density = 0.2\n"
+        );
+        let path = Path::new("p.toml");
+        let built = Preset::parse(&text, path)
+            .unwrap()
+            .preset
+            .build(path)
+            .unwrap();
+        built.warnings
+    };
+    assert_eq!(cloth("1.0"), Vec::<String>::new());
+    for (width, across) in [("1e9", "1.414e9"), ("1e-9", "1.414e-9")] {
+        let warnings = cloth(width);
+        assert!(
+            warnings.len() == 1
+                && warnings[0].starts_with(&format!("the cloth is {across} m across")),
+            "{warnings:?}"
+        );
+    }
 }
 
 /// A body that starts inside a collider is warned about at build: its

@@ -254,11 +254,13 @@ impl Preset {
                 if spec.horizontal {
                     grid.lie_flat();
                 }
+                let model = Model::from_cloth_grid(&grid, material.density, material.weights);
+                let warnings = grid_size_warning(&model.rest).into_iter().collect();
                 Source {
-                    model: Model::from_cloth_grid(&grid, material.density, material.weights),
+                    model,
                     surface: None,
                     grid: Some(grid),
-                    warnings: Vec::new(),
+                    warnings,
                 }
             }
             MeshSource::Obj(file) => {
@@ -416,6 +418,20 @@ fn size_warning(positions: &[Vec3], scale: f64) -> Option<String> {
         crate::param::format_value(size),
         crate::param::format_value(scale),
     ))
+}
+
+/// A note that a generated cloth is outside [`PLAUSIBLE_SIZE`] (its width
+/// is in metres, without a scale: QA's 1e9 m grid said nothing).
+fn grid_size_warning(positions: &[Vec3]) -> Option<String> {
+    let (lo, hi) = crate::mesh::bounds(positions);
+    let size = (hi - lo).norm();
+    (!PLAUSIBLE_SIZE.contains(&size)).then(|| {
+        format!(
+            "the cloth is {} m across (its grid's width is in metres): a body under 1 cm or \
+             over 100 m across is seldom meant, and its weights and time step want other values",
+            crate::param::format_value(size)
+        )
+    })
 }
 
 /// Notes on the colliders the body starts inside. Its free vertices there
