@@ -76,6 +76,19 @@ pub fn saved_in_full(path: &Path) -> String {
 pub const STILL_STOPPING: &str = "the cancelled accuracy measurement is still stopping (it \
      finishes the factorisation under way); measure again in a moment";
 
+/// What a front end's status line says instead of [`STILL_STOPPING`] once
+/// the cancelled measurement has stopped (see [`stopped_note`]).
+pub const STOPPED: &str = "the cancelled accuracy measurement has stopped: measure again now";
+
+/// Replaces [`STILL_STOPPING`] in a front end's status `line` with
+/// [`STOPPED`] once `session`'s cancelled measurement has stopped (QA: the
+/// line still said it was stopping 25 s after it had).
+pub fn stopped_note(line: &mut String, session: &Session) {
+    if line == STILL_STOPPING && !session.is_stopping() {
+        STOPPED.clone_into(line);
+    }
+}
+
 /// The preset the front ends open without an argument, when it exists
 /// (relative to the working directory); else [`Preset::default`].
 pub const DEFAULT_PRESET: &str = "presets/hanging_cloth.toml";

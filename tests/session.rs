@@ -723,8 +723,16 @@ fn accuracy_measurements_belong_to_the_scene_they_measured() {
     assert!(!session.is_measuring());
     assert_eq!(session.measuring_for(), None);
     assert!(session.collect_accuracy().is_none(), "nothing to take in");
+    // A front end's "still stopping" line changes once it has stopped
+    // (QA: it stayed 25 s after), and not before.
+    let mut line = softbody::session::STILL_STOPPING.to_owned();
     let start = std::time::Instant::now();
     while session.is_stopping() {
+        softbody::session::stopped_note(&mut line, &session);
+        assert!(
+            line == softbody::session::STILL_STOPPING || !session.is_stopping(),
+            "{line}"
+        );
         if session.measure_accuracy() {
             // The cancelled thread ended between the two calls: this new
             // one is cancelled and waited for instead.
@@ -734,6 +742,8 @@ fn accuracy_measurements_belong_to_the_scene_they_measured() {
         assert!(start.elapsed().as_secs() < 60, "it never stopped");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
+    softbody::session::stopped_note(&mut line, &session);
+    assert_eq!(line, softbody::session::STOPPED);
     assert_eq!(
         session.accuracy().map(|(f, a)| (f, a.error())),
         Some((3, error))

@@ -592,7 +592,7 @@ impl EditorApp {
         match self.session.collect_accuracy() {
             Some(Ok(measured)) => self.message = format!("accuracy: {measured}"),
             Some(Err(e)) => self.message = format!("error: accuracy: {e}"),
-            None => {}
+            None => crate::session::stopped_note(&mut self.message, &self.session),
         }
         if self.session.is_measuring() || self.session.is_stopping() {
             ctx.request_repaint_after(std::time::Duration::from_millis(100));

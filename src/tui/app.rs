@@ -1237,7 +1237,7 @@ impl App {
         match self.session.collect_accuracy() {
             Some(Ok(measured)) => self.status = format!("accuracy: {measured}"),
             Some(Err(e)) => self.status = format!("accuracy: {e}"),
-            None => {}
+            None => crate::session::stopped_note(&mut self.status, &self.session),
         }
     }
 }
