@@ -143,6 +143,11 @@ pub enum OriginSince {
 }
 
 impl Recovery {
+    /// The name a recovery offer shows (see [`Session::name`]).
+    pub fn name(&self) -> std::borrow::Cow<'_, str> {
+        crate::preset::shown_name(&self.preset.name, self.origin.as_deref())
+    }
+
     /// What a recovery offer says of the origin file, if anything.
     pub fn caveat(&self) -> Option<&'static str> {
         match self.origin_since {

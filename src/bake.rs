@@ -204,18 +204,26 @@ pub fn bake(
         let source = io::Error::new(io::ErrorKind::NotADirectory, "not a directory");
         return Err(write_err(&options.out)(source));
     }
+    let summary_path = options.summary_path();
+    let csv_path = options.energy_path();
+    // A file it must not touch refuses it: before the set-up, which takes
+    // minutes on a large model, and again after it, before the CSV is made
+    // (the frames to remove are listed again under the lock below).
+    let refuse_foreign = || {
+        check_earlier_outputs(&csv_path, &summary_path)?;
+        if options.every > 0 {
+            earlier_frames(options)?;
+        }
+        Ok::<_, BakeError>(())
+    };
+    if options.out.is_dir() {
+        refuse_foreign()?;
+    }
     // Set up before anything is written or removed: a bake that cannot
     // start leaves the directory as it was (or does not make it).
     let mut solver = Solver::new(model, &built.params)?;
     std::fs::create_dir_all(&options.out).map_err(write_err(&options.out))?;
-    let summary_path = options.summary_path();
-    let csv_path = options.energy_path();
-    check_earlier_outputs(&csv_path, &summary_path)?;
-    if options.every > 0 {
-        // A frame not of a bake refuses it before the CSV is made (the
-        // list to remove is taken again under the lock below).
-        earlier_frames(options)?;
-    }
+    refuse_foreign()?;
     // Held to the end: two bakes of one preset into one directory mixed
     // their frames and lost rows of each other's CSV.
     let csv_file = lock_energy_csv(&csv_path)?;
@@ -334,7 +342,7 @@ pub fn bake(
             write_csv_row(&mut csv, 0, dt, &energies, None).and_then(|()| csv.flush());
         let stepping = Instant::now();
         for frame in 1..=options.frames {
-            if stop.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Acquire) {
                 stopped = Some(format!("interrupted after frame {}", frame - 1));
                 break;
             }

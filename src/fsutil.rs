@@ -35,12 +35,18 @@ pub fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
 /// creating the directory.
 pub fn create_dir_of(path: &Path) -> Result<(), String> {
     match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| match file_on_the_way(dir) {
-            Some(file) => format!("{} is a file, not a directory", file.display()),
-            None => format!("cannot create the directory {}: {e}", dir.display()),
+        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| {
+            no_directory_there(dir)
+                .unwrap_or_else(|| format!("cannot create the directory {}: {e}", dir.display()))
         }),
         None => Ok(()),
     }
+}
+
+/// Why no directory `dir` can be made, if a file is on the way: `… is a
+/// file, not a directory` ("File exists" said nothing of which).
+pub fn no_directory_there(dir: &Path) -> Option<String> {
+    file_on_the_way(dir).map(|file| format!("{} is a file, not a directory", file.display()))
 }
 
 /// The first of `dir` and its ancestors that is a file, where no directory

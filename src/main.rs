@@ -76,9 +76,11 @@ fn main() -> ExitCode {
         let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         let pool = threads.min(cpus);
         if threads > cpus {
+            let split = threads.min(softbody::solver::MAX_PARTS);
             errln!(
                 "note: --threads {threads} is more than the {cpus} logical CPUs here: \
-                 {cpus} run the work, split for {threads} (the same frames as there)"
+                 {cpus} run the work, split for {split} (the frames of --threads {threads} \
+                 anywhere)"
             );
         }
         softbody::solver::set_default_threads(threads);
@@ -206,7 +208,13 @@ fn mistyped_subcommand(e: &clap::Error) -> Option<ExitCode> {
             _ => break std::path::PathBuf::from(arg),
         }
     };
-    if word.exists() {
+    // (A subcommand's own unknown argument keeps clap's words: `inspect
+    // x.toml --jsn` is told of `--json`.)
+    use clap::CommandFactory as _;
+    let subcommand = word
+        .to_str()
+        .and_then(|w| Cli::command().find_subcommand(w).map(|_| ()));
+    if word.exists() || subcommand.is_some() {
         return None;
     }
     let Failure::BadInput(error) = not_a_file_or_subcommand(&word) else {
@@ -535,10 +543,15 @@ fn bake(
             file.display()
         )));
     }
-    if out.exists() && !out.is_dir() {
+    if let Some(file) = softbody::fsutil::file_on_the_way(&out) {
         return Err(Failure::BadInput(anyhow::anyhow!(
-            "{}: --out names a file; bake into a directory (it is made if missing)",
-            out.display()
+            "{}: --out names a file{}; bake into a directory (it is made if missing)",
+            out.display(),
+            if file == out.as_path() {
+                String::new()
+            } else {
+                format!(" ({} is one)", file.display())
+            }
         )));
     }
     let preset = Preset::load(file).map_err(bad)?;
@@ -554,7 +567,7 @@ fn bake(
     // set-up (a factorisation) cannot be interrupted between frames. Set
     // before the handler exists: a stop in between was taken as one after
     // frame 0 (CI).
-    signals::AT_ONCE.store(true, std::sync::atomic::Ordering::Relaxed);
+    signals::AT_ONCE.store(true, std::sync::atomic::Ordering::SeqCst);
     // Ctrl-C, SIGTERM and SIGHUP stop after the frame.
     signals::install(Some(signals::Notices {
         first: "stopping after the current frame (what is written stays complete; \
@@ -602,7 +615,7 @@ fn bake(
         None => {}
     };
     let progress = |p: Progress| {
-        signals::AT_ONCE.store(false, std::sync::atomic::Ordering::Relaxed);
+        signals::AT_ONCE.store(false, std::sync::atomic::Ordering::SeqCst);
         show(p)
     };
     let name = softbody::preset::shown_name(&preset.name, Some(file));
@@ -671,11 +684,10 @@ fn tetrahedralize(
     if let Some(out) = output {
         // Before the work: a bad name is not found a minute later.
         mesh::check_tet_output(out).map_err(|e| Failure::BadInput(e.into()))?;
-        if let Some(file) = out.parent().and_then(softbody::fsutil::file_on_the_way) {
+        if let Some(why) = out.parent().and_then(softbody::fsutil::no_directory_there) {
             return Err(Failure::BadInput(anyhow::anyhow!(
-                "{}: {} is a file, not a directory",
-                out.display(),
-                file.display()
+                "{}: {why}",
+                out.display()
             )));
         }
     }

@@ -34,7 +34,7 @@ const SIGINT: i32 = 2;
 /// for SIGTERM, 129 for SIGHUP), so a script or a job scheduler can tell
 /// a `kill` from a Ctrl-C. 130 before any request.
 pub fn exit_status() -> u8 {
-    let signal = match SIGNAL.load(Ordering::Relaxed) {
+    let signal = match SIGNAL.load(Ordering::SeqCst) {
         0 => SIGINT,
         signal => signal,
     };
@@ -60,23 +60,29 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// Routes SIGINT, SIGTERM and SIGHUP to [`STOP`] for the rest of the
 /// process, saying `notices` on standard error (none for a terminal UI,
 /// whose screen the text would break into). The requests are taken on a
-/// thread of their own, which knows each one's signal ([`exit_status`]).
+/// thread of their own, one by one, each knowing its signal
+/// ([`exit_status`]).
 ///
 /// # Errors
 /// If it was installed already or the system refuses a handler.
 pub fn install(notices: Option<Notices>) -> std::io::Result<()> {
-    if INSTALLED.swap(true, Ordering::Relaxed) {
+    if INSTALLED.swap(true, Ordering::SeqCst) {
         return Err(std::io::Error::other("the stop requests are taken already"));
     }
     #[cfg(unix)]
     {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+        use std::io::Read as _;
+        let mut requests = unix::take_requests()?;
         std::thread::Builder::new()
             .name("stop requests".into())
             .spawn(move || {
-                for signal in signals.forever() {
-                    on_request(signal, notices);
+                let mut signal = [0u8];
+                loop {
+                    match requests.read(&mut signal) {
+                        Ok(1) => on_request(signal[0].into(), notices),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        _ => break,
+                    }
                 }
             })?;
         Ok(())
@@ -85,12 +91,80 @@ pub fn install(notices: Option<Notices>) -> std::io::Result<()> {
     ctrlc::set_handler(move || on_request(SIGINT, notices)).map_err(std::io::Error::other)
 }
 
+/// The handlers of the stop requests: a self-pipe. (signal-hook's published
+/// its table of handlers after the `sigaction` that makes a signal caught,
+/// so a SIGINT sent as soon as it showed caught was dropped, and it merged
+/// two requests that came before its thread ran; ctrlc's counts them but
+/// does not say which signal came.)
+#[cfg(unix)]
+mod unix {
+    use std::os::fd::{FromRawFd as _, OwnedFd};
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    /// The pipe's write end, once made (-1 before).
+    static WRITE_END: AtomicI32 = AtomicI32::new(-1);
+
+    /// Writes the signal's number into the pipe: one byte a request.
+    /// (`write` is async-signal-safe; it sets `errno` only where it fails,
+    /// on a full pipe of 64 KiB of unread requests.)
+    extern "C" fn handler(signal: libc::c_int) {
+        let fd = WRITE_END.load(Ordering::SeqCst);
+        if fd >= 0 {
+            let byte = signal as u8;
+            // SAFETY: one byte from a live local, to a descriptor never closed.
+            unsafe { libc::write(fd, (&raw const byte).cast(), 1) };
+        }
+    }
+
+    /// Makes the pipe, then catches SIGINT, SIGTERM and SIGHUP into it:
+    /// each request caught from here on is a byte to read from the file
+    /// returned.
+    pub(super) fn take_requests() -> std::io::Result<std::fs::File> {
+        let mut fds = [0; 2];
+        // SAFETY: `pipe` fills the two descriptors of a live array.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: both are open, and owned here alone.
+        let [read, write] = fds.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
+        for (fd, nonblocking) in [(&read, false), (&write, true)] {
+            use std::os::fd::AsRawFd as _;
+            let fd = fd.as_raw_fd();
+            // SAFETY: fcntl on an open descriptor.
+            let ok = unsafe {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) == 0
+                    && (!nonblocking || libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) == 0)
+            };
+            if !ok {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        // Kept open for the rest of the process (the handler writes to it).
+        WRITE_END.store(std::os::fd::IntoRawFd::into_raw_fd(write), Ordering::SeqCst);
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: a zeroed sigaction is valid; the handler is
+            // async-signal-safe and its descriptor is set above.
+            let failed = unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(signal, &action, std::ptr::null_mut()) != 0
+            };
+            if failed {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(std::fs::File::from(read))
+    }
+}
+
 /// Takes a stop request by `signal`: the first sets [`STOP`] (or, with
 /// [`AT_ONCE`] set, ends the process), a second ends the process.
 fn on_request(signal: i32, notices: Option<Notices>) {
-    let _ = SIGNAL.compare_exchange(0, signal, Ordering::Relaxed, Ordering::Relaxed);
-    let second = STOP.swap(true, Ordering::Relaxed);
-    let at_once = !second && AT_ONCE.load(Ordering::Relaxed);
+    let _ = SIGNAL.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+    let second = STOP.swap(true, Ordering::SeqCst);
+    let at_once = !second && AT_ONCE.load(Ordering::SeqCst);
     if let Some(n) = notices {
         use std::io::Write as _;
         // On a line of its own, after a progress bar's.
@@ -109,5 +183,5 @@ fn on_request(signal: i32, notices: Option<Notices>) {
 
 /// Whether a stop was requested.
 pub fn requested() -> bool {
-    STOP.load(Ordering::Relaxed)
+    STOP.load(Ordering::SeqCst)
 }

@@ -887,7 +887,7 @@ impl EditorApp {
         );
         let mut text = format!(
             "An earlier session of “{}” ({origin}) ended with unsaved changes, autosaved {age}.",
-            recovery.preset.name
+            recovery.name()
         );
         if let Some(caveat) = recovery.caveat() {
             text = format!("{text}\n{caveat}");

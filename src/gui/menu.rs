@@ -180,7 +180,7 @@ pub fn menu_bar(
             }
         });
         ui.separator();
-        ui.label(&session.preset().name);
+        ui.label(session.name());
         if session.is_dirty() {
             ui.label("(modified)");
         }

@@ -85,7 +85,7 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
             "no display: neither DISPLAY nor WAYLAND_DISPLAY is set".into(),
         ));
     }
-    let title = format!("Softbody Studio — {}", session.preset().name);
+    let title = format!("Softbody Studio — {}", session.name());
     // A scripted run keeps its state in a file of its own, removed after:
     // it starts from the default layout whatever an earlier run left (a
     // side panel scrolled down in someone's session scrolled the README's

@@ -395,11 +395,7 @@ const PLAUSIBLE_SIZE: std::ops::RangeInclusive<f64> = 0.01..=100.0;
 /// in centimetres read as metres makes a cow 150 m long, which sags as
 /// one), with the scale that would bring it near a metre.
 fn size_warning(positions: &[Vec3], scale: f64) -> Option<String> {
-    let (lo, hi) = crate::mesh::bounds(positions);
-    let size = (hi - lo).norm();
-    if PLAUSIBLE_SIZE.contains(&size) || !size.is_finite() || size == 0.0 {
-        return None;
-    }
+    let size = implausible_size(positions)?;
     // The power of ten that brings it nearest 1 m.
     let factor = 10f64.powf(-size.log10().round());
     let suggested = scale * factor;
@@ -423,15 +419,21 @@ fn size_warning(positions: &[Vec3], scale: f64) -> Option<String> {
 /// A note that a generated cloth is outside [`PLAUSIBLE_SIZE`] (its width
 /// is in metres, without a scale: QA's 1e9 m grid said nothing).
 fn grid_size_warning(positions: &[Vec3]) -> Option<String> {
+    let size = implausible_size(positions)?;
+    Some(format!(
+        "the cloth is {} m across (its grid's width is in metres): a body under 1 cm or over \
+         100 m across is seldom meant, and its weights and time step want other values",
+        crate::param::format_value(size)
+    ))
+}
+
+/// The size of the body at `positions` (its bounding box's diagonal) when
+/// it is outside [`PLAUSIBLE_SIZE`] (and not 0 or infinite, which say
+/// nothing).
+fn implausible_size(positions: &[Vec3]) -> Option<f64> {
     let (lo, hi) = crate::mesh::bounds(positions);
     let size = (hi - lo).norm();
-    (!PLAUSIBLE_SIZE.contains(&size)).then(|| {
-        format!(
-            "the cloth is {} m across (its grid's width is in metres): a body under 1 cm or \
-             over 100 m across is seldom meant, and its weights and time step want other values",
-            crate::param::format_value(size)
-        )
-    })
+    (!PLAUSIBLE_SIZE.contains(&size) && size.is_finite() && size > 0.0).then_some(size)
 }
 
 /// Notes on the colliders the body starts inside. Its free vertices there

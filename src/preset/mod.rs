@@ -711,11 +711,12 @@ impl Preset {
         // At most MAX_PRESET_BYTES and one more: a 4 GB file aborted the
         // process allocating for it.
         let mut bytes = Vec::new();
-        let file = std::fs::File::open(path).map_err(read)?;
-        // (A device read 64 MB, then was "larger than any preset".)
-        if let Some(what) = crate::fsutil::not_regular(&file.metadata().map_err(read)?) {
+        // Before opening: a named pipe without a writer blocks the open,
+        // and a device read 64 MB, then was "larger than any preset".
+        if let Some(what) = crate::fsutil::not_regular(&std::fs::metadata(path).map_err(read)?) {
             return Err(read(std::io::Error::other(what)));
         }
+        let file = std::fs::File::open(path).map_err(read)?;
         file.take(MAX_PRESET_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(read)?;

@@ -540,16 +540,17 @@ impl Solver {
     ///
     /// The split, not the pool, decides the round-off: a tet body's local
     /// step sums its contributions in one part per thread (at most
-    /// [`MAX_PARTS`]), so the same count gives the same frames bit for bit
-    /// on a pool of any size (a smaller one runs the parts in turn).
+    /// [`MAX_PARTS`], which is then the count [`Solver::threads`] says), so
+    /// the same count gives the same frames bit for bit on a pool of any
+    /// size (a smaller one runs the parts in turn).
     pub fn set_threads(&mut self, threads: usize) {
         let threads = match (threads, DEFAULT_THREADS.load(Ordering::Relaxed)) {
             (0, 0) => rayon::current_num_threads(),
             (0, default) => default,
             (threads, _) => threads,
         };
-        self.threads = threads;
         let threads = threads.min(MAX_PARTS);
+        self.threads = threads;
         let m = self.model.vertex_count();
         self.partials = if threads > 1 && !self.model.tets.is_empty() {
             vec![

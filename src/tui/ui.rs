@@ -749,7 +749,7 @@ fn render_overlay(frame: &mut Frame, app: &App) {
             let mut lines = vec![
                 Line::from(format!(
                     " An earlier run of “{}” ended with",
-                    recovery.preset.name
+                    recovery.name()
                 )),
                 Line::from(format!(" unsaved changes ({origin}).")),
             ];
