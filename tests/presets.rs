@@ -1120,6 +1120,26 @@ fn saving_over_a_file_that_is_not_toml_keeps_its_opening_comments() {
     assert_eq!(Preset::load(&file).unwrap(), preset);
 }
 
+/// A symbolic link to a preset elsewhere finds its mesh beside the preset
+/// it names, where it is not beside the link (QA: a link to a shipped
+/// preset looked for `../meshes/cloth_quad.obj` beside the link only).
+#[cfg(unix)]
+#[test]
+fn a_link_to_a_preset_finds_its_mesh() {
+    let dir = scratch_dir("presets-link");
+    let link = dir.join("link_cotton.toml");
+    let real = std::fs::canonicalize("presets/cotton.toml").unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let preset = Preset::load(&link).unwrap();
+    let built = preset.build(&link).unwrap();
+    let direct = Preset::load(&real).unwrap().build(&real).unwrap();
+    assert_eq!(built.model.rest, direct.model.rest);
+    assert_eq!(
+        preset.mesh_file(&link).map(|p| std::fs::canonicalize(p).unwrap()),
+        std::fs::canonicalize("meshes/cloth_quad.obj").ok()
+    );
+}
+
 /// A file larger than any preset is refused before it is read whole (a
 /// 4 GB one aborted the process allocating for it).
 #[test]

@@ -210,13 +210,12 @@ impl Preset {
     pub fn build(&self, preset_path: &Path) -> Result<Built, PresetError> {
         let fail = |kind| PresetError::new(preset_path, kind);
         self.validate().map_err(fail)?;
-        let dir = preset_path.parent().unwrap_or(Path::new(""));
         let Source {
             model,
             surface,
             grid,
             warnings,
-        } = self.source(dir).map_err(fail)?;
+        } = self.source(preset_path).map_err(fail)?;
         let mut built = Built {
             model,
             params: self.sim.clone(),
@@ -244,8 +243,9 @@ impl Preset {
         Ok(built)
     }
 
-    /// The model without pins.
-    fn source(&self, dir: &Path) -> Result<Source, PresetErrorKind> {
+    /// The model without pins, its files named relative to the preset at
+    /// `preset_path`.
+    fn source(&self, preset_path: &Path) -> Result<Source, PresetErrorKind> {
         let material = &self.material;
         let tets = self.build.kind == BuildKind::Tets;
         let mut source = match &self.mesh {
@@ -265,7 +265,7 @@ impl Preset {
             }
             MeshSource::Obj(file) => {
                 let (surface, report) = mesh::load_obj(
-                    &dir.join(file),
+                    &super::beside_preset(preset_path, file),
                     &ImportOptions::default(),
                     &ValidateOptions::default(),
                 )
@@ -312,12 +312,12 @@ impl Preset {
                 }
             }
             MeshSource::TetFile(file) => {
-                let mesh = mesh::read_tet_mesh(&dir.join(file)).map_err(|error| {
-                    PresetErrorKind::TetFile {
+                let mesh = mesh::read_tet_mesh(&super::beside_preset(preset_path, file)).map_err(
+                    |error| PresetErrorKind::TetFile {
                         field: "mesh.tet_file".to_owned(),
                         error: Box::new(error),
-                    }
-                })?;
+                    },
+                )?;
                 let (mesh, unused) = mesh.scaled(self.build.scale).without_unused();
                 let mut warnings: Vec<String> = size_warning(mesh.positions(), self.build.scale)
                     .into_iter()

@@ -547,6 +547,23 @@ fn resize3(v: &Vec3, ratio: f64) -> Vec3 {
     v.map(|c| resize(c, ratio))
 }
 
+/// `file`, named relative to the preset at `preset_path`, as a path from
+/// here: beside the preset as named, else, where `preset_path` is a
+/// symbolic link and the file is there, beside the preset the link names
+/// (QA: a link to a shipped preset looked for `../meshes/cloth_quad.obj`
+/// beside the link only).
+pub fn beside_preset(preset_path: &Path, file: &Path) -> PathBuf {
+    let beside = preset_path.parent().unwrap_or(Path::new("")).join(file);
+    if beside.exists() || file.is_absolute() {
+        return beside;
+    }
+    let real = std::fs::canonicalize(preset_path).ok();
+    (real.as_deref().and_then(Path::parent))
+        .map(|dir| dir.join(file))
+        .filter(|p| p.exists())
+        .unwrap_or(beside)
+}
+
 /// `name`, else (blank) the stem of the preset's file `path`, else
 /// `untitled`: what a preset without a name is called where it is shown
 /// or baked (a bake's frames read `o ` with no name, QA).
@@ -684,9 +701,10 @@ impl Preset {
     /// preset file at `preset_path` is (relative paths in a preset are
     /// relative to its directory).
     pub fn mesh_file(&self, preset_path: &Path) -> Option<PathBuf> {
-        let dir = preset_path.parent().unwrap_or(Path::new(""));
         match &self.mesh {
-            MeshSource::Obj(file) | MeshSource::TetFile(file) => Some(dir.join(file)),
+            MeshSource::Obj(file) | MeshSource::TetFile(file) => {
+                Some(beside_preset(preset_path, file))
+            }
             MeshSource::Grid(_) => None,
         }
     }
