@@ -167,8 +167,11 @@ impl Scene {
     /// [`Scene::TET_RANGE`]), by name.
     pub fn by_name(name: &str) -> Option<Scene> {
         let size = |prefix: &str, range: std::ops::RangeInclusive<usize>| {
-            let n: usize = name.strip_prefix(prefix)?.parse().ok()?;
-            range.contains(&n).then_some(n)
+            let digits = name.strip_prefix(prefix)?;
+            let n: usize = digits.parse().ok()?;
+            // As the scenes are named: `cloth+20` and `cloth020` were read
+            // as cloth20 (QA).
+            (range.contains(&n) && n.to_string() == digits).then_some(n)
         };
         size("cloth", Self::CLOTH_RANGE)
             .map(Self::cloth)
@@ -801,6 +804,8 @@ mod tests {
             "tet18446744073709551616",
             "jelly1",
             "jelly61",
+            "cloth+20",
+            "cloth020",
         ] {
             assert_eq!(Scene::by_name(bad), None, "{bad}");
         }

@@ -19,7 +19,8 @@ pub struct Cli {
     /// (spring models project on one, which measures faster) and the
     /// single-precision global solve of large models, which splits in two.
     /// Default (or 0): one per core; at most 1,024. The frames depend on
-    /// this count only: more than the CPUs run on the CPUs, split as asked.
+    /// this count only: more than the CPUs run on the CPUs, the work split
+    /// as asked (in at most 64 parts).
     #[arg(long, allow_negative_numbers = true, global = true, value_parser = count_in::<0, 1024>)]
     pub threads: Option<usize>,
 }

@@ -1135,7 +1135,9 @@ fn a_link_to_a_preset_finds_its_mesh() {
     let direct = Preset::load(&real).unwrap().build(&real).unwrap();
     assert_eq!(built.model.rest, direct.model.rest);
     assert_eq!(
-        preset.mesh_file(&link).map(|p| std::fs::canonicalize(p).unwrap()),
+        preset
+            .mesh_file(&link)
+            .map(|p| std::fs::canonicalize(p).unwrap()),
         std::fs::canonicalize("meshes/cloth_quad.obj").ok()
     );
 }
