@@ -32,7 +32,8 @@ const SIGINT: i32 = 2;
 /// The exit status of a run ended by a stop request: 128 + the signal's
 /// number, as shells report a process a signal ended (130 for Ctrl-C, 143
 /// for SIGTERM, 129 for SIGHUP), so a script or a job scheduler can tell
-/// a `kill` from a Ctrl-C. 130 before any request.
+/// a `kill` from a Ctrl-C. The first request's signal decides (Ctrl-C, then
+/// `kill -TERM`, exits 130). 130 before any request.
 pub fn exit_status() -> u8 {
     let signal = match SIGNAL.load(Ordering::SeqCst) {
         0 => SIGINT,

@@ -408,6 +408,30 @@ fn each_invalid_preset_names_its_field_and_line() {
                 .to_owned(),
             "bad.toml:3: mesh.grid.n: must be a whole number in [2, 1000], found -3",
         ),
+        // A collider's value of the wrong type is named by its element and
+        // key, as written (QA: "sim.colliders: must be three numbers,
+        // [x, y, z], found 2", and a string radius as "sim.colliders").
+        (
+            format!(
+                "{HEADER}[sim]\ncolliders = [\n  {{ type = \"ground\", height = 0.0, friction = 0.5 }},\n  \
+                 {{ type = \"sphere\", center = [0, 0], radius = 1, friction = 0.5 }},\n]\n"
+            ),
+            "bad.toml:9: sim.colliders[1].center: must be three numbers, [x, y, z], found [0, 0]",
+        ),
+        (
+            format!(
+                "{HEADER}[sim]\ncolliders = [{{ type = \"sphere\", center = [0, 0, 0], radius = \"1\", \
+                 friction = 0.5 }}]\n"
+            ),
+            "bad.toml:7: sim.colliders[0].radius: must be a number, found \"1\"",
+        ),
+        (
+            format!(
+                "{HEADER}[sim]\ncolliders = [{{ type = \"sphere\", center = [0, \"a\", 0], radius = 1, \
+                 friction = 0.5 }}]\n"
+            ),
+            "bad.toml:7: sim.colliders[0].center[1]: must be a number, found \"a\"",
+        ),
         // No direction to look in: the editor drew nothing (QA).
         (
             format!("{HEADER}[view]\neye = [0, 0, 2]\ntarget = [0.0, 0.0, 2.0]\n"),

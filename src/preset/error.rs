@@ -2,7 +2,7 @@
 //! field; and the mapping from TOML spans to lines and field paths.
 
 use std::fmt;
-use std::ops::RangeInclusive;
+use std::ops::{Range, RangeInclusive};
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
@@ -403,6 +403,47 @@ impl<'a> Locator<'a> {
         Some(line_of(self.text, array[i].span().start))
     }
 
+    /// For serde's type error `message` in an element of the array `field`
+    /// of tagged tables (a collider: a tagged enum, read without its spans,
+    /// so the error named the array: `sim.colliders: must be three
+    /// numbers, [x, y, z], found 2`), the first key of an element whose
+    /// value is not what serde expected, as that key's field and the
+    /// value's span.
+    fn element_of_wrong_type(&self, field: &str, message: &str) -> Option<(String, Range<usize>)> {
+        let expected = message.rsplit_once(", expected ")?.1;
+        let Some((_, value, true)) = self.deepest(field) else {
+            return None;
+        };
+        let DeValue::Array(array) = value.get_ref() else {
+            return None;
+        };
+        let number = |v: &DeValue<'_>| matches!(v, DeValue::Integer(_) | DeValue::Float(_));
+        for (i, element) in array.iter().enumerate() {
+            let DeValue::Table(table) = element.get_ref() else {
+                continue;
+            };
+            for (key, v) in table.iter() {
+                let key: &str = key.get_ref();
+                let at = format!("{field}[{i}].{key}");
+                let vector = TAGGED_VECTORS.contains(&key);
+                match (expected, vector, v.get_ref()) {
+                    (_, _, _) if key == ENUM_TAG => {}
+                    ("a matrix array", true, DeValue::Array(a))
+                        if a.len() == 3 && a.iter().all(|x| number(x.get_ref())) => {}
+                    ("a matrix array", true, _) => return Some((at, v.span())),
+                    ("f64" | "f32", true, DeValue::Array(a)) => {
+                        if let Some(j) = a.iter().position(|x| !number(x.get_ref())) {
+                            return Some((format!("{at}[{j}]"), a[j].span()));
+                        }
+                    }
+                    ("f64" | "f32", false, x) if !number(x) => return Some((at, v.span())),
+                    _ => {}
+                }
+            }
+        }
+        None
+    }
+
     /// The value of `field`, or of its deepest ancestor present in the
     /// text: where its key (or array element) starts, the value, and
     /// whether it is `field`'s own.
@@ -460,10 +501,14 @@ impl<'a> Locator<'a> {
                 }),
             };
         }
-        let field = span
+        let mut field = span
             .as_ref()
             .and_then(|s| self.field_at(s.start))
             .unwrap_or_default();
+        let mut span = span;
+        if let Some((element, value)) = self.element_of_wrong_type(&field, message) {
+            (field, span) = (element, Some(value));
+        }
         let written = span.as_ref().and_then(|s| self.text.get(s.clone()));
         let message = match message {
             // serde's words for a table naming several of an enum's variants
@@ -639,6 +684,10 @@ fn plain_type_error(
 /// The key naming the variant of the preset's internally tagged enums
 /// (`colliders = [{ type = "ground", … }]`).
 const ENUM_TAG: &str = "type";
+
+/// The keys of those tagged tables that hold three numbers (a sphere
+/// collider's `center`); their other keys hold one.
+const TAGGED_VECTORS: [&str; 1] = ["center"];
 
 /// Serde's `unknown field `x`, expected one of `a`, `b`` (or `unknown
 /// variant`) as [`PresetErrorKind::Unknown`] with the closest name.
