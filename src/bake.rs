@@ -149,6 +149,19 @@ pub enum BakeError {
          own; bake into another directory (--out) or rename the mesh"
     )]
     Input(PathBuf),
+    /// The output directory is a file, or lies below one (`file`); nothing
+    /// is baked.
+    #[error(
+        "{}: --out names a file{}; bake into a directory (it is made if missing)",
+        .out.display(),
+        if .file == .out { String::new() } else { format!(" ({} is one)", .file.display()) }
+    )]
+    NotADirectory {
+        /// The output directory asked for.
+        out: PathBuf,
+        /// The file on its way.
+        file: PathBuf,
+    },
     /// Another bake of the same preset is writing into the directory (its
     /// energy CSV is locked); nothing is baked.
     #[error(
@@ -185,9 +198,11 @@ pub enum BakeError {
 /// OBJ files), and its energy CSV is replaced.
 ///
 /// # Errors
-/// [`BakeError::Solver`] if the model cannot be factorised,
+/// [`BakeError::NotADirectory`] if `options.out` is a file or lies below
+/// one, [`BakeError::Solver`] if the model cannot be factorised,
 /// [`BakeError::Foreign`] if a file named like a frame, the energy CSV or
 /// the summary is there but was not written by a bake,
+/// [`BakeError::Input`] if one of `options.inputs` is named like a frame,
 /// [`BakeError::Write`] naming the file that could not be written,
 /// [`BakeError::Read`] naming the one that could not be read.
 pub fn bake(
@@ -199,11 +214,7 @@ pub fn bake(
 ) -> Result<BakeSummary, BakeError> {
     let start = Instant::now();
     let model = &built.model;
-    if options.out.exists() && !options.out.is_dir() {
-        // (create_dir_all said "File exists".)
-        let source = io::Error::new(io::ErrorKind::NotADirectory, "not a directory");
-        return Err(write_err(&options.out)(source));
-    }
+    check_out(&options.out)?;
     let summary_path = options.summary_path();
     let csv_path = options.energy_path();
     // A file it must not touch refuses it: before the set-up, which takes
@@ -433,6 +444,22 @@ fn frame_digits(last: usize) -> usize {
     last.checked_ilog10().map_or(1, |d| d as usize + 1).max(4)
 }
 
+/// Checks that a bake can write into `out` (made if missing): not a file,
+/// nor below one. (`create_dir_all` said "File exists", or "Not a
+/// directory", after the set-up.)
+///
+/// # Errors
+/// [`BakeError::NotADirectory`] naming the file on the way.
+pub fn check_out(out: &Path) -> Result<(), BakeError> {
+    match crate::fsutil::file_on_the_way(out) {
+        Some(file) => Err(BakeError::NotADirectory {
+            out: out.to_owned(),
+            file: file.to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The first line of every OBJ frame a bake writes begins with this.
 const FRAME_HEADER: &str = "# Softbody Studio bake:";
 
@@ -451,9 +478,11 @@ const FRAME_HEADER: &str = "# Softbody Studio bake:";
 /// error.
 fn earlier_frames(options: &BakeOptions) -> Result<Vec<(PathBuf, bool)>, BakeError> {
     let (dir, stem) = (&options.out, &options.stem);
-    let inputs: Vec<PathBuf> = (options.inputs.iter())
-        .filter_map(|p| p.canonicalize().ok())
-        .collect();
+    // (By name first: a directory of long sequences holds thousands.)
+    let is_input = |path: &Path| {
+        (options.inputs.iter())
+            .any(|i| i.file_name() == path.file_name() && crate::fsutil::same_file(i, path))
+    };
     let frame_of = |name: &str| -> Option<bool> {
         let (hidden, name) = match name.strip_prefix('.') {
             Some(rest) => (true, rest),
@@ -480,7 +509,7 @@ fn earlier_frames(options: &BakeOptions) -> Result<Vec<(PathBuf, bool)>, BakeErr
             // A directory of that name: no frame can be written there.
             return Err(BakeError::Foreign(path));
         }
-        if path.canonicalize().is_ok_and(|p| inputs.contains(&p)) {
+        if is_input(&path) {
             return Err(BakeError::Input(path));
         }
         let ours = !counted || written_by_a_bake(&path).map_err(read_err(&path))?;

@@ -543,17 +543,8 @@ fn bake(
             file.display()
         )));
     }
-    if let Some(file) = softbody::fsutil::file_on_the_way(&out) {
-        return Err(Failure::BadInput(anyhow::anyhow!(
-            "{}: --out names a file{}; bake into a directory (it is made if missing)",
-            out.display(),
-            if file == out.as_path() {
-                String::new()
-            } else {
-                format!(" ({} is one)", file.display())
-            }
-        )));
-    }
+    // Before the build, which can take long.
+    bake::check_out(&out).map_err(|e| Failure::BadInput(e.into()))?;
     let preset = Preset::load(file).map_err(bad)?;
     let built = preset
         .build(file)
@@ -626,7 +617,9 @@ fn bake(
                 Failure::BadInput(anyhow::anyhow!("{}: {e}", file.display()))
             }
             // The user's file where the bake would write: another --out.
-            bake::BakeError::Foreign(_) | bake::BakeError::Input(_) => Failure::BadInput(e.into()),
+            bake::BakeError::Foreign(_)
+            | bake::BakeError::Input(_)
+            | bake::BakeError::NotADirectory { .. } => Failure::BadInput(e.into()),
             // The others name the file or directory they are about.
             _ => Failure::Runtime(e.into()),
         })?;

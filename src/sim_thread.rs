@@ -311,13 +311,22 @@ mod tests {
         Session::new(preset, None).unwrap()
     }
 
-    /// Collects until `frames` frames arrived (or a second passed).
-    fn collect_until(worker: &mut SimWorker, session: &mut Session, frames: u64) {
+    /// Collects every 2 ms while `waiting` holds (for at most 5 s).
+    fn collect_while(
+        worker: &mut SimWorker,
+        session: &mut Session,
+        waiting: impl Fn(&SimWorker, &Session) -> bool,
+    ) {
         let start = Instant::now();
-        while session.state().frame < frames && start.elapsed() < Duration::from_secs(5) {
+        while waiting(worker, session) && start.elapsed() < Duration::from_secs(5) {
             worker.collect(session);
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// Collects until `frames` frames arrived (or 5 s passed).
+    fn collect_until(worker: &mut SimWorker, session: &mut Session, frames: u64) {
+        collect_while(worker, session, |_, s| s.state().frame < frames);
     }
 
     /// Collects until `frames` frames arrived, then pauses; returns the
@@ -396,11 +405,7 @@ mod tests {
         let mut worker = SimWorker::spawn(|| {});
         session.apply(Command::Play).unwrap();
         worker.sync(&session);
-        let start = Instant::now();
-        while worker.sim_fps() == 0.0 && start.elapsed() < Duration::from_secs(5) {
-            worker.collect(&mut session);
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        collect_while(&mut worker, &mut session, |w, _| w.sim_fps() == 0.0);
         assert!(worker.sim_fps() > 0.0, "frames came in over time");
         session.apply(Command::Pause).unwrap();
         worker.sync(&session);
@@ -442,11 +447,7 @@ mod tests {
             .unwrap();
         session.apply(Command::Play).unwrap();
         worker.sync(&session);
-        let start = Instant::now();
-        while session.is_playing() && start.elapsed() < Duration::from_secs(5) {
-            worker.collect(&mut session);
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        collect_while(&mut worker, &mut session, |_, s| s.is_playing());
         assert!(!session.is_playing());
         assert!(session.warning().is_some());
         assert!(

@@ -504,8 +504,7 @@ fn bad_presets_exit_2_and_name_the_file() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("preset.toml"));
+    assert_refused(&o, "preset.toml");
     assert!(!out.exists(), "nothing written for bad input");
 }
 
@@ -537,6 +536,27 @@ fn write_preset(dir: &Path, name: &str, text: &str) -> (PathBuf, softbody::prese
     std::fs::write(&path, text).unwrap();
     let built = Preset::load(&path).unwrap().build(&path).unwrap();
     (path, built)
+}
+
+/// Writes the preset `{stem}.toml` in `dir` on the OBJ `obj` there: its
+/// path.
+fn preset_on(dir: &Path, stem: &str, obj: &str) -> PathBuf {
+    let path = dir.join(format!("{stem}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "version = 1\nname = \"{stem}\"\n[mesh]\nobj = \"{obj}\"\n[material]\ndensity = 0.3\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// That the run `o` was refused as bad input (exit 2), saying `says`.
+fn assert_refused(o: &std::process::Output, says: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(says), "{err}");
 }
 
 /// `softbody bake PRESET --frames FRAMES --out OUT`, to its end.
@@ -952,30 +972,21 @@ fn a_mesh_named_like_a_frame_is_never_removed_or_overwritten() {
     let mesh = dir.join("scan_0001.obj");
     std::fs::copy("meshes/cloth_quad.obj", &mesh).unwrap();
     let original = std::fs::read(&mesh).unwrap();
-    let preset = dir.join("scan.toml");
-    std::fs::write(
-        &preset,
-        "version = 1\nname = \"scan\"\n[mesh]\nobj = \"scan_0001.obj\"\n\
-         [material]\ndensity = 0.3\n",
-    )
-    .unwrap();
-    let o = bake(&preset, "3", &dir);
+    let preset = preset_on(&dir, "scan", "scan_0001.obj");
     // Bad input (2): the user's own file where the bake would write.
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("scan_0001.obj: the preset's mesh"), "{err}");
+    assert_refused(
+        &bake(&preset, "3", &dir),
+        "scan_0001.obj: the preset's mesh",
+    );
     assert_eq!(std::fs::read(&mesh).unwrap(), original);
     // A person's file of a frame's name that is not the mesh: left alone.
     let theirs = dir.join("theirs");
     std::fs::create_dir_all(&theirs).unwrap();
     let frame = theirs.join("scan_0002.obj");
     std::fs::copy("meshes/cloth_quad.obj", &frame).unwrap();
-    let o = bake(&preset, "3", &theirs);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("scan_0002.obj: not written by an earlier bake"),
-        "{err}"
+    assert_refused(
+        &bake(&preset, "3", &theirs),
+        "scan_0002.obj: not written by an earlier bake",
     );
     assert_eq!(std::fs::read(&frame).unwrap(), original);
     std::fs::remove_dir_all(&theirs).unwrap();
@@ -1006,18 +1017,12 @@ fn a_baked_frame_kept_as_the_mesh_is_never_removed_or_replaced() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mesh = dir.join("silk_0005.obj");
     let original = std::fs::read(&mesh).unwrap();
-    let preset = dir.join("silk.toml");
-    std::fs::write(
-        &preset,
-        "version = 1\nname = \"silk\"\n[mesh]\nobj = \"silk_0005.obj\"\n\
-         [material]\ndensity = 0.1\n",
-    )
-    .unwrap();
+    let preset = preset_on(&dir, "silk", "silk_0005.obj");
     for frames in ["2", "8"] {
-        let o = bake(&preset, frames, &dir);
-        assert_eq!(o.status.code(), Some(2), "{frames}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("silk_0005.obj: the preset's mesh"), "{err}");
+        assert_refused(
+            &bake(&preset, frames, &dir),
+            "silk_0005.obj: the preset's mesh",
+        );
         assert_eq!(std::fs::read(&mesh).unwrap(), original, "{frames}");
         assert!(dir.join("silk_0006.obj").exists(), "nothing removed");
     }
@@ -1108,13 +1113,8 @@ fn a_bake_that_cannot_start_is_bad_input_and_makes_nothing() {
     assert_eq!(inspect.status.code(), Some(2), "{inspect:?}");
     let out = dir.join("frames");
     let o = bake(&preset, "3", &out);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("singular.toml: cannot set up the solver"),
-        "{err}"
-    );
-    assert!(err.contains("factorised"), "{err}");
+    assert_refused(&o, "singular.toml: cannot set up the solver");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("factorised"));
     assert!(!out.exists());
 }
 
@@ -1154,12 +1154,9 @@ fn presets_sharing_a_directory_keep_their_energies_and_nothing_else_is_replaced(
         let path = out.join(name);
         let own = std::fs::read(&path).unwrap();
         std::fs::write(&path, text).unwrap();
-        let o = bake(Path::new("presets/silk.toml"), "2", &out);
-        assert_eq!(o.status.code(), Some(2), "{name}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            err.contains(&format!("{name}: not written by an earlier bake")),
-            "{err}"
+        assert_refused(
+            &bake(Path::new("presets/silk.toml"), "2", &out),
+            &format!("{name}: not written by an earlier bake"),
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
         std::fs::write(&path, own).unwrap();

@@ -424,19 +424,19 @@ impl<'a> Locator<'a> {
             };
             for (key, v) in table.iter() {
                 let key: &str = key.get_ref();
-                let at = format!("{field}[{i}].{key}");
+                let at = || format!("{field}[{i}].{key}");
                 let vector = TAGGED_VECTORS.contains(&key);
                 match (expected, vector, v.get_ref()) {
                     (_, _, _) if key == ENUM_TAG => {}
                     ("a matrix array", true, DeValue::Array(a))
                         if a.len() == 3 && a.iter().all(|x| number(x.get_ref())) => {}
-                    ("a matrix array", true, _) => return Some((at, v.span())),
+                    ("a matrix array", true, _) => return Some((at(), v.span())),
                     ("f64" | "f32", true, DeValue::Array(a)) => {
                         if let Some(j) = a.iter().position(|x| !number(x.get_ref())) {
-                            return Some((format!("{at}[{j}]"), a[j].span()));
+                            return Some((format!("{}[{j}]", at()), a[j].span()));
                         }
                     }
-                    ("f64" | "f32", false, x) if !number(x) => return Some((at, v.span())),
+                    ("f64" | "f32", false, x) if !number(x) => return Some((at(), v.span())),
                     _ => {}
                 }
             }
