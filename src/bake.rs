@@ -775,12 +775,23 @@ fn source_faces(source: &SourceLayout, out: &Path) -> ObjFaces {
     }
 }
 
-/// `path` relative to the directory `dir` (both made absolute first), or
-/// absolute where no relative path leads there.
+/// `path` relative to the directory `dir`, or absolute where no relative
+/// path leads there. Both are resolved first as the file system does
+/// (`..`, symbolic links; a file that does not exist by its folder): made
+/// only absolute, `--out out2/../ob9` named a library three folders up
+/// instead of one (QA).
 fn relative_to(path: &Path, dir: &Path) -> PathBuf {
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-    let path = absolute(path);
-    pathdiff::diff_paths(&path, absolute(dir)).unwrap_or(path)
+    let resolved = |p: &Path| {
+        p.canonicalize()
+            .ok()
+            .or_else(|| {
+                let folder = p.parent()?.canonicalize().ok()?;
+                Some(folder.join(p.file_name()?))
+            })
+            .unwrap_or_else(|| std::path::absolute(p).unwrap_or_else(|_| p.to_owned()))
+    };
+    let path = resolved(path);
+    pathdiff::diff_paths(&path, resolved(dir)).unwrap_or(path)
 }
 
 /// The vertices an OBJ frame keeps: those its triangles use, when some are

@@ -394,6 +394,14 @@ fn frames_keep_the_source_s_groups_and_materials() {
         .map(|m| (m.mesh.indices.len() / 3, m.mesh.material_id))
         .collect();
     assert_eq!(by_model, [(4, Some(0)), (2, Some(1))]);
+    // Named through `..`, the frames' directory is where the file system
+    // takes it: beside `out`, one folder below the assets' parent (the
+    // library was named three folders up).
+    let out = dir.join("elsewhere").join("..").join("again");
+    let o = bake(&preset_path, "1", &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(out.join("sheet_0001.obj")).unwrap();
+    assert!(text.contains("\nmtllib ../assets/sheet.mtl\n"), "{text}");
 }
 
 /// A bake says the build's warnings before it starts, as `inspect` does,

@@ -1228,6 +1228,44 @@ fn slow_changes_apply_in_the_background_in_order() {
     assert_eq!(app.session.preset().material.density, 900.0);
 }
 
+/// A file opened while the simulation plays on its thread opens at rest:
+/// the frames the thread stepped from the old model meanwhile are dropped.
+/// They were taken into the opened session (QA: the jelly opened while the
+/// hanging cloth played got the cloth's 900 positions and the view
+/// crashed; silk opened the same way hung upright at 5.4 s, the old
+/// session's time).
+#[test]
+fn a_file_opened_while_playing_opens_at_rest() {
+    let session = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| live(EditorApp::new(cc, session, None).with_worker(&cc.egui_ctx)));
+    harness.state_mut().apply(Command::Play);
+    let start = std::time::Instant::now();
+    while harness.state().session.state().frame < 3 {
+        assert!(start.elapsed().as_secs() < 30, "no frame came");
+        harness.step();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    for preset in ["presets/jelly.toml", "presets/silk.toml"] {
+        harness.state_mut().apply(Command::Play);
+        // Frames stepped while the file loads wait for the UI.
+        harness.state_mut().apply(Command::Load(preset.into()));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        until_idle(&mut harness);
+        harness.run_steps(5);
+        let session = &harness.state().session;
+        assert_eq!(session.path(), Some(Path::new(preset)));
+        let state = session.state();
+        assert_eq!(state.positions.len(), session.model().vertex_count());
+        assert_eq!(
+            (state.frame, state.positions.as_slice()),
+            (0, session.model().rest.as_slice()),
+            "{preset}"
+        );
+    }
+}
+
 /// In a narrow window the 3D view stays within it: the view's rectangle
 /// reached past the window's right edge at 800 points, where the drawing
 /// (clamped to the window) and the picking and overlays (the whole

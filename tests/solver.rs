@@ -1572,7 +1572,7 @@ fn substeps_are_frames_of_the_substep_length() {
     let mut short_solver = Solver::new(&model, &short).unwrap();
     let mut a = State::at_rest(&model);
     let mut b = a.clone();
-    let mut contacts = 0;
+    let (mut contacts, mut carried) = (0, 0);
     for _ in 0..40 {
         contacts += long_solver.step(&mut a).unwrap().contacts;
         for _ in 0..substeps {
@@ -1582,9 +1582,11 @@ fn substeps_are_frames_of_the_substep_length() {
         assert_eq!(a.velocities, b.velocities);
         assert_eq!(a.extrapolation, b.extrapolation);
         assert_eq!(a.secants, b.secants);
+        carried = carried.max(a.secants.len());
     }
     assert!(contacts > 0, "the cloth never reached the colliders");
-    assert_eq!(a.secants.len(), softbody::solver::CARRIED_SECANTS);
+    // (A substep that gains energy drops them: guess.rs's energy guard.)
+    assert_eq!(carried, softbody::solver::CARRIED_SECANTS);
 }
 
 /// One free vertex among hard pins: its 1 × 1 system is one faer factorises
@@ -1613,6 +1615,83 @@ fn a_single_free_vertex_steps_like_newton() {
         assert!(err < 1e-9, "{precision:?}: relative error {err:e}");
         assert!(state.positions[12].y < model.rest[12].y);
         assert_eq!(state.positions[11], model.rest[11]);
+    }
+}
+
+/// Damping removes its share of the velocity per 1/60 s whatever the time
+/// step: a free cloth falls for 2 s at about the same speed stepped at
+/// 1/60 s, in 4 substeps of that, or at 1/240 s. Removed per step, the
+/// default 0.01 let it reach 11.44 m/s at 1/60 s and 4.05 at 1/240 (QA).
+#[test]
+fn damping_does_not_depend_on_the_time_step() {
+    let mut model = cloth(5, Weights::default());
+    model.pins = Pins::default();
+    let speed = |dt: f64, substeps: usize| {
+        let params = SimParams {
+            dt,
+            substeps,
+            ..SimParams::default()
+        };
+        assert_eq!(params.damping, 0.01);
+        let mut solver = Solver::new(&model, &params).unwrap();
+        let mut state = State::at_rest(&model);
+        for _ in 0..(2.0 / dt).round() as usize {
+            solver.step(&mut state).unwrap();
+        }
+        -state.velocities.iter().map(|v| v.y).sum::<f64>() / state.velocities.len() as f64
+    };
+    // v = g h (1 − α^n) / (1 − α) after n steps of h with α = 0.99^(60 h).
+    let at_60 = speed(1.0 / 60.0, 1);
+    assert!((at_60 - 11.44).abs() < 0.01, "{at_60} m/s");
+    for (dt, substeps) in [(1.0 / 60.0, 4), (1.0 / 240.0, 1)] {
+        let v = speed(dt, substeps);
+        assert!(
+            (v - 11.40).abs() < 0.01,
+            "dt {dt}, {substeps} substeps: {v} m/s"
+        );
+    }
+}
+
+/// A cloth dropped flat onto the ground comes to rest there and stays,
+/// whatever the iterations: nothing does work on it, so its total energy
+/// never rises from one frame to the next. The extrapolated guess predicted
+/// the ground's push on the landed cloth again in the frame after it came
+/// to rest, lifting it off; its contacts' pins then held it up where the
+/// guess had it (QA: at 30 iterations a frame it was thrown 4 cm up and
+/// gained 0.57 J; at 20, 0.6 mm).
+#[test]
+fn a_cloth_landed_on_the_ground_stays_there() {
+    for iterations in [20, 30, 100] {
+        let text = format!(
+            "version = 1\n[mesh]\ngrid = {{ n = 10, width = 1.0, horizontal = true }}\n\
+             [material]\ndensity = 0.15\n\
+             weights = {{ structural = 1000.0, shear = 500.0, bending = 20.0 }}\n\
+             [sim]\niterations = {iterations}\n\
+             colliders = [{{ type = \"ground\", height = -1.0, friction = 0.5 }}]\n"
+        );
+        let path = Path::new("dropped.toml");
+        let built = Preset::from_toml_str(&text, path)
+            .unwrap()
+            .build(path)
+            .unwrap();
+        assert!(built.params.extrapolates());
+        let mut solver = Solver::new(&built.model, &built.params).unwrap();
+        let mut state = State::at_rest(&built.model);
+        let mut last = solver.energies(&state).total();
+        for frame in 1..=60 {
+            let total = solver.step(&mut state).unwrap().energies.total();
+            assert!(
+                total <= last + 1e-9,
+                "{iterations} iterations, frame {frame}: the total rose {} J",
+                total - last
+            );
+            last = total;
+        }
+        let highest = state.positions.iter().map(|p| p.y).fold(f64::MIN, f64::max);
+        assert!(
+            highest < -1.0 + 1e-6,
+            "{iterations} iterations: a vertex at {highest} m"
+        );
     }
 }
 
@@ -1704,7 +1783,10 @@ fn a_body_resting_on_the_ground_holds_no_spurious_strain() {
 fn a_body_dropped_on_the_ground_comes_to_rest_unharmed() {
     // Dropped 0.25 m it lands at 2.2 m/s and is pushed out of the ground
     // in the impact step; it must then rest as it would with small steps.
-    assert_rests_as_with_small_steps(0.25, 150);
+    // (Compared after 5 s: damped per 1/60 s, not per step, the substeps
+    // no longer settle it 8 times faster; after 2.5 s it was still 2.6 mm
+    // from its rest.)
+    assert_rests_as_with_small_steps(0.25, 300);
 }
 
 #[test]

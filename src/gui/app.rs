@@ -682,13 +682,7 @@ impl EditorApp {
     }
 
     fn show_dialog(&mut self, kind: DialogType) {
-        // Absolute, so the dialog's path field says where it is (it read ".").
-        let start = self
-            .session
-            .path()
-            .and_then(Path::parent)
-            .map_or_else(|| PathBuf::from("."), Path::to_owned);
-        let start = std::path::absolute(&start).unwrap_or(start);
+        let start = folder_of(self.session.path());
         let filter: egui_file::Filter<PathBuf> = Box::new(|p: &Path| {
             p.extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("toml") || e.eq_ignore_ascii_case("obj"))
@@ -700,8 +694,7 @@ impl EditorApp {
                     || "untitled.toml".into(),
                     |n| n.to_string_lossy().into_owned(),
                 );
-                let dir = suggested.parent().filter(|d| !d.as_os_str().is_empty());
-                let dir = dir.map_or(start, |d| std::path::absolute(d).unwrap_or(d.to_owned()));
+                let dir = folder_of(Some(&suggested));
                 let presets: egui_file::Filter<PathBuf> = Box::new(|p: &Path| {
                     p.extension()
                         .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
@@ -959,6 +952,15 @@ impl eframe::App for EditorApp {
             // session it makes starts from there.
             Some(_) if self.work.is_some() => {}
             Some(worker) => {
+                // A command taken in above (a file opened, a model rebuilt
+                // in the background) made another session: the frames in
+                // flight are the old one's, stepped from its model. Synced
+                // first, the worker drops them (taken in, a cloth's frames
+                // drew over the jelly opened while it played, and crashed
+                // the view).
+                if std::mem::take(&mut self.unsynced) {
+                    worker.sync(&self.session);
+                }
                 worker.collect(&mut self.session);
             }
             None if self.work.is_some() => {}
@@ -1082,4 +1084,36 @@ fn ask<T: Copy>(
         });
     });
     answer
+}
+
+/// The folder of `file` (the working folder for none, or for a file named
+/// without one), absolute, for a file dialog to start in: its path field
+/// then says where it is (it read "."; and from a file named without a
+/// folder, whose parent is "", the open dialog started on no folder, QA).
+fn folder_of(file: Option<&Path>) -> PathBuf {
+    let folder = file
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::path::absolute(folder).unwrap_or_else(|_| folder.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dialog_starts_in_the_folder_of_the_file() {
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(folder_of(Some(Path::new("spot.toml"))), here);
+        assert_eq!(folder_of(None), here);
+        assert_eq!(
+            folder_of(Some(Path::new("presets/jelly.toml"))),
+            here.join("presets")
+        );
+        assert_eq!(
+            folder_of(Some(Path::new("/tmp/a/b.toml"))),
+            Path::new("/tmp/a")
+        );
+    }
 }

@@ -273,7 +273,7 @@ fn help(param: ParamId) -> &'static str {
             "Stop a substep's iterations once one moves the vertices by less than this \
              fraction of the step (0: always run all iterations)"
         }
-        ParamId::Damping => "Velocity damping per step (0: none, 1: all)",
+        ParamId::Damping => "Share of the velocity removed per 1/60 s (0: none, 1: all)",
         ParamId::GravityY => "Vertical gravity (m/s²)",
         ParamId::Scale => {
             "Metres per unit of the mesh file: 0.01 for centimetres, 0.0254 for inches. The body \

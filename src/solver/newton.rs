@@ -311,7 +311,7 @@ pub fn step_from(
     cancel: &AtomicBool,
 ) -> Result<NewtonStep, SolverError> {
     let h = params.substep_dt();
-    let alpha = 1.0 - params.damping;
+    let alpha = params.velocity_kept();
     let m = model.vertex_count();
     let mut index = vec![PINNED; m];
     let mut free = Vec::new();
