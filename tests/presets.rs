@@ -323,6 +323,31 @@ proptest! {
     }
 }
 
+/// Floats far from 1 are saved in exponent form, short decimals as they
+/// are: `1e-300` was written as a 302-character literal (QA).
+#[test]
+fn far_floats_are_saved_short() {
+    let mut preset = Preset::from_toml_str(HEADER, Path::new("p.toml")).unwrap();
+    preset.material.weights.bending = 1e-300;
+    preset.material.weights.shear = 2.5e-12;
+    preset.material.weights.structural = 12345.678;
+    preset.material.density = 0.0001;
+    let text = preset.to_toml_string().unwrap();
+    for expected in [
+        "bending = 1e-300",
+        "shear = 2.5e-12",
+        "structural = 12345.678",
+        "density = 0.0001",
+    ] {
+        assert!(text.contains(expected), "{expected} in\n{text}");
+    }
+    assert!(text.lines().all(|l| l.len() < 200), "{text}");
+    assert_eq!(
+        Preset::from_toml_str(&text, Path::new("p.toml")).unwrap(),
+        preset
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Errors.
 

@@ -571,3 +571,54 @@ fn same(a: &Value, b: &Value) -> bool {
         },
     }
 }
+
+/// `text` (a preset serialised in full) with every float whose decimal
+/// form is long written in exponent form, which reads back the same:
+/// serialised as Rust writes a float, a bending weight of `1e-300` was a
+/// 302-character literal (QA). Short decimals (`0.0001`, `1000.0`) stay.
+pub(super) fn short_floats(text: &str) -> String {
+    let Ok(mut doc) = text.parse::<DocumentMut>() else {
+        return text.to_owned();
+    };
+    for (_, item) in doc.as_table_mut().iter_mut() {
+        shorten_item(item);
+    }
+    doc.to_string()
+}
+
+/// [`short_floats`] within `item`.
+fn shorten_item(item: &mut Item) {
+    match item {
+        Item::Value(value) => shorten_value(value),
+        Item::Table(table) => table.iter_mut().for_each(|(_, i)| shorten_item(i)),
+        Item::ArrayOfTables(tables) => {
+            for table in tables.iter_mut() {
+                table.iter_mut().for_each(|(_, i)| shorten_item(i));
+            }
+        }
+        Item::None => {}
+    }
+}
+
+/// Decimal forms up to this long stay as they are (`123456.789`).
+const LONG_DECIMAL: usize = 12;
+
+/// [`short_floats`] within `value`.
+fn shorten_value(value: &mut Value) {
+    match value {
+        Value::Float(float) => {
+            let exponent = format!("{:e}", float.value());
+            let decimal = float.display_repr().len();
+            if decimal > LONG_DECIMAL
+                && exponent.len() < decimal
+                && let Ok(mut short) = exponent.parse::<Value>()
+            {
+                *short.decor_mut() = value.decor().clone();
+                *value = short;
+            }
+        }
+        Value::Array(array) => array.iter_mut().for_each(shorten_value),
+        Value::InlineTable(table) => table.iter_mut().for_each(|(_, v)| shorten_value(v)),
+        _ => {}
+    }
+}

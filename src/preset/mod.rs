@@ -835,10 +835,10 @@ impl Preset {
     /// [`Preset::to_toml_string`] with the comment lines `header` (see
     /// [`header_comments`]) after the format line.
     fn to_toml_string_with_header(&self, header: Option<&str>) -> Result<String, toml::ser::Error> {
-        let body = toml::to_string(&Preset {
+        let body = layout::short_floats(&toml::to_string(&Preset {
             version: CURRENT_VERSION,
             ..self.clone()
-        })?;
+        })?);
         let header = header.map_or_else(String::new, |h| format!("{h}\n"));
         Ok(format!("{FORMAT_LINE} {CURRENT_VERSION})\n{header}{body}"))
     }

@@ -1265,24 +1265,26 @@ impl Solver {
     }
 
     /// Takes back the part of the extrapolated guess (`self.x`) that would
-    /// lift a ground contact's vertex off the ground: its rise above the
-    /// motion without forces `q + α h v` (`alpha_h` is `α h`). The
-    /// accelerations the guess extrapolates (guess.rs) were, for a contact,
-    /// mostly the ground's
+    /// lift a ground contact's vertex: its rise above the motion without
+    /// forces `q + α h v` (`alpha_h` is `α h`). The accelerations the guess
+    /// extrapolates (guess.rs) were, for a contact, mostly the ground's
     /// push, which a resting body does not keep making. Lifted in the
     /// guess, a vertex stayed lifted: its pin lets it leave the ground and
     /// pulls it toward where the iterate has it, a thousand times harder
     /// than inertia pulls it back (QA: a cloth lying on the ground after a
     /// drop, 30 iterations a frame, was thrown 4 cm up in the next frame
     /// and gained 0.57 J). On a sphere the normal turns as a vertex slides
-    /// and the prediction carries it around: held there, a cloth sliding
-    /// off a ball stuck under it.
+    /// and the prediction carries it around: held, a cloth sliding off a
+    /// ball stuck under it. (Letting the prediction lift a landing vertex
+    /// up to the ground's surface, not above, left fewer of a stiff cloth's
+    /// vertices on the ground after sliding off a ball.)
     fn keep_on_the_ground(&mut self, velocities: &[Vec3], alpha_h: f64) {
         for c in &self.contacts {
             let v = c.vertex as usize;
-            let base = self.start[v].y + velocities[v].y * alpha_h;
-            if self.params.colliders[c.collider as usize].pins_height_only() && self.x[v].y > base {
-                self.x[v].y = base;
+            let highest = self.start[v].y + velocities[v].y * alpha_h;
+            let ground = self.params.colliders[c.collider as usize].pins_height_only();
+            if ground && self.x[v].y > highest {
+                self.x[v].y = highest;
             }
         }
     }
