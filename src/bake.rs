@@ -775,22 +775,19 @@ fn source_faces(source: &SourceLayout, out: &Path) -> ObjFaces {
     }
 }
 
-/// `path` relative to the directory `dir`, or absolute where no relative
-/// path leads there. Both are resolved first as the file system does
-/// (`..`, symbolic links; a file that does not exist by its folder): made
-/// only absolute, `--out out2/../ob9` named a library three folders up
-/// instead of one (QA).
+/// The file `path` relative to the directory `dir`, or absolute where no
+/// relative path leads there. Both folders are resolved first as the file
+/// system does (`..`, symbolic links): made only absolute, `--out
+/// out2/../ob9` named a library three folders up instead of one (QA). The
+/// file keeps its name: a link is named, not the file it points to, beside
+/// which its textures may not be.
 fn relative_to(path: &Path, dir: &Path) -> PathBuf {
-    let resolved = |p: &Path| {
-        p.canonicalize()
-            .ok()
-            .or_else(|| {
-                let folder = p.parent()?.canonicalize().ok()?;
-                Some(folder.join(p.file_name()?))
-            })
-            .unwrap_or_else(|| std::path::absolute(p).unwrap_or_else(|_| p.to_owned()))
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let resolved = |p: &Path| p.canonicalize().unwrap_or_else(|_| absolute(p));
+    let path = match (path.parent(), path.file_name()) {
+        (Some(folder), Some(name)) => resolved(folder).join(name),
+        _ => absolute(path),
     };
-    let path = resolved(path);
     pathdiff::diff_paths(&path, resolved(dir)).unwrap_or(path)
 }
 

@@ -563,8 +563,9 @@ fn bake(
     signals::install(Some(signals::Notices {
         first: "stopping after the current frame (what is written stays complete; \
                 Ctrl-C again stops at once, without the summary)",
+        // (The bake may have finished its summary while the request came.)
         second: "stopped at once: the OBJ frames and energy rows written are complete; \
-                 no summary was written",
+                 the summary is there only if the bake had already written it",
         at_once: "stopped at once: nothing was simulated yet",
     }))
     .map_err(|e| Failure::Runtime(e.into()))?;

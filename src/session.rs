@@ -1095,8 +1095,13 @@ impl Session {
     /// Takes a frame that a copy of this session's solver stepped elsewhere
     /// (a front end's simulation thread, from [`Session::state`]) as if
     /// [`Session::tick`] had stepped it: the state and the history move on.
-    /// Returns the state it replaced (for its allocations to be reused).
+    /// Returns the state it replaced (for its allocations to be reused). A
+    /// state of another vertex count (another model's: a front end that did
+    /// not hand its thread this session) is not taken: it is handed back.
     pub fn accept_frame(&mut self, state: State, report: &StepReport) -> State {
+        if state.positions.len() != self.state.positions.len() {
+            return state;
+        }
         self.warning = None;
         self.history.record(&state, report);
         std::mem::replace(&mut self.state, state)

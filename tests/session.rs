@@ -1390,3 +1390,24 @@ fn numbered_pins_are_refused_on_another_model() {
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(!text.contains("model_vertices"), "{text}");
 }
+
+/// A frame of another model (a front end that did not hand its simulation
+/// thread this session) is handed back, not taken: taken, the editor drew
+/// a cloth's frame over the jelly opened while it played, and crashed.
+#[test]
+fn a_frame_of_another_model_is_not_taken() {
+    let mut session = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
+    let jelly = Session::open(Path::new("presets/jelly.toml")).unwrap();
+    let foreign = jelly.state().clone();
+    let before = session.state().clone();
+    let report = softbody::solver::StepReport::default();
+    let back = session.accept_frame(foreign.clone(), &report);
+    assert_eq!(back.positions, foreign.positions);
+    assert_eq!(session.state().positions, before.positions);
+    assert_eq!(session.state().frame, before.frame);
+    // One of its own is taken.
+    let mut next = before.clone();
+    next.frame += 1;
+    session.accept_frame(next, &report);
+    assert_eq!(session.state().frame, before.frame + 1);
+}

@@ -1,6 +1,8 @@
 //! The initial guess of a substep's iterations: the motion without forces,
 //! `q + α h v`, plus a prediction of this substep's acceleration from the
-//! last two, `h² (γ₀ a₀ + γ₁ a₁)`.
+//! last two, `h² (γ₀ a₀ + γ₁ a₁)` (the solver then takes back what the
+//! prediction would lift a vertex resting on a ground: `Solver`'s
+//! `keep_on_the_ground`).
 //!
 //! The iterations of a substep move the guess `q + α h v` by the correction
 //! `c = h² a`, the forces' work. When the forces change smoothly (a body

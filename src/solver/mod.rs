@@ -1282,7 +1282,10 @@ impl Solver {
         for c in &self.contacts {
             let v = c.vertex as usize;
             let highest = self.start[v].y + velocities[v].y * alpha_h;
-            let ground = self.params.colliders[c.collider as usize].pins_height_only();
+            let ground = matches!(
+                self.params.colliders[c.collider as usize],
+                Collider::Ground { .. }
+            );
             if ground && self.x[v].y > highest {
                 self.x[v].y = highest;
             }

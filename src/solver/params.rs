@@ -76,8 +76,8 @@ impl Default for SimParams {
     }
 }
 
-/// Steps a second over which [`SimParams::damping`] is the fraction of the
-/// velocity removed per step: the default frame rate's.
+/// The step rate at which [`SimParams::damping`] is the share of the
+/// velocity removed per step: the default frame rate, 60 a second.
 const DAMPING_RATE: f64 = 60.0;
 
 impl SimParams {
