@@ -211,10 +211,8 @@ fn mistyped_subcommand(e: &clap::Error) -> Option<ExitCode> {
     // (A subcommand's own unknown argument keeps clap's words: `inspect
     // x.toml --jsn` is told of `--json`.)
     use clap::CommandFactory as _;
-    let subcommand = word
-        .to_str()
-        .and_then(|w| Cli::command().find_subcommand(w).map(|_| ()));
-    if word.exists() || subcommand.is_some() {
+    let subcommand = (word.to_str()).is_some_and(|w| Cli::command().find_subcommand(w).is_some());
+    if word.exists() || subcommand {
         return None;
     }
     let Failure::BadInput(error) = not_a_file_or_subcommand(&word) else {

@@ -1086,12 +1086,11 @@ fn the_same_threads_bake_the_same_frames_on_one_cpu() {
 fn a_preset_without_a_name_bakes_under_its_file_s() {
     let dir = scratch_path("bake-unnamed");
     std::fs::create_dir_all(&dir).unwrap();
-    let preset = dir.join("flag.toml");
-    std::fs::write(
-        &preset,
+    let (preset, _) = write_preset(
+        &dir,
+        "flag.toml",
         "version = 1\n[mesh]\ngrid = { n = 4, width = 1.0 }\n[material]\ndensity = 0.2\n",
-    )
-    .unwrap();
+    );
     let o = bake(&preset, "1", &dir);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(dir.join("flag_0001.obj")).unwrap();

@@ -424,10 +424,12 @@ impl<'a> Locator<'a> {
             };
             for (key, v) in table.iter() {
                 let key: &str = key.get_ref();
+                if key == ENUM_TAG {
+                    continue;
+                }
                 let at = || format!("{field}[{i}].{key}");
                 let vector = TAGGED_VECTORS.contains(&key);
                 match (expected, vector, v.get_ref()) {
-                    (_, _, _) if key == ENUM_TAG => {}
                     ("a matrix array", true, DeValue::Array(a))
                         if a.len() == 3 && a.iter().all(|x| number(x.get_ref())) => {}
                     ("a matrix array", true, _) => return Some((at(), v.span())),
