@@ -25,6 +25,9 @@ pub struct Before {
     /// For an undo or redo, "undid" or "redid" and the preset it starts
     /// from (to say what it changed).
     pub undoing: Option<(&'static str, Preset)>,
+    /// "nothing to undo" or "nothing to redo" for an undo or redo with
+    /// nothing to take back or do again.
+    pub idle: Option<&'static str>,
     /// Whether the command pins or unpins (to say how many are pinned).
     pub pinning: bool,
 }
@@ -42,6 +45,11 @@ impl Before {
             undoing: match command {
                 Command::Undo => Some(("undid", session.preset().clone())),
                 Command::Redo => Some(("redid", session.preset().clone())),
+                _ => None,
+            },
+            idle: match command {
+                Command::Undo if session.undo_len() == 0 => Some("nothing to undo"),
+                Command::Redo if session.redo_len() == 0 => Some("nothing to redo"),
                 _ => None,
             },
             pinning: matches!(

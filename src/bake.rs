@@ -281,13 +281,8 @@ pub fn bake(
         Layout::Source(source) => source_faces(source, &options.out),
         Layout::Drawn(kept) => obj_faces(kept.triangles_or(all), built.texcoords()),
     };
-    // The object the faces start in, else the preset's name as one word and
-    // without `#`, which starts a comment in OBJ ("Denim Jacket #2" read
-    // back as `Denim_Jacket_`).
-    let object = faces
-        .object
-        .clone()
-        .unwrap_or_else(|| name.replace(|c: char| c.is_whitespace() || c == '#', "_"));
+    // The object the faces start in, else the preset's name.
+    let object = faces.object.clone().unwrap_or_else(|| object_name(&name));
 
     csv_file.set_len(0).map_err(write_err(&csv_path))?;
     let mut csv = BufWriter::new(csv_file);
@@ -834,6 +829,17 @@ impl Kept {
     }
 }
 
+/// A preset's name as an OBJ object name: one word, without `#`, which
+/// starts a comment in OBJ ("Denim Jacket #2" read back as `Denim_Jacket_`),
+/// nor control characters (a NUL ended the name in importers reading C
+/// strings, QA).
+fn object_name(name: &str) -> String {
+    name.replace(
+        |c: char| c.is_whitespace() || c.is_control() || c == '#',
+        "_",
+    )
+}
+
 /// One frame as OBJ text: a header naming the preset `name`, an `o object`
 /// statement, `v` lines, then `faces` ([`obj_faces`], [`source_faces`]).
 fn write_obj_frame(
@@ -863,6 +869,12 @@ fn write_obj_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_object_name_is_one_word_of_printable_characters() {
+        assert_eq!(object_name("Denim Jacket #2"), "Denim_Jacket__2");
+        assert_eq!(object_name("a\nb\u{0}c\u{1b}d\u{7f}é"), "a_b_c_d_é");
+    }
 
     /// The time left is the frames' pace times the frames left: a set-up
     /// of 8 s before two frames of 1 s leaves 8 s for eight more, not 40.

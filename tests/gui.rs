@@ -305,6 +305,15 @@ fn undo_and_redo_name_the_change() {
         harness.state().message,
         "redid material.weights.bending from 20 to 3"
     );
+    // Past either end it says so (it cleared the status line, QA).
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    harness.run();
+    assert_eq!(harness.state().message, "nothing to redo");
+    for _ in 0..2 {
+        harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+        harness.run();
+    }
+    assert_eq!(harness.state().message, "nothing to undo");
 }
 
 /// Chooses `rule` from the Selection & pins panel's pin rules.

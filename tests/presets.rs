@@ -746,6 +746,30 @@ fn version_0_is_migrated() {
         err.starts_with("old.toml:4: stiffness.bent: unknown field `bent`; did you mean `bend`?"),
         "{err}"
     );
+    // Values out of range name the key as written, on its line (QA: they
+    // named the migrated field, `material.weights.structural`, with no line).
+    for (from, to, expected) in [
+        (
+            "stretch = 800.0",
+            "stretch = -1.0",
+            "old.toml:4: stiffness.stretch: ",
+        ),
+        ("bend = 10.0", "bend = -1.0", "old.toml:4: stiffness.bend: "),
+        ("density = 0.3", "density = -0.3", "old.toml:3: density: "),
+        ("dt = 0.01", "dt = 0.0", "old.toml:5: dt: "),
+        ("gravity = -5.0", "gravity = nan", "old.toml:6: gravity: "),
+        (
+            "pins = [",
+            "iterations = 0\npins = [",
+            "old.toml:7: iterations: ",
+        ),
+    ] {
+        let bad = v0.replace(from, to);
+        let err = Preset::parse(&bad, Path::new("old.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(expected), "{to}: {err}");
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -418,10 +418,17 @@ impl EditorApp {
                 pins.soft.len()
             );
         }
-        if let (Some((done, preset)), true) = (&before.undoing, applied) {
+        match (&before.undoing, applied) {
             // What it took back or did again, whatever that took.
-            let change = crate::preset::describe_changes(preset, self.session.preset());
-            self.message = format!("{done} {change}");
+            (Some((done, preset)), true) => {
+                let change = crate::preset::describe_changes(preset, self.session.preset());
+                self.message = format!("{done} {change}");
+            }
+            // (A Ctrl+Z past the first change cleared the status line, QA.)
+            (Some(_), false) if self.message.is_empty() => {
+                self.message = before.idle.unwrap_or_default().to_owned();
+            }
+            _ => {}
         }
         if self.session.model().vertex_count() != before.vertices {
             self.selection = Selection::new(self.session.model().vertex_count());

@@ -40,6 +40,23 @@ struct StiffnessV0 {
     bend: f64,
 }
 
+/// The version-0 key a field of the migrated preset comes from (the field
+/// itself if it kept its path), for errors that name the key as written
+/// and find its line: a version-0 `stiffness.stretch = -1` was reported
+/// as `material.weights.structural`, with no line (QA).
+pub(super) fn v0_field(field: &str) -> &str {
+    match field {
+        "material.density" => "density",
+        "material.weights.structural" => "stiffness.stretch",
+        "material.weights.shear" => "stiffness.shear",
+        "material.weights.bending" => "stiffness.bend",
+        "sim.dt" => "dt",
+        "sim.iterations" => "iterations",
+        "sim.gravity" => "gravity",
+        other => other,
+    }
+}
+
 /// The version-1 preset of a version-0 one: an OBJ built as springs, the
 /// stiffnesses as structural, shear (half the stretch if missing) and
 /// bending weights (the others at their defaults), `gravity` as its `y`

@@ -808,6 +808,10 @@ impl Preset {
             }
         };
         if let Err((field, message)) = validate::preset(&preset) {
+            let field = match migrated_from {
+                Some(0) => migrate::v0_field(&field).to_owned(),
+                _ => field,
+            };
             let line_field = field.clone();
             return Err(locator.at_field(
                 path,
