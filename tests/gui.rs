@@ -1237,6 +1237,47 @@ fn slow_changes_apply_in_the_background_in_order() {
     assert_eq!(app.session.preset().material.density, 900.0);
 }
 
+/// A file dropped while a change applies in the background is asked about
+/// once the change is in (review: it was asked about the session before
+/// the change, which had nothing unsaved, and replaced the change with no
+/// question); a quit likewise.
+#[test]
+fn a_file_dropped_while_a_change_applies_asks_about_that_change() {
+    let mut harness = editor("presets/soft_rubber.toml");
+    let app = harness.state_mut();
+    app.background = true;
+    // A rebuild as finer tets: long enough for the drop to come while it
+    // applies.
+    let build = Build {
+        kind: BuildKind::Tets,
+        resolution: Some(20),
+        ..Build::default()
+    };
+    app.apply(Command::SetBuild(build));
+    assert!(app.is_busy());
+    harness
+        .input_mut()
+        .dropped_files
+        .push(Arc::new(Dropped(PathBuf::from("presets/jelly.toml"))));
+    harness.step();
+    assert!(
+        harness.state().is_busy(),
+        "the rebuild ended before the drop"
+    );
+    until_idle(&mut harness);
+    let rebuilt = |harness: &Harness<'static, EditorApp>| {
+        let session = &harness.state().session;
+        assert_eq!(session.path(), Some(Path::new("presets/soft_rubber.toml")));
+        assert_eq!(session.preset().build.resolution, Some(20));
+    };
+    rebuilt(&harness);
+    harness.get_by_label("Unsaved changes");
+    harness.get_by_label("Cancel").click();
+    harness.run();
+    assert!(harness.query_by_label("Unsaved changes").is_none());
+    rebuilt(&harness);
+}
+
 /// A file opened while the simulation plays on its thread opens at rest:
 /// the frames the thread stepped from the old model meanwhile are dropped.
 /// They were taken into the opened session (QA: the jelly opened while the

@@ -331,8 +331,10 @@ impl EditorApp {
             Ok(outcome) => self.applied(outcome, before),
             Err(failed) => self.message = failed.to_owned(),
         }
+        // In the order they were held (a gesture's end held behind its last
+        // change stays before the changes that followed it).
         let held = std::mem::take(&mut self.held);
-        self.requests(ctx, held);
+        self.in_order(ctx, held);
     }
 
     /// Reports the `outcome` of a command applied to the session, which was
@@ -606,14 +608,20 @@ impl EditorApp {
         }
     }
 
-    /// Carries out the panels' requests.
+    /// Carries out the panels' requests of one UI frame.
     fn requests(&mut self, ctx: &egui::Context, requests: Vec<Request>) {
         // A drag's release frame can carry its last change: made inside the
         // gesture, not as an undo step of its own.
         let (ends, requests): (Vec<_>, Vec<_>) = requests
             .into_iter()
             .partition(|r| matches!(r, Request::EndGesture));
-        for request in requests.into_iter().chain(ends) {
+        self.in_order(ctx, requests.into_iter().chain(ends));
+    }
+
+    /// Carries out `requests` one after the other, holding those that wait
+    /// for a background command.
+    fn in_order(&mut self, ctx: &egui::Context, requests: impl IntoIterator<Item = Request>) {
+        for request in requests {
             // (Opening and quitting ask about unsaved changes: of the
             // session the command makes.)
             let waits = !matches!(
@@ -669,9 +677,18 @@ impl EditorApp {
         }
     }
 
-    /// Does `action` now, or asks first when there are unsaved changes.
+    /// Does `action` now, or asks first when there are unsaved changes;
+    /// while a background command runs, holds it to ask about the session
+    /// that command makes (a file opened from the dialog or dropped meanwhile
+    /// was asked about the session before the change, and took its place
+    /// with no question).
     fn ask_then(&mut self, ctx: &egui::Context, action: Pending) {
-        if self.session.is_dirty() {
+        if self.is_busy() {
+            self.held.push(match action {
+                Pending::Open(path) => Request::Open(path),
+                Pending::Quit => Request::Quit,
+            });
+        } else if self.session.is_dirty() {
             self.pending = Some(action);
         } else {
             self.carry_out(ctx, action);
@@ -788,8 +805,9 @@ impl EditorApp {
                             return;
                         }
                         self.save(None);
-                        if self.changed_on_disk.is_some() {
-                            // Asked whether to overwrite: what follows waits.
+                        if self.changed_on_disk.is_some() || self.is_busy() {
+                            // Asked whether to overwrite, or the save held
+                            // behind a background command: what follows waits.
                             self.after_save = Some(pending);
                             return;
                         }
@@ -874,7 +892,10 @@ impl EditorApp {
 
     /// Offers the autosave an earlier run left.
     fn recovery_window(&mut self, ctx: &egui::Context) {
-        let Some(recovery) = &self.recovery else {
+        // Offered again once a background command is in: a file dropped
+        // while it was up opened over the recovered session (and cleared its
+        // autosave, the only copy left).
+        let Some(recovery) = self.recovery.as_ref().filter(|_| !self.is_busy()) else {
             return;
         };
         let origin = recovery.origin.as_ref().map_or_else(
