@@ -281,6 +281,10 @@ pub struct Solver {
     /// pushes and the friction of its contacts.
     loads: Vec<(f64, f64, Vec3)>,
     resting: Vec<bool>,
+    /// Per vertex of a tet body, half its shortest rest edge: the most it
+    /// may move into a collider in a substep and still land inside the
+    /// solve (see `Solver::pin_contacts`); empty for a spring model.
+    reach: Vec<f64>,
     /// Within a substep's `collide`: the motion friction took off a spring
     /// model's contacts, by vertex, taken off their velocities (not their
     /// positions, which stay where the solve put them).
@@ -313,6 +317,24 @@ pub struct Solver {
 /// How fast, in `g h`, a tet body's vertex may approach a collider and still land
 /// inside the solve (see `Solver::pin_contacts`).
 const LANDING_SPEED: f64 = 4.0;
+
+/// Half the shortest rest edge at each vertex of `model`'s tets (empty
+/// without tets): see [`Solver::pin_contacts`].
+fn landing_reach(model: &Model) -> Vec<f64> {
+    if model.tets.is_empty() {
+        return Vec::new();
+    }
+    let mut reach = vec![f64::INFINITY; model.vertex_count()];
+    for tet in &model.tets {
+        for (a, b) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] {
+            let (a, b) = (tet.vertices[a] as usize, tet.vertices[b] as usize);
+            let half = 0.5 * (model.rest[a] - model.rest[b]).norm();
+            reach[a] = reach[a].min(half);
+            reach[b] = reach[b].min(half);
+        }
+    }
+    reach
+}
 
 /// The most solves of one substep of a tet body (see
 /// `Solver::land_again`).
@@ -484,6 +506,7 @@ impl Solver {
             holds: Vec::new(),
             loads: Vec::new(),
             resting: vec![false; m],
+            reach: landing_reach(model),
             slowed: Vec::new(),
             constant: vec![Vec3::zeros(); m],
             rhs: vec![Vec3::zeros(); m],
@@ -1141,11 +1164,15 @@ impl Solver {
     /// friction cone ([`Collider::landing_hold`]: friction applied after the
     /// solve moved it back along the surface while the body around it went
     /// on). A tet body's vertex lands so only when it approaches slowly (at
-    /// most [`LANDING_SPEED`] `g h` along the normal in the substep); a
+    /// most [`LANDING_SPEED`] `g h` along the normal in the substep, and at
+    /// most half its shortest edge: `Solver::reach`); a
     /// faster one is pushed out after the solve and is a contact from the
     /// next substep: in a body falling that fast, the layer above the
     /// lowest also reaches the ground in the inertial target, and pinned
-    /// flat onto the lowest it inverted its tets and stayed there. A
+    /// flat onto the lowest it inverted its tets and stayed there. In a
+    /// small body that takes no speed: a 5 cm cube's lattice has layers
+    /// near its bottom closer than the 2.7 mm a substep of 1/60 s sinks a
+    /// body at rest, and it blew up at rest on the ground (QA). A
     /// spring model has no such layers: its vertices land at any speed (a
     /// cloth's edge pushed out after the solve while the cloth above went
     /// on falling stored 40 times the impact's kinetic energy). A sticking
@@ -1188,8 +1215,9 @@ impl Solver {
                 .map(|(k, c)| (k, c.depth(*x)))
                 .filter(|&(k, depth)| {
                     depth > 0.0
-                        && (self.model.tets.is_empty()
-                            || depth - self.params.colliders[k].depth(*q) <= slow)
+                        && (self.reach.is_empty()
+                            || depth - self.params.colliders[k].depth(*q)
+                                <= slow.min(self.reach[i]))
                 })
                 .max_by(|a, b| a.1.total_cmp(&b.1))
                 .or_else(|| entered.ok().map(|e| (self.entering[e].1 as usize, 0.0)));
@@ -1703,7 +1731,8 @@ impl Solver {
     /// with, plus half its mass moving its size a second, is no longer the
     /// simulation asked for: a tet cube dropped 1 m at a step of 0.1 s was
     /// crushed flat and kept 6.4 kJ where it fell from 1.2 kJ, finite and
-    /// slow (the velocity check passed it), and a stiff closed surface
+    /// slow (the velocity check passed it; its landing is resolved now,
+    /// see `Solver::reach`), and a stiff closed surface
     /// stepped by 8 plain iterations at 0.1 s went from 0.4 J to 87 J in a
     /// frame. A step from a frame this solver did not make (another state,
     /// an earlier one) starts the measure again from `state`'s energy.
