@@ -282,7 +282,7 @@ pub fn bake(
         Layout::Drawn(kept) => obj_faces(kept.triangles_or(all), built.texcoords()),
     };
     // The object the faces start in, else the preset's name.
-    let object = faces.object.clone().unwrap_or_else(|| object_name(&name));
+    let object = faces.object.clone().unwrap_or_else(|| object_name(name));
 
     csv_file.set_len(0).map_err(write_err(&csv_path))?;
     let mut csv = BufWriter::new(csv_file);
