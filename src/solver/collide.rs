@@ -196,14 +196,18 @@ impl Collider {
     /// outside) toward `target` (inside): the surface point under `start`,
     /// if the approach's motion along the surface is within the friction
     /// coefficient times its motion into it (the impulse that stops it
-    /// inside the friction cone); `None` if it slides.
+    /// inside the friction cone); `None` if it slides, as it always does
+    /// without friction (a cloth falling straight onto ice stuck, its pins
+    /// holding it along the ice in the solve, and Anderson's iterates,
+    /// unconverged, took 0.02 m/s sideways from them: QA).
     pub fn landing_hold(&self, start: Vec3, target: Vec3) -> Option<Vec3> {
         let anchor = self.surface_point(start);
         let normal = self.normal(anchor);
         let motion = target - start;
         let into = -motion.dot(&normal);
         let along = (motion + normal * into).norm();
-        (into > 0.0 && along <= self.friction() * into).then_some(anchor)
+        let friction = self.friction();
+        (into > 0.0 && friction > 0.0 && along <= friction * into).then_some(anchor)
     }
 
     /// Kinetic friction on a contact sliding from `start` toward its
