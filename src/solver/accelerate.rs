@@ -252,6 +252,8 @@ struct Evaluation {
     matrix: u64,
     g: Vec<Vec3>,
     f: Vec<Vec3>,
+    /// `‖f‖²` (kept as `f` changes, for [`NEGLIGIBLE_SECANT`]).
+    f2: f64,
     constant: Vec<Vec3>,
 }
 
@@ -262,6 +264,7 @@ impl Evaluation {
             matrix: 0,
             g: vec![Vec3::zeros(); m],
             f: vec![Vec3::zeros(); m],
+            f2: 0.0,
             // Filled by the first substep that may be continued (none on
             // a tet model).
             constant: Vec::new(),
@@ -276,6 +279,7 @@ impl Evaluation {
         if other.valid {
             self.g.clone_from(&other.g);
             self.f.clone_from(&other.f);
+            self.f2 = other.f2;
             self.constant.clone_from(&other.constant);
         }
     }
@@ -507,10 +511,13 @@ impl Accelerator {
             }
             d.fill(Vec3::zeros());
             solve(delta, d);
+            let mut f2 = 0.0;
             for ((g, f), d) in last.g.iter_mut().zip(&mut last.f).zip(d.iter()) {
                 *g += d;
                 *f += d;
+                f2 += f.norm_squared();
             }
+            last.f2 = f2;
             self.continued = true;
         }
         last.valid = false;
@@ -672,8 +679,7 @@ impl Accelerator {
         } else {
             self.first_residual(x, out, parallel)
         };
-        let f: f64 = self.carry.last.f.iter().map(Vec3::norm_squared).sum();
-        match self.coefficients(&b, f) {
+        match self.coefficients(&b, self.carry.last.f2) {
             Some(t) => self.mix(x, out, (&t, parallel)),
             None => x.copy_from_slice(out),
         }
@@ -689,9 +695,12 @@ impl Accelerator {
         parallel: bool,
     ) -> [f64; ANDERSON_WINDOW] {
         let carry = &mut self.carry;
+        let mut f2 = 0.0;
         for ((f, o), x) in carry.last.f.iter_mut().zip(out).zip(x) {
             *f = o - x;
+            f2 += f.norm_squared();
         }
+        carry.last.f2 = f2;
         carry.last.g.copy_from_slice(out);
         self.has_last = true;
         let mut b = [0.0; ANDERSON_WINDOW];
@@ -761,6 +770,10 @@ impl Accelerator {
             self.normal[c][j] = row[c];
             self.normal[j][c] = row[c];
         }
+        // ‖f_k‖² = ‖f_{k−1}‖² + 2 ΔFᵀf_{k−1} + ‖ΔF‖², with ΔFᵀf_{k−1} =
+        // ΔFᵀf_k − ‖ΔF‖² (to the single precision ΔF is stored in).
+        let last = &mut self.carry.last;
+        last.f2 = (last.f2 + 2.0 * b[j] - row[j]).max(0.0);
         b
     }
 
