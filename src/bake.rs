@@ -281,8 +281,12 @@ pub fn bake(
         Layout::Source(source) => source_faces(source, &options.out),
         Layout::Drawn(kept) => obj_faces(kept.triangles_or(all), built.texcoords()),
     };
-    // The object the faces start in, else the preset's name.
-    let object = faces.object.clone().unwrap_or_else(|| object_name(name));
+    // The object the faces start in (without control characters), else
+    // the preset's name.
+    let object = faces
+        .object
+        .as_ref()
+        .map_or_else(|| object_name(name), |o| o.replace(char::is_control, "_"));
 
     csv_file.set_len(0).map_err(write_err(&csv_path))?;
     let mut csv = BufWriter::new(csv_file);

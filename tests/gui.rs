@@ -1240,7 +1240,7 @@ fn slow_changes_apply_in_the_background_in_order() {
 /// A file dropped while a change applies in the background is asked about
 /// once the change is in (review: it was asked about the session before
 /// the change, which had nothing unsaved, and replaced the change with no
-/// question); a quit likewise.
+/// question).
 #[test]
 fn a_file_dropped_while_a_change_applies_asks_about_that_change() {
     let mut harness = editor("presets/soft_rubber.toml");

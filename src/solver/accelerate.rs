@@ -252,8 +252,6 @@ struct Evaluation {
     matrix: u64,
     g: Vec<Vec3>,
     f: Vec<Vec3>,
-    /// `‖f‖²` (kept as `f` changes, for [`NEGLIGIBLE_SECANT`]).
-    f2: f64,
     constant: Vec<Vec3>,
 }
 
@@ -264,7 +262,6 @@ impl Evaluation {
             matrix: 0,
             g: vec![Vec3::zeros(); m],
             f: vec![Vec3::zeros(); m],
-            f2: 0.0,
             // Filled by the first substep that may be continued (none on
             // a tet model).
             constant: Vec::new(),
@@ -279,7 +276,6 @@ impl Evaluation {
         if other.valid {
             self.g.clone_from(&other.g);
             self.f.clone_from(&other.f);
-            self.f2 = other.f2;
             self.constant.clone_from(&other.constant);
         }
     }
@@ -511,13 +507,10 @@ impl Accelerator {
             }
             d.fill(Vec3::zeros());
             solve(delta, d);
-            let mut f2 = 0.0;
             for ((g, f), d) in last.g.iter_mut().zip(&mut last.f).zip(d.iter()) {
                 *g += d;
                 *f += d;
-                f2 += f.norm_squared();
             }
-            last.f2 = f2;
             self.continued = true;
         }
         last.valid = false;
@@ -679,7 +672,7 @@ impl Accelerator {
         } else {
             self.first_residual(x, out, parallel)
         };
-        match self.coefficients(&b, self.carry.last.f2) {
+        match self.coefficients(&b) {
             Some(t) => self.mix(x, out, (&t, parallel)),
             None => x.copy_from_slice(out),
         }
@@ -695,12 +688,9 @@ impl Accelerator {
         parallel: bool,
     ) -> [f64; ANDERSON_WINDOW] {
         let carry = &mut self.carry;
-        let mut f2 = 0.0;
         for ((f, o), x) in carry.last.f.iter_mut().zip(out).zip(x) {
             *f = o - x;
-            f2 += f.norm_squared();
         }
-        carry.last.f2 = f2;
         carry.last.g.copy_from_slice(out);
         self.has_last = true;
         let mut b = [0.0; ANDERSON_WINDOW];
@@ -770,10 +760,6 @@ impl Accelerator {
             self.normal[c][j] = row[c];
             self.normal[j][c] = row[c];
         }
-        // ‖f_k‖² = ‖f_{k−1}‖² + 2 ΔFᵀf_{k−1} + ‖ΔF‖², with ΔFᵀf_{k−1} =
-        // ΔFᵀf_k − ‖ΔF‖² (to the single precision ΔF is stored in).
-        let last = &mut self.carry.last;
-        last.f2 = (last.f2 + 2.0 * b[j] - row[j]).max(0.0);
         b
     }
 
@@ -795,19 +781,17 @@ impl Accelerator {
         }
     }
 
-    /// θ = argmin ‖f − ΔF θ‖ from `b = ΔFᵀf`, `‖f‖²` (`f2`) and the normal
-    /// matrix, with the columns scaled to unit norm and a small ridge
-    /// against near-dependence; `None` if it is singular or not finite. The
-    /// unused slots, and columns with `ΔF = 0` (no information: a step from
-    /// a fixed point, or a carried pair whose rows were all on vertices
-    /// pinned since) or under [`NEGLIGIBLE_SECANT`] of `f`, get an identity
-    /// block and a zero right-hand side, so θ is 0 there and one fixed-size
-    /// (stack) Cholesky serves every window.
-    fn coefficients(&self, b: &[f64; ANDERSON_WINDOW], f2: f64) -> Option<[f64; ANDERSON_WINDOW]> {
+    /// θ = argmin ‖f − ΔF θ‖ from `b = ΔFᵀf` and the normal matrix, with
+    /// the columns scaled to unit norm and a small ridge against
+    /// near-dependence; `None` if it is singular or not finite. The unused
+    /// slots, and columns with `ΔF = 0` (no information: a step from a
+    /// fixed point, or a carried pair whose rows were all on vertices
+    /// pinned since), get an identity block and a zero right-hand side, so
+    /// θ is 0 there and one fixed-size (stack) Cholesky serves every window.
+    fn coefficients(&self, b: &[f64; ANDERSON_WINDOW]) -> Option<[f64; ANDERSON_WINDOW]> {
         let mut used = [false; ANDERSON_WINDOW];
-        let floor = NEGLIGIBLE_SECANT * NEGLIGIBLE_SECANT * f2;
         for c in self.columns() {
-            used[c] = self.normal[c][c] != 0.0 && self.normal[c][c] >= floor;
+            used[c] = self.normal[c][c] != 0.0;
         }
         let scale: [f64; ANDERSON_WINDOW] = std::array::from_fn(|c| {
             if used[c] {
@@ -835,18 +819,6 @@ impl Accelerator {
         t.iter().all(|t| t.is_finite()).then_some(t)
     }
 }
-
-/// The length of a secant's `ΔF`, relative to the residual `f`, under
-/// which Anderson leaves it out: only a coefficient of at least its inverse
-/// could use it, and its `ΔG` times that is round-off magnified. Pairs a
-/// converged motion made (a free fall's, exact from its first iteration)
-/// are round-off, and carried into an impact they moved a cloth falling
-/// straight onto ice sideways, where every output of its map has its
-/// inertial target's momentum (QA: it left at 0.019 m/s; now 2.5e-4).
-/// Leaving out pairs up to 1e-9 of `f` made the contacts of a cloth
-/// dropped onto a ball (`a_cloth_draped_over_a_ball_gains_no_energy` and
-/// the stiff cloth sliding off one) gain 0.1 and 1.05 J.
-const NEGLIGIBLE_SECANT: f64 = 1e-12;
 
 /// Where a new column of Anderson's window goes: a slot of the carried
 /// pairs or of the extra columns.

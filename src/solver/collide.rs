@@ -197,9 +197,8 @@ impl Collider {
     /// if the approach's motion along the surface is within the friction
     /// coefficient times its motion into it (the impulse that stops it
     /// inside the friction cone); `None` if it slides, as it always does
-    /// without friction (a cloth falling straight onto ice stuck, its pins
-    /// holding it along the ice in the solve, and Anderson's iterates,
-    /// unconverged, took 0.02 m/s sideways from them: QA).
+    /// without friction (a vertex falling straight down onto ice stuck,
+    /// its pin holding it along the ice in the solve).
     pub fn landing_hold(&self, start: Vec3, target: Vec3) -> Option<Vec3> {
         let anchor = self.surface_point(start);
         let normal = self.normal(anchor);

@@ -365,9 +365,9 @@ const SLIDING_ON_SPHERE: f64 = 10.0;
 /// them again cost the jelly a factorisation per frame, a fifth of its frame
 /// time). Pulled harder than this times the limit (a body dragged or pushed
 /// over: the pin held it with that force in the solve), it slides free; on
-/// a ground under a piece of a tet body all its sticking contacts also
-/// slide free when together they pull harder than friction can hold the
-/// piece (see `Solver::weigh_grounds`).
+/// a ground under a piece of a tet body (or under a cloth, one piece) all
+/// its sticking contacts also slide free when together they pull harder
+/// than friction can hold the piece (see `Solver::weigh_grounds`).
 const STICK_SLACK: f64 = 2.0;
 
 /// The index of contact `c`'s collider and piece in [`Solver`]'s per
@@ -1398,10 +1398,12 @@ impl Solver {
     ///   over the pushes alone, in `[0, 1]`;
     /// - `self.holds`: whether static friction holds the piece there: the
     ///   friction its contacts gave in the solve (the sticking ones' pins'
-    ///   pulls toward their anchors, the sliding ones' kinetic friction),
-    ///   summed, within the coefficient times the net load. Where it is
-    ///   not, every sticking contact of the piece there slides from the
-    ///   next substep.
+    ///   pulls toward their anchors, the sliding ones' kinetic friction; a
+    ///   spring model's sliding ones, whose friction acts after the solve,
+    ///   the force that would stop their slide, `m/h²` times it), summed,
+    ///   within the coefficient times the net load. Where it is not, every
+    ///   sticking contact of the piece there slides from the next substep,
+    ///   and none stops there.
     ///
     /// A contact's push times its share is what bounds its kinetic
     /// friction in the next substep (static friction's limit keeps the
@@ -1488,7 +1490,8 @@ impl Solver {
     /// solve left it outside (its pin pulled it in, or let it lift off:
     /// [`Solver::contacts_lift`]) it is free. Every other vertex left
     /// inside a collider is projected out, and rests on it from the next
-    /// substep. A sliding contact that friction stopped sticks; a sticking
+    /// substep. A sliding contact that friction stopped sticks (unless its
+    /// piece's contacts together cannot hold it there); a sticking
     /// one that friction can no longer hold drags its anchor, or slides
     /// free when pulled past [`STICK_SLACK`] times the limit or when the
     /// body's contacts together cannot hold it ([`Solver::weigh_grounds`]).
