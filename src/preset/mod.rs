@@ -224,8 +224,9 @@ pub struct Build {
     pub edge_springs: bool,
     /// Metres per unit of the mesh file (an OBJ or a tet file): its
     /// coordinates are multiplied by it when the model is built, and the
-    /// model, its pins' rules, colliders, camera and baked frames are in
-    /// metres. Default 1 (a file in metres, as Blender writes them); 0.01
+    /// model, its pins' rules, colliders and camera are in metres; baked
+    /// frames are written back in the file's units, so they overlay the
+    /// mesh they came from (QA read the doc as metres). Default 1 (a file in metres, as Blender writes them); 0.01
     /// for a file in centimetres. In [`Build::SCALE_RANGE`]; a grid's size
     /// is its width (a grid takes 1 only).
     #[serde(
