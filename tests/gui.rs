@@ -1278,6 +1278,42 @@ fn a_file_dropped_while_a_change_applies_asks_about_that_change() {
     rebuilt(&harness);
 }
 
+/// A slider released on a slow model applies in the background, its
+/// gesture's end held behind it; a change asked for meanwhile is an undo
+/// step of its own (review: the held requests were replayed with the
+/// gesture's end moved last, and the change joined the slider's step).
+#[test]
+fn a_change_held_behind_a_slider_release_is_an_undo_step_of_its_own() {
+    let mut harness = editor("presets/hanging_cloth.toml");
+    let app = harness.state_mut();
+    app.background = true;
+    app.live_refactor_ms = 0.0;
+    let weight = |app: &EditorApp| app.session.preset().material.weights.structural;
+    let (before, density) = (weight(app), app.session.preset().material.density);
+    let rect = structural_slider(&harness);
+    press_at(&mut harness, rect.left_center() + egui::vec2(6.0, 0.0));
+    harness.hover_at(rect.center());
+    harness.step();
+    harness.drop_at(rect.right_center());
+    harness.step();
+    let app = harness.state_mut();
+    assert!(app.is_busy(), "the release applies in the background");
+    app.apply(Command::SetDensity(2.0 * density));
+    until_idle(&mut harness);
+    let app = harness.state();
+    let dragged = weight(app);
+    assert_ne!(dragged, before);
+    assert_eq!(app.session.preset().material.density, 2.0 * density);
+    assert_eq!(app.session.undo_len(), 2);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    until_idle(&mut harness);
+    let app = harness.state();
+    assert_eq!(
+        (weight(app), app.session.preset().material.density),
+        (dragged, density)
+    );
+}
+
 /// A file opened while the simulation plays on its thread opens at rest:
 /// the frames the thread stepped from the old model meanwhile are dropped.
 /// They were taken into the opened session (QA: the jelly opened while the
