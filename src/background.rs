@@ -47,11 +47,7 @@ impl Before {
                 Command::Redo => Some(("redid", session.preset().clone())),
                 _ => None,
             },
-            idle: match command {
-                Command::Undo if session.undo_len() == 0 => Some("nothing to undo"),
-                Command::Redo if session.redo_len() == 0 => Some("nothing to redo"),
-                _ => None,
-            },
+            idle: session.nothing_to_retrace(command),
             pinning: matches!(
                 command,
                 Command::SetPins(_) | Command::PinHard(_) | Command::PinSoft(_) | Command::Unpin(_)

@@ -913,6 +913,17 @@ impl Session {
         self.redo.len()
     }
 
+    /// "nothing to undo" or "nothing to redo" if `command` is an undo or a
+    /// redo with nothing to take back or do again, for the front ends to
+    /// say.
+    pub fn nothing_to_retrace(&self, command: &Command) -> Option<&'static str> {
+        match command {
+            Command::Undo if self.undo.is_empty() => Some("nothing to undo"),
+            Command::Redo if self.redo.is_empty() => Some("nothing to redo"),
+            _ => None,
+        }
+    }
+
     /// Keeps at most `limit` undo steps (at least 1), dropping the oldest.
     pub fn set_undo_limit(&mut self, limit: usize) {
         self.undo_limit = limit.max(1);

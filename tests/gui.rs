@@ -1188,6 +1188,17 @@ fn until_idle(harness: &mut Harness<'static, EditorApp>) {
     harness.run();
 }
 
+/// [`editor`] on `preset` with background work on (the app with its
+/// simulation thread has it) and every factorisation counted as slow: every
+/// preset change applies on a copy of the session on a thread of its own.
+fn slow_editor(preset: &str) -> Harness<'static, EditorApp> {
+    let mut harness = editor(preset);
+    let app = harness.state_mut();
+    app.background = true;
+    app.live_refactor_ms = 0.0;
+    harness
+}
+
 /// With background work on (the app with its simulation thread has it), a
 /// change that factorises a slow model applies on a copy of the session on
 /// a thread of its own: the session stays as it was meanwhile, a change
@@ -1196,11 +1207,8 @@ fn until_idle(harness: &mut Harness<'static, EditorApp>) {
 /// and the file is remembered once open.
 #[test]
 fn slow_changes_apply_in_the_background_in_order() {
-    let mut harness = editor("presets/hanging_cloth.toml");
+    let mut harness = slow_editor("presets/hanging_cloth.toml");
     let app = harness.state_mut();
-    app.background = true;
-    // Every factorisation counts as slow.
-    app.live_refactor_ms = 0.0;
     let weights = |app: &EditorApp| app.session.preset().material.weights;
     let before = weights(app);
     let refactors = app.session.solver().factor_stats().refactors;
@@ -1243,9 +1251,8 @@ fn slow_changes_apply_in_the_background_in_order() {
 /// question).
 #[test]
 fn a_file_dropped_while_a_change_applies_asks_about_that_change() {
-    let mut harness = editor("presets/soft_rubber.toml");
+    let mut harness = slow_editor("presets/soft_rubber.toml");
     let app = harness.state_mut();
-    app.background = true;
     // A rebuild as finer tets: long enough for the drop to come while it
     // applies.
     let build = Build {
@@ -1284,10 +1291,8 @@ fn a_file_dropped_while_a_change_applies_asks_about_that_change() {
 /// gesture's end moved last, and the change joined the slider's step).
 #[test]
 fn a_change_held_behind_a_slider_release_is_an_undo_step_of_its_own() {
-    let mut harness = editor("presets/hanging_cloth.toml");
+    let mut harness = slow_editor("presets/hanging_cloth.toml");
     let app = harness.state_mut();
-    app.background = true;
-    app.live_refactor_ms = 0.0;
     let weight = |app: &EditorApp| app.session.preset().material.weights.structural;
     let (before, density) = (weight(app), app.session.preset().material.density);
     let rect = structural_slider(&harness);

@@ -72,6 +72,16 @@ fn surface_model(which: usize, weights: Weights) -> Model {
 // Checks shared by the spring (cloth) and tet tests: each test sets up its
 // scene and calls one of these.
 
+/// The model and parameters of the preset `text`, as if read from `path`
+/// (relative mesh paths are taken from its folder).
+fn preset_model(text: &str, path: &Path) -> (Model, SimParams) {
+    let built = Preset::from_toml_str(text, path)
+        .unwrap()
+        .build(path)
+        .unwrap();
+    (built.model, built.params)
+}
+
 /// The largest distance between corresponding points of `a` and `b`.
 fn max_distance(a: &[Vec3], b: &[Vec3]) -> f64 {
     a.iter()
@@ -1670,14 +1680,10 @@ fn a_cloth_landed_on_the_ground_stays_there() {
              [sim]\niterations = {iterations}\n\
              colliders = [{{ type = \"ground\", height = -1.0, friction = 0.5 }}]\n"
         );
-        let path = Path::new("dropped.toml");
-        let built = Preset::from_toml_str(&text, path)
-            .unwrap()
-            .build(path)
-            .unwrap();
-        assert!(built.params.extrapolates());
-        let mut solver = Solver::new(&built.model, &built.params).unwrap();
-        let mut state = State::at_rest(&built.model);
+        let (model, params) = preset_model(&text, Path::new("dropped.toml"));
+        assert!(params.extrapolates());
+        let mut solver = Solver::new(&model, &params).unwrap();
+        let mut state = State::at_rest(&model);
         let mut last = solver.energies(&state).total();
         for frame in 1..=60 {
             let total = solver.step(&mut state).unwrap().energies.total();
@@ -2208,16 +2214,51 @@ fn box_on_slope(drop: f64, friction: f64) -> (Model, SimParams) {
         -SLOPE_INTO,
         -0.25 - drop,
     );
-    let built = Preset::from_toml_str(&text, &path)
-        .unwrap()
-        .build(&path)
-        .unwrap();
-    (built.model, built.params)
+    preset_model(&text, &path)
 }
 
 /// Gravity along and into the slope of [`box_on_slope`] (m/s²).
 const SLOPE_ALONG: f64 = 3.4335;
 const SLOPE_INTO: f64 = 9.81;
+
+/// The mass-weighted mean x velocity of `velocities` (of vertices of
+/// masses `masses`).
+fn mean_vx(velocities: &[Vec3], masses: &[f64]) -> f64 {
+    let mass: f64 = masses.iter().sum();
+    let momentum: f64 = (velocities.iter().zip(masses)).map(|(v, m)| v.x * m).sum();
+    momentum / mass
+}
+
+/// The mean x velocity of `model` in each of `frames` frames from rest.
+fn mean_vx_from_rest(model: &Model, params: &SimParams, frames: usize) -> Vec<f64> {
+    let mut solver = Solver::new(model, params).unwrap();
+    let mut state = State::at_rest(model);
+    (0..frames)
+        .map(|_| {
+            solver.step(&mut state).unwrap();
+            mean_vx(&state.velocities, &model.masses)
+        })
+        .collect()
+}
+
+/// Asserts that the mean x velocities `vx` (one a frame of 1/60 s) gain
+/// from frame `frames.start` to `frames.end` what a block gains in that
+/// time under the gravity of [`box_on_slope`] at `friction`, within
+/// `within` of it.
+fn assert_slides_as_a_block(
+    vx: &[f64],
+    frames: std::ops::Range<usize>,
+    friction: f64,
+    within: f64,
+) {
+    let seconds = (frames.end - frames.start) as f64 / 60.0;
+    let acceleration = (vx[frames.end] - vx[frames.start]) / seconds;
+    let expected = SLOPE_ALONG - friction * SLOPE_INTO;
+    assert!(
+        (acceleration - expected).abs() < within * expected,
+        "friction {friction}: accelerates at {acceleration} m/s², a block at {expected}"
+    );
+}
 
 /// A box of tets resting on the ground under gravity tilted to a slope of
 /// 0.35 slides as a block does, `g (sin θ − μ cos θ)` along the slope, when
@@ -2233,28 +2274,11 @@ const SLOPE_INTO: f64 = 9.81;
 fn a_box_slides_down_a_slope_at_the_rate_friction_leaves() {
     let velocity_at = |friction: f64| {
         let (model, params) = box_on_slope(0.0, friction);
-        let mass: f64 = model.masses.iter().sum();
-        let mut solver = Solver::new(&model, &params).unwrap();
-        let mut state = State::at_rest(&model);
-        let mut mean_vx = Vec::new();
-        for _ in 0..90 {
-            solver.step(&mut state).unwrap();
-            let momentum: f64 = (state.velocities.iter().zip(&model.masses))
-                .map(|(v, m)| v.x * m)
-                .sum();
-            mean_vx.push(momentum / mass);
-        }
-        mean_vx
+        mean_vx_from_rest(&model, &params, 90)
     };
     for friction in [0.1, 0.2, 0.3] {
-        let vx = velocity_at(friction);
         // Over the last second (frames 30 to 90).
-        let acceleration = (vx[89] - vx[29]) / 1.0;
-        let expected = SLOPE_ALONG - friction * SLOPE_INTO;
-        assert!(
-            (acceleration - expected).abs() < 0.05 * expected,
-            "friction {friction}: accelerates at {acceleration} m/s², a block at {expected}"
-        );
+        assert_slides_as_a_block(&velocity_at(friction), 29..89, friction, 0.05);
     }
     let held = velocity_at(0.4);
     assert!(
@@ -2283,34 +2307,12 @@ fn a_cloth_slides_down_a_slope_at_the_rate_friction_leaves() {
              colliders = [{{ type = \"ground\", height = 0.49, friction = {friction} }}]\n",
             -SLOPE_INTO
         );
-        let path = Path::new("slope.toml");
-        let built = Preset::from_toml_str(&text, path)
-            .unwrap()
-            .build(path)
-            .unwrap();
-        let (model, params) = (built.model, built.params);
+        let (model, params) = preset_model(&text, Path::new("slope.toml"));
         assert_eq!(model.rest[0].y, 0.5, "the cloth lies 1 cm above the ground");
-        let mut solver = Solver::new(&model, &params).unwrap();
-        let mut state = State::at_rest(&model);
-        let mass: f64 = model.masses.iter().sum();
-        (0..90)
-            .map(|_| {
-                solver.step(&mut state).unwrap();
-                let momentum: f64 = (state.velocities.iter().zip(&model.masses))
-                    .map(|(v, m)| v.x * m)
-                    .sum();
-                momentum / mass
-            })
-            .collect::<Vec<_>>()
+        mean_vx_from_rest(&model, &params, 90)
     };
     for friction in [0.1, 0.2, 0.25] {
-        let vx = velocity_at(friction);
-        let acceleration = vx[89] - vx[29];
-        let expected = SLOPE_ALONG - friction * SLOPE_INTO;
-        assert!(
-            (acceleration - expected).abs() < 0.05 * expected,
-            "friction {friction}: accelerates at {acceleration} m/s², a block at {expected}"
-        );
+        assert_slides_as_a_block(&velocity_at(friction), 29..89, friction, 0.05);
     }
     let held = velocity_at(0.4);
     assert!(
@@ -2337,13 +2339,7 @@ fn a_box_on_a_slowly_tilting_ground_slides_below_its_friction_angle() {
     // faster than a block (the bottom vertices' friction opposes each one's
     // own motion, which the body's vibrations turn: 6.6 % at 0.3).
     for (friction, within) in [(0.2, 0.05), (0.3, 0.1)] {
-        let vx = velocity_at(friction);
-        let acceleration = vx[119] - vx[59];
-        let expected = SLOPE_ALONG - friction * SLOPE_INTO;
-        assert!(
-            (acceleration - expected).abs() < within * expected,
-            "friction {friction}: accelerates at {acceleration} m/s², a block at {expected}"
-        );
+        assert_slides_as_a_block(&velocity_at(friction), 59..119, friction, within);
     }
     let held = velocity_at(0.355);
     assert!(
@@ -2371,18 +2367,16 @@ fn mean_vx_while_tilting(
         solver.step(&mut state).unwrap();
     }
     params.damping = 0.0;
-    let mass: f64 = model.masses[vertices.clone()].iter().sum();
     (1..=120)
         .map(|frame| {
             let along = SLOPE_ALONG * (f64::from(frame) / 60.0).min(1.0);
             params.gravity = Vec3::new(along, -SLOPE_INTO, 0.0);
             solver.set_params(&params).unwrap();
             solver.step(&mut state).unwrap();
-            let momentum: f64 = (state.velocities[vertices.clone()].iter())
-                .zip(&model.masses[vertices.clone()])
-                .map(|(v, m)| v.x * m)
-                .sum();
-            momentum / mass
+            mean_vx(
+                &state.velocities[vertices.clone()],
+                &model.masses[vertices.clone()],
+            )
         })
         .collect()
 }
@@ -2675,11 +2669,7 @@ fn a_body_landing_at_long_steps_is_not_crushed() {
              [sim]\ndamping = 0.0\ndt = {dt}\n\
              colliders = [{{ type = \"ground\", height = -1.25, friction = 0.5 }}]\n"
         );
-        let built = Preset::from_toml_str(&text, &path)
-            .unwrap()
-            .build(&path)
-            .unwrap();
-        (built.model, built.params)
+        preset_model(&text, &path)
     };
     for (dt, frames) in [(0.1, 30), (1.0 / 60.0, 180)] {
         let (model, params) = drop(dt);
@@ -2715,11 +2705,7 @@ fn small_tet_bodies_land_without_being_crushed() {
              [sim]\ndamping = 0.01\n\
              colliders = [{{ type = \"ground\", height = {ground}, friction = 0.5 }}]\n"
         );
-        let built = Preset::from_toml_str(&text, &path)
-            .unwrap()
-            .build(&path)
-            .unwrap();
-        let (model, params) = (built.model, built.params);
+        let (model, params) = preset_model(&text, &path);
         let mut solver = Solver::new(&model, &params).unwrap();
         let mut state = State::at_rest(&model);
         let start = solver.energies(&state).total();

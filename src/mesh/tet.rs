@@ -2,6 +2,10 @@
 
 use super::Vec3;
 
+/// The six edges of a tetrahedron, as pairs of its corners' positions
+/// `0..4` in its vertex array.
+pub const TET_EDGES: [(usize, usize); 6] = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
+
 /// A tetrahedral mesh. Every tetrahedron `[a, b, c, d]` is positively
 /// oriented: `(b − a) · ((c − a) × (d − a)) > 0`, and indexes existing
 /// vertices. [`TetMesh::new`] enforces both.
@@ -156,7 +160,7 @@ impl TetMesh {
     pub fn edges(&self) -> Vec<(u32, u32)> {
         let mut edges: Vec<(u32, u32)> = Vec::with_capacity(self.tets.len() * 6);
         for t in &self.tets {
-            for (i, j) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] {
+            for (i, j) in TET_EDGES {
                 let (a, b) = (t[i], t[j]);
                 edges.push((a.min(b), a.max(b)));
             }

@@ -226,9 +226,9 @@ pub struct Build {
     /// coordinates are multiplied by it when the model is built, and the
     /// model, its pins' rules, colliders and camera are in metres; baked
     /// frames are written back in the file's units, so they overlay the
-    /// mesh they came from (QA read the doc as metres). Default 1 (a file in metres, as Blender writes them); 0.01
-    /// for a file in centimetres. In [`Build::SCALE_RANGE`]; a grid's size
-    /// is its width (a grid takes 1 only).
+    /// mesh they came from. Default 1 (a file in metres, as Blender writes
+    /// them); 0.01 for a file in centimetres. In [`Build::SCALE_RANGE`]; a
+    /// grid's size is its width (a grid takes 1 only).
     #[serde(
         default = "Build::unit_scale",
         skip_serializing_if = "Build::is_unit_scale"

@@ -326,7 +326,7 @@ fn landing_reach(model: &Model) -> Vec<f64> {
     }
     let mut reach = vec![f64::INFINITY; model.vertex_count()];
     for tet in &model.tets {
-        for (a, b) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] {
+        for (a, b) in crate::mesh::tet::TET_EDGES {
             let (a, b) = (tet.vertices[a] as usize, tet.vertices[b] as usize);
             let half = 0.5 * (model.rest[a] - model.rest[b]).norm();
             reach[a] = reach[a].min(half);

@@ -1060,9 +1060,8 @@ impl App {
             pins: matches!(command, Command::SetPins(_)),
             building: matches!(command, Command::SetBuild(_)),
             done: match &command {
-                Command::Undo if self.session.undo_len() == 0 => "nothing to undo".into(),
+                _ if let Some(idle) = self.session.nothing_to_retrace(&command) => idle.into(),
                 Command::Undo => "undid".into(),
-                Command::Redo if self.session.redo_len() == 0 => "nothing to redo".into(),
                 Command::Redo => "redid".into(),
                 Command::Reset => "back to rest".into(),
                 Command::SetBuild(build) => format!("built as {}", build.kind.label()).into(),

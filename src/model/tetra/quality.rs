@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::tree::TriangleTree;
-use crate::mesh::tet::signed_volume;
+use crate::mesh::tet::{TET_EDGES, signed_volume};
 use crate::mesh::{TetMesh, Vec3};
 
 /// The six dihedral angles of tet `x` in radians, at edges
@@ -40,7 +40,7 @@ pub fn radius_edge_ratio(x: [Vec3; 4]) -> f64 {
         + c.cross(&a) * b.norm_squared()
         + a.cross(&b) * c.norm_squared();
     let radius = num.norm() / (2.0 * a.dot(&b.cross(&c))).abs();
-    let shortest = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    let shortest = TET_EDGES
         .iter()
         .map(|&(i, j)| (x[i] - x[j]).norm())
         .fold(f64::INFINITY, f64::min);

@@ -284,7 +284,7 @@ fn classify(w: f64) -> i8 {
 
 /// The six edges of a tet, each `(min, max)`.
 fn tet_edges(t: &[u32; 4]) -> [(u32, u32); 6] {
-    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)].map(|(i, j)| (t[i].min(t[j]), t[i].max(t[j])))
+    crate::mesh::tet::TET_EDGES.map(|(i, j)| (t[i].min(t[j]), t[i].max(t[j])))
 }
 
 /// Where on the segment `a b` (as `t ∈ [0, 1]` from `a`) the inside region
