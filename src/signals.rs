@@ -106,14 +106,17 @@ mod unix {
     static WRITE_END: AtomicI32 = AtomicI32::new(-1);
 
     /// Writes the signal's number into the pipe: one byte a request.
-    /// (`write` is async-signal-safe; it sets `errno` only where it fails,
-    /// on a full pipe of 64 KiB of unread requests.)
+    /// (`write` is async-signal-safe; it sets `errno` where it fails, on a
+    /// full pipe of 64 KiB of unread requests, and the handler then puts
+    /// back the interrupted code's, which that code may be about to read.)
     extern "C" fn handler(signal: libc::c_int) {
         let fd = WRITE_END.load(Ordering::SeqCst);
         if fd >= 0 {
+            let interrupted = errno::errno();
             let byte = signal as u8;
             // SAFETY: one byte from a live local, to a descriptor never closed.
             unsafe { libc::write(fd, (&raw const byte).cast(), 1) };
+            errno::set_errno(interrupted);
         }
     }
 
@@ -157,6 +160,39 @@ mod unix {
             }
         }
         Ok(std::fs::File::from(read))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        /// The handler leaves `errno` as the code it interrupted had it,
+        /// even where its write fails (a full pipe sets EAGAIN).
+        #[test]
+        fn the_handler_keeps_the_interrupted_errno() {
+            let mut fds = [0; 2];
+            // SAFETY: `pipe` fills the two descriptors of a live array;
+            // fcntl and write act on them.
+            unsafe {
+                assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+                assert_eq!(libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK), 0);
+                let chunk = [0u8; 4096];
+                for len in [chunk.len(), 1] {
+                    while libc::write(fds[1], chunk.as_ptr().cast(), len) > 0 {}
+                }
+            }
+            WRITE_END.store(fds[1], Ordering::SeqCst);
+            errno::set_errno(errno::Errno(libc::EINTR));
+            handler(libc::SIGINT);
+            let after = errno::errno();
+            WRITE_END.store(-1, Ordering::SeqCst);
+            // SAFETY: both are open, and closed once.
+            unsafe {
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+            }
+            assert_eq!(after.0, libc::EINTR);
+        }
     }
 }
 
