@@ -9,6 +9,7 @@ use eframe::egui::accesskit::Role;
 use eframe::egui::{self, Key, Modifiers, PointerButton, Pos2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
+use softbody::autosave::{Autosave, INTERVAL};
 use softbody::command::{Command, WeightKind};
 use softbody::gui::app::EditorApp;
 use softbody::gui::camera::Projection;
@@ -1130,11 +1131,9 @@ fn an_obj_builds_as_tetrahedra_and_takes_a_volume_material() {
     assert!(harness.state().session.model().tets.is_empty());
 }
 
-#[test]
-fn an_autosave_left_by_a_crash_is_offered_and_recovered() {
-    use softbody::autosave::{Autosave, INTERVAL};
-    let dir = scratch_path("gui-recover");
-    // A run that changed the bending weight and then died.
+/// Leaves in `dir` the autosave of a run of the hanging cloth that changed
+/// its bending weight to 7 and then died.
+fn crashed_run(dir: &Path) {
     let mut crashed = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
     crashed
         .apply(Command::SetWeight(WeightKind::Bending, 7.0))
@@ -1142,16 +1141,29 @@ fn an_autosave_left_by_a_crash_is_offered_and_recovered() {
     Autosave::new(dir.to_path_buf(), INTERVAL)
         .write(&crashed)
         .unwrap();
+}
 
+/// The editor on `session` with its autosaves in `dir`, after its first
+/// frames.
+fn editor_autosaving(session: Session, dir: PathBuf) -> Harness<'static, EditorApp> {
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| {
+            live(EditorApp::new(cc, session, None).with_autosave(Autosave::new(dir, INTERVAL)))
+        });
+    harness.run();
+    harness
+}
+
+#[test]
+fn an_autosave_left_by_a_crash_is_offered_and_recovered() {
+    let dir = scratch_path("gui-recover");
+    crashed_run(&dir);
     let start = |dir: PathBuf| {
-        let session = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
-        let mut harness = Harness::builder()
-            .with_size([1280.0, 800.0])
-            .build_eframe(move |cc| {
-                EditorApp::new(cc, session, None).with_autosave(Autosave::new(dir, INTERVAL))
-            });
-        harness.run();
-        harness
+        editor_autosaving(
+            Session::open(Path::new("presets/hanging_cloth.toml")).unwrap(),
+            dir,
+        )
     };
     let mut harness = start(dir.to_path_buf());
     harness.get_by_label("Recover unsaved changes?");
@@ -1182,26 +1194,11 @@ fn an_autosave_left_by_a_crash_is_offered_and_recovered() {
 /// copy left).
 #[test]
 fn the_recovery_offer_waits_for_a_change_applying() {
-    use softbody::autosave::{Autosave, INTERVAL};
     let dir = scratch_dir("gui-recover-wait");
     let autosaves = dir.join("autosave");
-    let mut crashed = Session::open(Path::new("presets/hanging_cloth.toml")).unwrap();
-    crashed
-        .apply(Command::SetWeight(WeightKind::Bending, 7.0))
-        .unwrap();
-    Autosave::new(autosaves.clone(), INTERVAL)
-        .write(&crashed)
-        .unwrap();
+    crashed_run(&autosaves);
     let session = Session::open(&big_cloth(&dir)).unwrap();
-    let harness = Harness::builder()
-        .with_size([1280.0, 800.0])
-        .build_eframe(move |cc| {
-            live(
-                EditorApp::new(cc, session, None).with_autosave(Autosave::new(autosaves, INTERVAL)),
-            )
-        });
-    let mut harness = slowed(harness);
-    harness.run();
+    let mut harness = slowed(editor_autosaving(session, autosaves));
     harness.get_by_label("Recover unsaved changes?");
     harness
         .state_mut()
