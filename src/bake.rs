@@ -566,10 +566,14 @@ fn lock_energy_csv(path: &Path) -> Result<File, BakeError> {
 /// [`BakeError::Foreign`] for a file that is not; else a read error.
 fn check_earlier_outputs(csv: &Path, summary: &Path) -> Result<(), BakeError> {
     if csv.exists() {
+        // (A directory first: read, it failed as "Is a directory", exit 1.)
+        if !csv.is_file() {
+            return Err(BakeError::Foreign(csv.to_owned()));
+        }
         // (Empty: a bake stopped before its header; nothing to lose.)
         let empty = csv.metadata().map_err(read_err(csv))?.len() == 0;
         let ours = empty || opens_with(csv, CSV_HEADER_START.as_bytes()).map_err(read_err(csv))?;
-        if !csv.is_file() || !ours {
+        if !ours {
             return Err(BakeError::Foreign(csv.to_owned()));
         }
     }
@@ -784,6 +788,12 @@ fn relative_to(path: &Path, dir: &Path) -> PathBuf {
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
     let resolved = |p: &Path| p.canonicalize().unwrap_or_else(|_| absolute(p));
     let path = match (path.parent(), path.file_name()) {
+        // (A bare name's folder is "", which neither resolves nor is made
+        // absolute: `car.mtl` beside a preset baked from its folder was
+        // written as it was, a file `out/` does not have.)
+        (Some(folder), Some(name)) if folder.as_os_str().is_empty() => {
+            resolved(Path::new(".")).join(name)
+        }
         (Some(folder), Some(name)) => resolved(folder).join(name),
         _ => absolute(path),
     };
@@ -873,6 +883,20 @@ fn write_obj_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A library named by its bare name (a preset baked from its own
+    /// folder) is named from the frames' folder like any other (QA: the
+    /// frames said `mtllib car.mtl`, beside them, where there is none).
+    #[test]
+    fn a_bare_library_name_is_named_from_the_frames_folder() {
+        let here = Path::new("no-such-folder-here");
+        assert_eq!(
+            relative_to(Path::new("car.mtl"), here),
+            Path::new("../car.mtl")
+        );
+        let sub = Path::new("sub/car.mtl");
+        assert_eq!(relative_to(sub, here), Path::new("../sub/car.mtl"));
+    }
 
     #[test]
     fn an_object_name_is_one_word_of_printable_characters() {

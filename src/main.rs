@@ -559,8 +559,9 @@ fn bake(
     signals::AT_ONCE.store(true, std::sync::atomic::Ordering::SeqCst);
     // Ctrl-C, SIGTERM and SIGHUP stop after the frame.
     signals::install(Some(signals::Notices {
+        // (Said for SIGTERM and SIGHUP too: no Ctrl-C was pressed there.)
         first: "stopping after the current frame (what is written stays complete; \
-                Ctrl-C again stops at once, without the summary)",
+                a second stop request, such as Ctrl-C, stops at once, without the summary)",
         // (The bake may have finished its summary while the request came.)
         second: "stopped at once: the OBJ frames and energy rows written are complete; \
                  the summary is there only if the bake had already written it",

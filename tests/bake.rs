@@ -1153,19 +1153,31 @@ fn presets_sharing_a_directory_keep_their_energies_and_nothing_else_is_replaced(
     );
     let csv = std::fs::read_to_string(out.join("silk_energy.csv")).unwrap();
     assert_eq!(csv.lines().count(), 4);
-    // Files a person wrote under those names stop it, untouched.
+    // Files a person wrote under those names stop it, untouched, and so do
+    // directories (the CSV's was read, and failed as a runtime error).
     for (name, text) in [
-        ("silk_energy.csv", "my,precious,data\n"),
-        ("silk_summary.json", "{\"mine\": true}\n"),
+        ("silk_energy.csv", Some("my,precious,data\n")),
+        ("silk_summary.json", Some("{\"mine\": true}\n")),
+        ("silk_energy.csv", None),
+        ("silk_summary.json", None),
     ] {
         let path = out.join(name);
         let own = std::fs::read(&path).unwrap();
-        std::fs::write(&path, text).unwrap();
+        match text {
+            Some(text) => std::fs::write(&path, text).unwrap(),
+            None => {
+                std::fs::remove_file(&path).unwrap();
+                std::fs::create_dir(&path).unwrap();
+            }
+        }
         assert_refused(
             &bake(Path::new("presets/silk.toml"), "2", &out),
             &format!("{name}: not written by an earlier bake"),
         );
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        match text {
+            Some(text) => assert_eq!(std::fs::read_to_string(&path).unwrap(), text),
+            None => std::fs::remove_dir(&path).unwrap(),
+        }
         std::fs::write(&path, own).unwrap();
     }
     assert!(

@@ -631,6 +631,10 @@ fn each_invalid_preset_names_its_field_and_line() {
             "bad.toml: pins.soft[0]: vertex 100 is out of range: the model has 100 vertices",
         ),
         (
+            format!("{HEADER}[pins]\nhard = [{{ except = {{ of = \"top_edge\", indices = [99, 4294967295] }} }}]\n"),
+            "bad.toml: pins.hard[0].except.indices: vertex 4294967295 is out of range: the model has 100 vertices",
+        ),
+        (
             format!("{HEADER}[pins]\nhard = [{{ group = \"top\" }}]\n"),
             "bad.toml: pins.hard[0]: the mesh has no group named `top`; it has no named groups",
         ),

@@ -518,15 +518,8 @@ fn select(
     };
     match selector {
         Selector::Indices(indices) => {
-            let vertices = model.vertex_count();
-            match indices.iter().find(|&&i| i as usize >= vertices) {
-                Some(&index) => Err(PresetErrorKind::IndexOutOfRange {
-                    field: field.to_owned(),
-                    index,
-                    vertices,
-                }),
-                None => Ok(indices.clone()),
-            }
+            in_range(indices, field, model)?;
+            Ok(indices.clone())
         }
         Selector::Group(name) => {
             let groups = surface.map_or(&[][..], SurfaceMesh::groups);
@@ -567,9 +560,28 @@ fn select(
         Selector::TopEdge => Ok(grid.map_or(Vec::new(), ClothGrid::top_edge)),
         Selector::Except { of, indices } => {
             let mut selected = select(of, &format!("{field}.except.of"), model, surface, grid)?;
-            selected.retain(|v| !indices.contains(v));
+            // (Out of range, they were taken for vertices the rule left
+            // alone: a mesh renumbered under them went unsaid.)
+            in_range(indices, &format!("{field}.except.indices"), model)?;
+            let mut left_out = indices.clone();
+            left_out.sort_unstable();
+            selected.retain(|v| left_out.binary_search(v).is_err());
             Ok(selected)
         }
+    }
+}
+
+/// Fails at the first of `indices` (of the selector at `field`) that is no
+/// vertex of `model`.
+fn in_range(indices: &[u32], field: &str, model: &Model) -> Result<(), PresetErrorKind> {
+    let vertices = model.vertex_count();
+    match indices.iter().find(|&&i| i as usize >= vertices) {
+        Some(&index) => Err(PresetErrorKind::IndexOutOfRange {
+            field: field.to_owned(),
+            index,
+            vertices,
+        }),
+        None => Ok(()),
     }
 }
 
