@@ -730,6 +730,11 @@ fn a_typed_iteration_count_must_be_whole() {
     for (typed, says) in [
         ("-0.1", "not a whole number"),
         ("2.5", "not a whole number"),
+        ("-7", "iterations must lie in [1, 10000]: '-7'"),
+        (
+            "99999999999999999999",
+            "iterations must lie in [1, 10000]: '99999999999999999999'",
+        ),
     ] {
         app.handle_key(key(KeyCode::Enter));
         type_text(&mut app, typed);
@@ -1932,6 +1937,103 @@ fn a_text_field_edits_at_its_cursor() {
     app.handle_key(ch('s'));
     type_text(&mut app, "x");
     assert_eq!(text(&app), "hanging_cloth.tomlx", "a new field at its end");
+}
+
+/// Steps waiting to apply, and then applying in the background, show
+/// their value and mark the preset unsaved (QA: on the 100,000-vertex body
+/// the list went back to the old value for the 3 s its refactorisation
+/// took, and the header lost its `*`, as if the change were undone).
+#[test]
+fn steps_applying_in_the_background_show_their_value_and_a_star() {
+    let mut app = cloth();
+    app.background = true;
+    // Every factorisation counts as slow.
+    app.live_refactor_ms = 0.0;
+    let param = ParamId::Weight(WeightKind::Structural);
+    let header = |app: &App| screen(app, 80, 24).lines().next().unwrap().to_owned();
+    assert!(
+        header(&app).starts_with(" Hanging cloth │"),
+        "{}",
+        header(&app)
+    );
+    for _ in 0..3 {
+        app.on_key(ch('+'));
+    }
+    let stepped = app.value(param);
+    assert_eq!(stepped, 5623.42);
+    assert!(
+        header(&app).starts_with(" Hanging cloth* │"),
+        "{}",
+        header(&app)
+    );
+    app.settle(Duration::ZERO);
+    assert!(app.is_busy());
+    assert_eq!(app.session.preset().material.weights.structural, 1000.0);
+    assert_eq!(app.value(param), stepped);
+    assert!(
+        header(&app).starts_with(" Hanging cloth* │"),
+        "{}",
+        header(&app)
+    );
+    assert_shows(&screen(&app, 80, 24), &[&format_value(stepped)]);
+    until_idle(&mut app);
+    assert_eq!(app.session.preset().material.weights.structural, stepped);
+    assert_eq!(app.value(param), stepped);
+    // Undone: clean again.
+    app.on_key(ch('u'));
+    until_idle(&mut app);
+    assert_eq!(app.value(param), 1000.0);
+    assert!(
+        header(&app).starts_with(" Hanging cloth │"),
+        "{}",
+        header(&app)
+    );
+}
+
+/// A text field longer than the screen scrolls to keep its cursor and the
+/// end of its text in view, marking where it is cut (QA: at 60 columns the
+/// end of a long path and the cursor were hidden, and a typo there was
+/// saved unseen).
+#[test]
+fn a_long_text_field_keeps_its_cursor_in_view() {
+    let mut app = untitled();
+    app.handle_key(ch('S'));
+    app.handle_key(ctrl('u'));
+    type_text(
+        &mut app,
+        "out/some/long/directory/name/for/testing/my_preset_final.toml",
+    );
+    for _ in 0..5 {
+        app.handle_key(key(KeyCode::Backspace));
+    }
+    type_text(&mut app, "json");
+    let field_row = |app: &App| {
+        let shown = screen(app, 60, 15);
+        let mut rows = shown.lines().skip_while(|l| !l.contains("Save as"));
+        let row = rows.nth(1).map(str::to_owned);
+        row.unwrap_or_else(|| panic!("no field in\n{shown}"))
+    };
+    // The end typed, then the cursor's block after it, in the box.
+    let row = field_row(&app);
+    assert!(
+        row.contains("…me/long/directory/name/for/testing/my_preset_finaljson█ │"),
+        "{row}"
+    );
+    assert!(!row.contains("out/some"), "{row}");
+    // At its start, the start shows, cut after.
+    app.handle_key(key(KeyCode::Home));
+    let row = field_row(&app);
+    assert!(row.contains("│ out/some/long/"), "{row}");
+    assert!(row.trim_end().ends_with("… │"), "{row}");
+    assert!(!row.contains("finaljson"), "{row}");
+    // Moved back from the end past what fits, it leads, cut on both sides.
+    app.handle_key(key(KeyCode::End));
+    for _ in 0.."t/some/long/directory/name/for/testing/my_preset_finaljson".len() {
+        app.handle_key(key(KeyCode::Left));
+    }
+    let row = field_row(&app);
+    assert!(row.starts_with("│ …t/some/long/"), "{row}");
+    assert!(row.trim_end().ends_with("… │"), "{row}");
 }
 
 /// The pin-group field lists the mesh's groups to choose from (a wrong name

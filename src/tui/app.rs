@@ -246,6 +246,11 @@ pub struct App {
     /// Steps waiting to apply as one: the parameter, its value and when the
     /// last step came (see [`App::settle`]).
     pending: Option<(ParamId, f64, Instant)>,
+    /// Steps applied as one in the background ([`App::work`]), until
+    /// they are in: shown meanwhile, as [`App::pending`] steps are (the
+    /// list went back to the old value for the seconds a large model's
+    /// refactorisation took, and the header lost its `*`).
+    applying: Option<(ParamId, f64)>,
     /// A `+`/`-` that refactorises applies at once while the last numeric
     /// factorisation took at most this long (ms), else when the keys stop
     /// ([`LIVE_REFACTOR_MS`] by default).
@@ -323,6 +328,7 @@ impl App {
             steps: Vec::new(),
             stepped: None,
             pending: None,
+            applying: None,
             live_refactor_ms: LIVE_REFACTOR_MS,
             background: false,
             work: None,
@@ -417,13 +423,19 @@ impl App {
         }
     }
 
-    /// The value of `param` shown: a step waiting to apply's, else the
-    /// preset's.
+    /// The value of `param` shown: a step waiting to apply's, or
+    /// applying's, else the preset's.
     pub fn value(&self, param: ParamId) -> f64 {
-        match self.pending {
-            Some((p, value, _)) if p == param => value,
-            _ => param.value(self.session.preset()),
-        }
+        let of_param = |step: Option<(ParamId, f64)>| step.filter(|&(p, _)| p == param);
+        of_param(self.pending.map(|(p, value, _)| (p, value)))
+            .or(of_param(self.applying))
+            .map_or_else(|| param.value(self.session.preset()), |(_, value)| value)
+    }
+
+    /// Whether there are changes that are not saved: the session's, and
+    /// steps waiting to apply or applying.
+    pub fn unsaved(&self) -> bool {
+        self.session.is_dirty() || self.pending.is_some() || self.applying.is_some()
     }
 
     /// Applies the steps waiting (see [`App::settle`]), if any.
@@ -432,6 +444,9 @@ impl App {
             let command = param.command(value, self.session.preset());
             self.stepped = Some(command.clone());
             self.apply(command);
+            if self.work.is_some() {
+                self.applying = Some((param, value));
+            }
         }
     }
 
@@ -572,14 +587,20 @@ impl App {
                 key,
                 |text| Mode::Edit { param, text },
                 |app, text| {
+                    let iterations = 1.0..=crate::solver::SimParams::MAX_ITERATIONS as f64;
                     let value = match text.parse::<f64>() {
-                        Ok(v) if !v.is_finite() => Err("not a finite number"),
-                        // (An iteration count of -0.1 read "found 0".)
+                        Ok(v) if !v.is_finite() => Err("not a finite number".to_owned()),
+                        // (An iteration count of -0.1 read "found 0", -7 too,
+                        // and 1e20 "found 18446744073709551615".)
                         Ok(v) if param == ParamId::Iterations && v.fract() != 0.0 => {
-                            Err("not a whole number")
+                            Err("not a whole number".to_owned())
+                        }
+                        Ok(v) if param == ParamId::Iterations && !iterations.contains(&v) => {
+                            let (lo, hi) = iterations.into_inner();
+                            Err(format!("iterations must lie in [{lo}, {hi}]"))
                         }
                         Ok(v) => Ok(v),
-                        Err(_) => Err("not a number"),
+                        Err(_) => Err("not a number".to_owned()),
                     };
                     match value {
                         Ok(value) => Action::Apply(param.command(value, app.session.preset())),
@@ -1122,6 +1143,7 @@ impl App {
     /// Takes in the session a background command made (waiting for it)
     /// and reports it.
     fn take_in(&mut self, (work, report): (Work, Report)) {
+        self.applying = None;
         match work.finish(&mut self.session) {
             Ok(outcome) => {
                 self.report(outcome, report);

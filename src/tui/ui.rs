@@ -132,7 +132,7 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
         ("❚❚ paused", Style::new().yellow().bold())
     };
     let state = session.state();
-    let dirty = if session.is_dirty() { "*" } else { "" };
+    let dirty = if app.unsaved() { "*" } else { "" };
     // Most important first: a narrow terminal cuts the end, with "…".
     let line = Line::from(vec![
         Span::styled(
@@ -680,7 +680,12 @@ fn render_overlay(frame: &mut Frame, app: &App) {
         Mode::Edit { param, text } => {
             let now = format_value(param.value(app.session.preset()));
             let title = format!(" {} (now {now}) ", param.label());
-            popup(frame, &title, field(text, app.caret_back), 40);
+            popup(
+                frame,
+                &title,
+                field(text, app.caret_back, field_room(frame)),
+                40,
+            );
         }
         Mode::SaveAs { text, after } => {
             let title = match after {
@@ -688,7 +693,12 @@ fn render_overlay(frame: &mut Frame, app: &App) {
                 After::Quit => " Save as, then quit ".to_owned(),
                 After::Open(path) => format!(" Save as, then open {} ", path.display()),
             };
-            popup(frame, &title, field(text, app.caret_back), 60);
+            popup(
+                frame,
+                &title,
+                field(text, app.caret_back, field_room(frame)),
+                60,
+            );
         }
         Mode::ConfirmQuit => popup(
             frame,
@@ -781,7 +791,7 @@ fn render_overlay(frame: &mut Frame, app: &App) {
                 let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
                 format!("groups: {}", names.join(", "))
             };
-            let mut lines = field(text, app.caret_back);
+            let mut lines = field(text, app.caret_back, field_room(frame));
             for (k, line) in wrap_words(&names, 56).into_iter().take(4).enumerate() {
                 lines.insert(1 + k, Line::from(format!(" {line}")).dark_gray());
             }
@@ -790,23 +800,63 @@ fn render_overlay(frame: &mut Frame, app: &App) {
     }
 }
 
+/// The columns a [`popup`]'s text field has on this screen: all but its
+/// borders, its leading space and [`popup_area`]'s margin.
+fn field_room(frame: &Frame) -> usize {
+    usize::from(frame.area().width).saturating_sub(4)
+}
+
 /// A text field's line with its cursor `back` characters before the end
-/// (on the character there, reversed; a block after the text at the end).
-fn field(text: &str, back: usize) -> Vec<Line<'_>> {
-    let len = text.chars().count();
+/// (on the character there, reversed; a block after the text at the end),
+/// in at most `room` columns: a longer text scrolls to keep the cursor in
+/// view, with the end of the text when it fits beside it, and "…" where
+/// it is cut (QA: a path longer than the screen hid its end and the
+/// cursor, and a typo there was saved unseen).
+fn field(text: &str, back: usize, room: usize) -> Vec<Line<'_>> {
+    use unicode_width::UnicodeWidthChar as _;
+    let width = |c: char| c.width().unwrap_or(0);
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let len = chars.len();
     let at = len - back.min(len);
-    let (before, after) = text.split_at(super::app::char_byte(text, at));
-    let mut rest = after.chars();
-    let cursor = match rest.next() {
-        Some(c) => Span::raw(c.to_string()).reversed(),
-        None => Span::raw("█").slow_blink(),
+    let block = usize::from(at == len);
+    let columns = |range: std::ops::Range<usize>| -> usize {
+        chars[range].iter().map(|&(_, c)| width(c)).sum()
     };
+    let (start, end) = if columns(0..len) + block <= room {
+        (0, len)
+    } else if columns(at..len) + block < room {
+        // The end of the text, and before it what fits after a "…".
+        let mut used = 1 + columns(at..len) + block;
+        let mut start = at;
+        while start > 0 && used + width(chars[start - 1].1) <= room {
+            start -= 1;
+            used += width(chars[start].1);
+        }
+        (start, len)
+    } else {
+        // From the cursor, as far as fits before a "…" (and after one,
+        // unless at the start).
+        let mut used = 1 + usize::from(at > 0);
+        let mut end = at;
+        while end < len && used + width(chars[end].1) <= room {
+            used += width(chars[end].1);
+            end += 1;
+        }
+        (at, end.max((at + 1).min(len)))
+    };
+    let byte = |k: usize| chars.get(k).map_or(text.len(), |&(i, _)| i);
+    let mut spans = vec![Span::raw(if start > 0 { " …" } else { " " })];
+    spans.push(Span::raw(&text[byte(start)..byte(at)]));
+    spans.push(match chars.get(at) {
+        Some(&(_, c)) => Span::raw(c.to_string()).reversed(),
+        None => Span::raw("█").slow_blink(),
+    });
+    spans.push(Span::raw(&text[byte((at + 1).min(len))..byte(end)]));
+    if end < len {
+        spans.push(Span::raw("…"));
+    }
     vec![
-        Line::from(vec![
-            Span::raw(format!(" {before}")),
-            cursor,
-            Span::raw(rest.as_str()),
-        ]),
+        Line::from(spans),
         Line::from(" Enter confirm, Esc cancel, ←→ Home End move, Ctrl-U clear").dark_gray(),
     ]
 }
