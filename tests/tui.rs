@@ -194,6 +194,11 @@ fn small_and_resized_terminals_render() {
             screen(&app, w, h);
         }
     }
+    // A menu cut short says so (at 40 × 10 the pin menu lost its last
+    // keys, Esc's among them, unsaid); a whole one does not.
+    app.mode = Mode::Pins;
+    assert_shows(&screen(&app, 40, 10), &["more lines: enlarge the terminal"]);
+    assert!(!screen(&app, 80, 30).contains("enlarge the terminal"));
     // At 60 × 15 the energy chart has three rows inside its borders: the
     // curves get them all (its axes left them one).
     app.mode = Mode::Normal;
