@@ -140,6 +140,10 @@ pub enum OriginSince {
     Changed,
     /// Removed or moved: a save writes it again.
     Gone,
+    /// No longer a preset that loads (edited elsewhere): recovered
+    /// untitled, its file left as it is. (The offer said it was saved
+    /// since, and the recovered session then was untitled unsaid.)
+    Broken,
 }
 
 impl Recovery {
@@ -156,6 +160,10 @@ impl Recovery {
                 "Its file was saved since, with other changes: recovering replaces them when saved.",
             ),
             OriginSince::Gone => Some("Its file is gone: a save writes it again."),
+            OriginSince::Broken => Some(
+                "Its file no longer opens (edited elsewhere?): recovered untitled, a save asks \
+                 where, and the file stays as it is.",
+            ),
         }
     }
 }
@@ -440,7 +448,11 @@ impl Autosave {
                     OriginSince::Gone
                 }
                 Some(origin) if note.base.is_some_and(|b| digest(origin) != Some(b)) => {
-                    OriginSince::Changed
+                    if Preset::load(origin).is_ok() {
+                        OriginSince::Changed
+                    } else {
+                        OriginSince::Broken
+                    }
                 }
                 _ => OriginSince::Unchanged,
             };
@@ -561,6 +573,21 @@ mod tests {
         let recovery = Autosave::new(state.clone(), INTERVAL).recovery().unwrap();
         assert_eq!(recovery.origin_since, OriginSince::Changed);
         assert!(recovery.caveat().unwrap().contains("saved since"));
+        recovery.decline();
+
+        // A file that no longer loads is said to, and stays as it is.
+        ended_with_change();
+        let good = std::fs::read_to_string(&preset_file).unwrap();
+        std::fs::write(&preset_file, "version = 1\n[mesh\n").unwrap();
+        let recovery = Autosave::new(state.clone(), INTERVAL).recovery().unwrap();
+        assert_eq!(recovery.origin_since, OriginSince::Broken);
+        assert!(recovery.caveat().unwrap().contains("no longer opens"));
+        let recovered = recovery.into_session().unwrap();
+        assert_eq!(recovered.path(), None);
+        assert_eq!(recovered.preset().material.weights.bending, 3.5);
+        drop(recovered);
+        std::fs::write(&preset_file, good).unwrap();
+        let recovery = Autosave::new(state.clone(), INTERVAL).recovery().unwrap();
         recovery.decline();
 
         ended_with_change();
