@@ -38,10 +38,10 @@
 //! The preset is the unit of undo: each change pushes the previous preset
 //! on a bounded stack ([`DEFAULT_UNDO_LIMIT`], the oldest dropped), and
 //! undo/redo go through the same decision as the commands. The motion is
-//! not undone, with one exception: a hard pin that undo or redo gives back
-//! holds its vertex where it held it before the change let it go (a
-//! corner unpinned by mistake is pinned again where it hung, not where it
-//! fell to meanwhile).
+//! not undone: a hard pin given back holds its vertex where it is now.
+//! (Put back where it held before, a cloth's corner unpinned and undone
+//! after the cloth swung was pulled through the cloth, which has no
+//! self-collision, and left it folded for good, 6 kJ spiking in the graph.)
 //!
 //! # Pins and selectors
 //! The pin commands store explicit vertices in an `indices` selector, or
@@ -476,8 +476,8 @@ pub struct Session {
     playing: bool,
     warning: Option<SolverError>,
     runtime: Runtime,
-    undo: VecDeque<Step>,
-    redo: Vec<Step>,
+    undo: VecDeque<Preset>,
+    redo: Vec<Preset>,
     undo_limit: usize,
     /// An open gesture, and whether it already pushed its undo step.
     gesture: Option<bool>,
@@ -599,7 +599,7 @@ impl Session {
         // does not look like a new mesh.
         self.preset = preset;
         for other in self.undo.iter_mut().chain(&mut self.redo) {
-            rebase_mesh(&mut other.preset, &from, &path);
+            rebase_mesh(other, &from, &path);
         }
         self.saved = self.preset.clone();
         self.on_disk = digest(&path);
@@ -686,8 +686,8 @@ impl Session {
         };
         for preset in [&mut self.preset, &mut self.saved]
             .into_iter()
-            .chain(self.undo.iter_mut().map(|s| &mut s.preset))
-            .chain(self.redo.iter_mut().map(|s| &mut s.preset))
+            .chain(self.undo.iter_mut())
+            .chain(self.redo.iter_mut())
         {
             preset.view = Some(view);
         }
@@ -1076,20 +1076,23 @@ impl Session {
             Command::Save(path) => self.save(path, false),
             Command::SaveAnyway(path) => self.save(path, true),
             Command::Undo => match self.undo.pop_back() {
-                Some(previous) => match self.go_to(&previous) {
-                    Ok((current, applied)) => {
-                        self.redo.push(current);
-                        Ok(applied)
+                Some(previous) => {
+                    let result = self.transition(&previous);
+                    match result {
+                        Ok((current, applied)) => {
+                            self.redo.push(current);
+                            Ok(applied)
+                        }
+                        Err(e) => {
+                            self.undo.push_back(previous);
+                            Err(e)
+                        }
                     }
-                    Err(e) => {
-                        self.undo.push_back(previous);
-                        Err(e)
-                    }
-                },
+                }
                 None => Ok(Applied::Nothing),
             },
             Command::Redo => match self.redo.pop() {
-                Some(next) => match self.go_to(&next) {
+                Some(next) => match self.transition(&next) {
                     Ok((current, applied)) => {
                         self.push_undo(current);
                         Ok(applied)
@@ -1278,17 +1281,10 @@ impl Session {
         if next == self.preset {
             return Ok(Applied::Nothing);
         }
-        let (previous, applied) = self.transition_holding(&next)?;
-        // A gesture pushes the preset from before its first change only,
-        // and where the pins its later changes let go held.
+        let (previous, applied) = self.transition(&next)?;
+        // A gesture pushes the preset from before its first change only.
         if self.gesture != Some(true) {
             self.push_undo(previous);
-        } else if let Some(first) = self.undo.back_mut() {
-            for (vertex, position) in previous.held {
-                if let Err(at) = first.held.binary_search_by_key(&vertex, |&(v, _)| v) {
-                    first.held.insert(at, (vertex, position));
-                }
-            }
         }
         if self.gesture.is_some() {
             self.gesture = Some(true);
@@ -1297,45 +1293,11 @@ impl Session {
         Ok(applied)
     }
 
-    fn push_undo(&mut self, step: Step) {
+    fn push_undo(&mut self, preset: Preset) {
         if self.undo.len() == self.undo_limit {
             self.undo.pop_front();
         }
-        self.undo.push_back(step);
-    }
-
-    /// [`Session::transition`] to `next`, returning the previous preset as
-    /// a [`Step`] that holds where the hard pins the change let go held.
-    fn transition_holding(&mut self, next: &Preset) -> Result<(Step, Applied), SessionError> {
-        let before = self.built.model.pins.hard_vertices().to_vec();
-        let (preset, applied) = self.transition(next)?;
-        // (Hard pins change with a rebuild only; a reload makes another
-        // model, whose vertices start at rest.)
-        let held = if applied == Applied::Rebuilt {
-            let pins = &self.built.model.pins;
-            (before.into_iter())
-                .filter(|&v| !pins.is_hard(v))
-                .map(|v| (v, self.state.positions[v as usize]))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        Ok((Step { preset, held }, applied))
-    }
-
-    /// Undoes or redoes to `step`: its preset, and its hard pins back where
-    /// they held (a cloth's unpinned corner, undone after it fell, is
-    /// pinned where it hung, not where it lies). Returns the step back.
-    fn go_to(&mut self, step: &Step) -> Result<(Step, Applied), SessionError> {
-        let (back, applied) = self.transition_holding(&step.preset)?;
-        if applied == Applied::Rebuilt {
-            let pins = &self.built.model.pins;
-            let held: Vec<(u32, Vec3)> = (step.held.iter().copied())
-                .filter(|&(v, _)| pins.is_hard(v))
-                .collect();
-            self.state.place(&held);
-        }
-        Ok((back, applied))
+        self.undo.push_back(preset);
     }
 
     fn base_path(&self) -> &Path {
@@ -1457,15 +1419,6 @@ impl Session {
         edited.map_err(|kind| SessionError::Rejected(Box::new(kind)))?;
         self.change_to(next)
     }
-}
-
-/// An undo or redo step: the preset to go back (or forward) to, and where
-/// the vertices it hard-pins that the change from it let go were held.
-#[derive(Clone)]
-struct Step {
-    preset: Preset,
-    /// By vertex, sorted.
-    held: Vec<(u32, Vec3)>,
 }
 
 /// Rewrites the mesh path of `preset`, relative to the directory of `from`

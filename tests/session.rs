@@ -158,46 +158,6 @@ fn pin_rebuilds_and_keeps_positions_continuous() {
     assert!(pinned.preset().pins.hard.is_empty());
 }
 
-/// Undo and redo give hard pins back the places they held: a corner
-/// unpinned by mistake and undone after it fell is pinned where it hung,
-/// not where it lies (it was pinned where it had fallen to), and a vertex
-/// pinned mid-fall, undone and redone, is held where it was pinned.
-#[test]
-fn undo_and_redo_pin_vertices_where_they_held() {
-    let mut s = session();
-    apply(&mut s, Command::Step(10));
-    let corner = 0;
-    let hung = s.state().positions[corner as usize];
-    apply(&mut s, Command::Unpin(vec![corner]));
-    apply(&mut s, Command::Step(40));
-    let fell = (s.state().positions[corner as usize] - hung).norm();
-    assert!(fell > 0.1, "the corner fell {fell} m");
-    assert_eq!(apply(&mut s, Command::Undo), Applied::Rebuilt);
-    assert!(s.model().pins.is_hard(corner));
-    assert_eq!(s.state().positions[corner as usize], hung);
-    assert_eq!(s.state().velocities[corner as usize], Vec3::zeros());
-    // (No blow-up: the jump back is no runaway.)
-    assert_eq!(apply(&mut s, Command::Step(30)), Applied::Stepped(30));
-    assert_eq!(s.state().positions[corner as usize], hung, "held there");
-
-    // Pinned mid-fall: redo puts it back where it was pinned.
-    let mut s = session();
-    apply(&mut s, Command::Unpin(vec![N - 1]));
-    apply(&mut s, Command::Step(20));
-    let v = bottom_middle();
-    apply(&mut s, Command::PinHard(vec![v]));
-    let pinned_at = s.state().positions[v as usize];
-    apply(&mut s, Command::Step(5));
-    assert_eq!(apply(&mut s, Command::Undo), Applied::Rebuilt);
-    apply(&mut s, Command::Step(30));
-    let moved = (s.state().positions[v as usize] - pinned_at).norm();
-    assert!(moved > 0.01, "free, it moved {moved} m");
-    assert_eq!(apply(&mut s, Command::Redo), Applied::Rebuilt);
-    assert_eq!(s.state().positions[v as usize], pinned_at);
-    apply(&mut s, Command::Step(5));
-    assert_eq!(s.state().positions[v as usize], pinned_at, "held there");
-}
-
 /// Soft pins only add to the diagonal: pinning or unpinning one, or moving
 /// its target, is no rebuild.
 #[test]

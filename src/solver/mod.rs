@@ -139,26 +139,6 @@ impl State {
             frame: 0,
         }
     }
-
-    /// Puts each vertex of `placed` (sorted by vertex) at its position,
-    /// still (an undo giving a hard pin back the place it held). The motion
-    /// jumped there, so what the state learned of it starts again: the
-    /// initial guess's predictors, Anderson's carried pairs, and the placed
-    /// vertices' contacts.
-    pub fn place(&mut self, placed: &[(u32, Vec3)]) {
-        if placed.is_empty() {
-            return;
-        }
-        for &(vertex, position) in placed {
-            self.positions[vertex as usize] = position;
-            self.velocities[vertex as usize] = Vec3::zeros();
-        }
-        let is_placed = |v: u32| placed.binary_search_by_key(&v, |&(p, _)| p).is_ok();
-        self.contacts.retain(|c| !is_placed(c.vertex));
-        self.lifted.retain(|c| !is_placed(c.vertex));
-        self.extrapolation = Extrapolation::new(self.positions.len());
-        self.secants = Secants::default();
-    }
 }
 
 /// Wall-clock time per phase of one frame, in milliseconds.
