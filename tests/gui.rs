@@ -222,13 +222,16 @@ fn box_selecting_the_bottom_edge_and_pinning_it_pins_those_vertices() {
 #[test]
 fn keys_and_the_edit_menu_pin_the_selection() {
     let mut harness = editor("presets/hanging_cloth.toml");
-    harness.key_press(Key::P);
-    harness.run();
-    assert!(
-        harness.state().message.starts_with("nothing selected"),
-        "{}",
-        harness.state().message
-    );
+    for (modifiers, key, says) in [
+        (Modifiers::NONE, Key::P, "nothing selected to pin:"),
+        (Modifiers::SHIFT, Key::P, "nothing selected to soft-pin:"),
+        (Modifiers::NONE, Key::U, "nothing selected to unpin:"),
+    ] {
+        harness.key_press_modifiers(modifiers, key);
+        harness.run();
+        let message = &harness.state().message;
+        assert!(message.starts_with(says), "{message}");
+    }
     let picked = vec![10, 11, 12];
     let select = |h: &mut Harness<'static, EditorApp>| {
         h.state_mut()

@@ -639,9 +639,12 @@ impl EditorApp {
                 Request::PinSelection(how) => {
                     let picked = self.selection.indices();
                     if picked.is_empty() {
-                        self.message = "nothing selected to pin: click, drag a box or paint \
-                                        with the brush first"
-                            .to_owned();
+                        // (U said "to pin".)
+                        self.message = format!(
+                            "nothing selected to {}: click, drag a box or paint with the brush \
+                             first",
+                            how.verb()
+                        );
                     } else {
                         self.apply(how.command(picked));
                     }

@@ -62,6 +62,15 @@ pub enum PinAs {
 }
 
 impl PinAs {
+    /// The verb for what it does: "pin", "soft-pin" or "unpin".
+    pub fn verb(self) -> &'static str {
+        match self {
+            Self::Hard => "pin",
+            Self::Soft => "soft-pin",
+            Self::Free => "unpin",
+        }
+    }
+
     /// The session's command pinning `vertices` so.
     pub fn command(self, vertices: Vec<u32>) -> Command {
         match self {
