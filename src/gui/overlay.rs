@@ -126,6 +126,9 @@ pub struct OverlayInput<'a> {
     pub attachments: &'a [Attachment],
     /// The held vertex.
     pub grabbed: Option<u32>,
+    /// The pinned vertices the drawn surface hides (sorted): their markers
+    /// are left out (see [`picking::hidden_from`](super::picking::hidden_from)).
+    pub hidden: &'a [u32],
     /// The selection.
     pub selection: &'a Selection,
     /// Projects a world point (for targets).
@@ -210,13 +213,14 @@ pub fn draw(painter: &egui::Painter, overlays: &Overlays, input: &OverlayInput<'
         }
     }
     if overlays.pins {
-        for &v in input.model.pins.hard_vertices() {
+        let shown = |v: &u32| input.hidden.binary_search(v).is_err();
+        for &v in input.model.pins.hard_vertices().iter().filter(|v| shown(v)) {
             if let Some(p) = projected[v as usize] {
                 let r = egui::Rect::from_center_size(pos(&p), egui::vec2(7.0, 7.0));
                 painter.rect_filled(r, 1.0, HARD_PIN);
             }
         }
-        for a in input.attachments {
+        for a in input.attachments.iter().filter(|a| shown(&a.vertex)) {
             let colour = if input.grabbed == Some(a.vertex) {
                 GRAB
             } else {

@@ -55,6 +55,55 @@ pub fn ray_mesh(
         .map(|t| origin + t * direction)
 }
 
+/// Ray–triangle tests above which [`hidden_from`] builds a tree of the
+/// triangles first (a few pins on a large cloth test them all at once
+/// faster than a tree is built).
+const BRUTE_FORCE_TESTS: usize = 1 << 20;
+
+/// The vertices of `marked` (sorted, at `x`) that the surface (`surface`,
+/// `triangles`) hides from the eye at `eye`: the segment to each meets a
+/// triangle more than `margin` before it. The margin lets a marker show
+/// that lies just under the surface drawn (a tet body's corner carrying
+/// its skin), and keeps a vertex's own triangles, which meet the segment
+/// at its end, from hiding it.
+pub fn hidden_from(
+    eye: Vec3,
+    marked: &[u32],
+    x: &[Vec3],
+    (surface, triangles): (&[Vec3], &[[u32; 3]]),
+    margin: f64,
+) -> Vec<u32> {
+    // The segment's end pulled `margin` towards the eye (none: a vertex
+    // within `margin` of the eye shows).
+    let end = |v: u32| {
+        let to = x[v as usize] - eye;
+        let length = to.norm();
+        (length > margin).then(|| eye + to * (1.0 - margin / length))
+    };
+    let ends = marked.iter().filter_map(|&v| Some((v, end(v)?)));
+    if marked.len() * triangles.len() <= BRUTE_FORCE_TESTS {
+        ends.filter(|&(_, end)| {
+            let direction = end - eye;
+            triangles.iter().any(|t| {
+                ray_triangle(&eye, &direction, t.map(|i| surface[i as usize]))
+                    .is_some_and(|t| t <= 1.0)
+            })
+        })
+        .map(|(v, _)| v)
+        .collect()
+    } else {
+        let tree = crate::model::tetra::TriangleTree::new(surface, triangles);
+        let mut hits = Vec::new();
+        ends.filter(|&(_, end)| {
+            hits.clear();
+            tree.segment_hits(eye, end, &mut hits);
+            !hits.is_empty()
+        })
+        .map(|(v, _)| v)
+        .collect()
+    }
+}
+
 /// The drawn surface and the simulated vertices a pick chooses among.
 #[derive(Clone, Copy, Debug)]
 pub struct Pickable<'a> {
@@ -179,6 +228,31 @@ mod tests {
         }
         let t = vec![[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]];
         (p, t)
+    }
+
+    /// Markers behind the surface are hidden, those on it or within the
+    /// margin under it show; with a tree (many markers) as without.
+    #[test]
+    fn the_surface_hides_the_vertices_behind_it_beyond_the_margin() {
+        let (orbit, _) = front();
+        let (surface, triangles) = two_layers();
+        let mut x = surface.clone();
+        // Just behind the front layer.
+        x.push(Vec3::new(0.1, 0.1, -0.01));
+        let eye = orbit.eye();
+        let all = [0, 2, 4, 6, 8];
+        let hidden = |margin| hidden_from(eye, &all, &x, (&surface, &triangles), margin);
+        assert_eq!(hidden(0.05), [4, 6]);
+        assert_eq!(hidden(0.001), [4, 6, 8]);
+        // Past the tests a brute force takes: the same through a tree.
+        let many = BRUTE_FORCE_TESTS / triangles.len() + 1;
+        let x: Vec<Vec3> = (0..many).map(|i| x[all[i % all.len()] as usize]).collect();
+        let marked: Vec<u32> = (0..many as u32).collect();
+        let hidden = hidden_from(eye, &marked, &x, (&surface, &triangles), 0.001);
+        let expected: Vec<u32> = (marked.iter().copied())
+            .filter(|&i| [4, 6, 8].contains(&all[i as usize % all.len()]))
+            .collect();
+        assert_eq!(hidden, expected);
     }
 
     #[test]

@@ -228,6 +228,7 @@ impl Viewport3d {
             }
             picking::project_all(&projection, &self.render, &mut self.render_projected);
         }
+        let hidden = self.hidden_pins(input);
         let project = |p: &Vec3| projection.project(p);
         overlay::draw(
             &painter,
@@ -239,6 +240,7 @@ impl Viewport3d {
                 wire: (&self.edges, &self.render_projected),
                 attachments: input.attachments,
                 grabbed: input.grabbed,
+                hidden: &hidden,
                 selection: input.selection,
                 project: &project,
             },
@@ -386,6 +388,43 @@ impl Viewport3d {
 
     /// Stages the GPU scene and adds the paint callback, or paints a
     /// placeholder without OpenGL.
+    /// The pinned vertices (hard and soft, the held one aside) the drawn
+    /// surface hides from the camera, sorted (QA: a jelly's pins on its
+    /// bottom showed through it from above); none while the tets are drawn
+    /// (cut away, they show what the surface would hide) or the pins are
+    /// not. A marker shows within a margin of the surface: 2 % of the body's
+    /// size, and on a tet body a cell's size, the distance its corners lie
+    /// from the skin they carry.
+    fn hidden_pins(&self, input: &ViewInput<'_>) -> Vec<u32> {
+        let model = input.model;
+        if !self.overlays.pins || (self.overlays.tets && !model.tets.is_empty()) {
+            return Vec::new();
+        }
+        let mut marked: Vec<u32> = (model.pins.hard_vertices().iter().copied())
+            .chain(input.attachments.iter().map(|a| a.vertex))
+            .filter(|&v| Some(v) != input.grabbed)
+            .collect();
+        if marked.is_empty() {
+            return marked;
+        }
+        marked.sort_unstable();
+        marked.dedup();
+        let (lo, hi) = self.render.iter().fold(
+            (Vec3::repeat(f64::INFINITY), Vec3::repeat(f64::NEG_INFINITY)),
+            |(lo, hi), p| (lo.inf(p), hi.sup(p)),
+        );
+        let sample = &model.tets[..model.tets.len().min(256)];
+        // (A regular tet of volume V has edges of (6√2 V)^⅓.)
+        let cell = sample
+            .iter()
+            .map(|t| (6.0 * std::f64::consts::SQRT_2 * t.rest_volume).cbrt())
+            .sum::<f64>()
+            / sample.len().max(1) as f64;
+        let margin = (0.02 * (hi - lo).norm()).max(cell);
+        let surface = (&self.render[..], model.render_triangles());
+        picking::hidden_from(self.orbit.eye(), &marked, input.x, surface, margin)
+    }
+
     fn draw_3d(&mut self, ui: &egui::Ui, rect: Rect, input: &ViewInput<'_>) {
         let Some(scene) = self.scene.clone() else {
             let painter = ui.painter();
