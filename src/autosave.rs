@@ -140,9 +140,10 @@ pub enum OriginSince {
     Changed,
     /// Removed or moved: a save writes it again.
     Gone,
-    /// No longer a preset that loads (edited elsewhere): recovered
-    /// untitled, its file left as it is. (The offer said it was saved
-    /// since, and the recovered session then was untitled unsaid.)
+    /// No longer a preset that loads (edited elsewhere), or gone with its
+    /// folder: recovered untitled, its file left as it is. (The offer said
+    /// it was saved since, and the recovered session then was untitled
+    /// unsaid.)
     Broken,
 }
 
@@ -161,8 +162,8 @@ impl Recovery {
             ),
             OriginSince::Gone => Some("Its file is gone: a save writes it again."),
             OriginSince::Broken => Some(
-                "Its file no longer opens (edited elsewhere?): recovered untitled, a save asks \
-                 where, and the file stays as it is.",
+                "Its file no longer opens (edited or moved elsewhere?): recovered untitled, a \
+                 save asks where, and the file stays as it is.",
             ),
         }
     }
@@ -444,8 +445,12 @@ impl Autosave {
             let origin_since = match &note.origin {
                 // (Its folder gone too, a save could not write it again:
                 // recovered untitled, as one that no longer opens.)
-                Some(origin) if !origin.exists() && origin.parent().is_some_and(Path::is_dir) => {
-                    OriginSince::Gone
+                Some(origin) if !origin.exists() => {
+                    if origin.parent().is_some_and(Path::is_dir) {
+                        OriginSince::Gone
+                    } else {
+                        OriginSince::Broken
+                    }
                 }
                 Some(origin) if note.base.is_some_and(|b| digest(origin) != Some(b)) => {
                     if Preset::load(origin).is_ok() {

@@ -1254,8 +1254,8 @@ impl Session {
         let renumber = |indices: &[u32]| -> Vec<u32> {
             let mut out: Vec<u32> = indices
                 .iter()
-                // (An `except` index beyond the model, which a hand-written
-                // preset may hold and nothing selects, is dropped.)
+                // (An index beyond the old model, which its build refuses,
+                // is dropped.)
                 .filter_map(|&i| nearest_vertex(new_rest, rest.get(i as usize)?))
                 .collect();
             out.sort_unstable();

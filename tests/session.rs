@@ -823,16 +823,30 @@ fn pins_by_index_stay_in_place_across_a_build_change() {
         .collect();
     assert!(picked.len() > 3);
     apply(&mut s, Command::PinHard(picked.clone()));
-    // A hand-written rule that leaves out an index beyond the model (which
-    // selects nothing) must not trip the renumbering.
+    // A rule that leaves out an index beyond the model is refused, as a
+    // numbered pin beyond it is (it was taken for a vertex left alone, and
+    // a mesh renumbered under it went unsaid); one within it is renumbered
+    // with the others.
     let bottom = Selector::Box {
         min: Vec3::repeat(-1.0),
         max: Vec3::new(1.0, -0.45, 1.0),
     };
     let mut pins = s.preset().pins.clone();
     pins.soft = vec![Selector::Except {
-        of: Box::new(bottom),
+        of: Box::new(bottom.clone()),
         indices: vec![1_000_000],
+    }];
+    let refused = s.apply(Command::SetPins(pins.clone()));
+    assert!(
+        matches!(refused, Err(SessionError::Rejected(_))),
+        "{refused:?}"
+    );
+    let left_out = (0..s.model().vertex_count() as u32)
+        .find(|&v| s.model().rest[v as usize].y < -0.45)
+        .unwrap();
+    pins.soft = vec![Selector::Except {
+        of: Box::new(bottom),
+        indices: vec![left_out],
     }];
     apply(&mut s, Command::SetPins(pins));
     let springs = s.preset().clone();

@@ -56,9 +56,8 @@ pub fn ray_mesh(
 }
 
 /// Ray–triangle tests above which [`hidden_from`] builds a tree of the
-/// triangles first (a few pins on a large cloth test them all at once
-/// faster than a tree is built).
-const BRUTE_FORCE_TESTS: usize = 1 << 20;
+/// triangles first (about a millisecond of tests).
+const BRUTE_FORCE_TESTS: usize = 1 << 16;
 
 /// The vertices of `marked` (sorted, at `x`) that the surface (`surface`,
 /// `triangles`) hides from the eye at `eye`: the segment to each meets a

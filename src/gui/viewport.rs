@@ -9,6 +9,7 @@
 //! drag paints. Shift adds to the selection, Ctrl removes.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, PointerButton, Rect, Sense, Stroke};
 use eframe::egui_glow;
@@ -125,6 +126,23 @@ pub struct Viewport3d {
     render: Vec<Vec3>,
     projected: Vec<Option<Projected>>,
     render_projected: Vec<Option<Projected>>,
+    /// The pinned vertices last found hidden by the surface, and what for.
+    cover: Option<Cover>,
+}
+
+/// The pin markers [`Viewport3d::hidden_pins`] found the surface hides, and
+/// what it found them for: tested again when the pins change, else at most
+/// every [`Cover::FOR`] (a large model's tree of triangles takes
+/// milliseconds to build, and the markers then lag the motion or the
+/// camera by at most that).
+struct Cover {
+    at: Instant,
+    marked: Vec<u32>,
+    hidden: Vec<u32>,
+}
+
+impl Cover {
+    const FOR: Duration = Duration::from_millis(100);
 }
 
 impl Viewport3d {
@@ -147,6 +165,7 @@ impl Viewport3d {
             drawn: None,
             origin: Vec3::zeros(),
             render: Vec::new(),
+            cover: None,
             projected: Vec::new(),
             render_projected: Vec::new(),
         }
@@ -228,7 +247,7 @@ impl Viewport3d {
             }
             picking::project_all(&projection, &self.render, &mut self.render_projected);
         }
-        let hidden = self.hidden_pins(input);
+        let hidden = self.hidden_pins(input).to_vec();
         let project = |p: &Vec3| projection.project(p);
         overlay::draw(
             &painter,
@@ -386,8 +405,6 @@ impl Viewport3d {
         }
     }
 
-    /// Stages the GPU scene and adds the paint callback, or paints a
-    /// placeholder without OpenGL.
     /// The pinned vertices (hard and soft, the held one aside) the drawn
     /// surface hides from the camera, sorted (QA: a jelly's pins on its
     /// bottom showed through it from above); none while the tets are drawn
@@ -395,20 +412,38 @@ impl Viewport3d {
     /// not. A marker shows within a margin of the surface: 2 % of the body's
     /// size, and on a tet body a cell's size, the distance its corners lie
     /// from the skin they carry.
-    fn hidden_pins(&self, input: &ViewInput<'_>) -> Vec<u32> {
+    /// Tested again when the pins change, else at most every [`Cover::FOR`].
+    fn hidden_pins(&mut self, input: &ViewInput<'_>) -> &[u32] {
         let model = input.model;
         if !self.overlays.pins || (self.overlays.tets && !model.tets.is_empty()) {
-            return Vec::new();
+            self.cover = None;
+            return &[];
         }
         let mut marked: Vec<u32> = (model.pins.hard_vertices().iter().copied())
             .chain(input.attachments.iter().map(|a| a.vertex))
             .filter(|&v| Some(v) != input.grabbed)
             .collect();
-        if marked.is_empty() {
-            return marked;
-        }
         marked.sort_unstable();
         marked.dedup();
+        let fresh = |c: &Cover| c.marked == marked && c.at.elapsed() < Cover::FOR;
+        if !self.cover.as_ref().is_some_and(fresh) {
+            let hidden = self.find_hidden(input, &marked);
+            self.cover = Some(Cover {
+                at: Instant::now(),
+                marked,
+                hidden,
+            });
+        }
+        self.cover.as_ref().map_or(&[], |c| &c.hidden)
+    }
+
+    /// Which of `marked` the drawn surface hides (see
+    /// [`Viewport3d::hidden_pins`]).
+    fn find_hidden(&self, input: &ViewInput<'_>, marked: &[u32]) -> Vec<u32> {
+        let model = input.model;
+        if marked.is_empty() {
+            return Vec::new();
+        }
         let (lo, hi) = self.render.iter().fold(
             (Vec3::repeat(f64::INFINITY), Vec3::repeat(f64::NEG_INFINITY)),
             |(lo, hi), p| (lo.inf(p), hi.sup(p)),
@@ -422,9 +457,11 @@ impl Viewport3d {
             / sample.len().max(1) as f64;
         let margin = (0.02 * (hi - lo).norm()).max(cell);
         let surface = (&self.render[..], model.render_triangles());
-        picking::hidden_from(self.orbit.eye(), &marked, input.x, surface, margin)
+        picking::hidden_from(self.orbit.eye(), marked, input.x, surface, margin)
     }
 
+    /// Stages the GPU scene and adds the paint callback, or paints a
+    /// placeholder without OpenGL.
     fn draw_3d(&mut self, ui: &egui::Ui, rect: Rect, input: &ViewInput<'_>) {
         let Some(scene) = self.scene.clone() else {
             let painter = ui.painter();

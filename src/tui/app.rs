@@ -587,7 +587,8 @@ impl App {
                 key,
                 |text| Mode::Edit { param, text },
                 |app, text| {
-                    let iterations = 1.0..=crate::solver::SimParams::MAX_ITERATIONS as f64;
+                    let whole = crate::preset::whole_range("sim.iterations");
+                    let iterations = whole.expect("sim.iterations is a whole range");
                     let value = match text.parse::<f64>() {
                         Ok(v) if !v.is_finite() => Err("not a finite number".to_owned()),
                         // (An iteration count of -0.1 read "found 0", -7 too,
@@ -595,9 +596,13 @@ impl App {
                         Ok(v) if param == ParamId::Iterations && v.fract() != 0.0 => {
                             Err("not a whole number".to_owned())
                         }
-                        Ok(v) if param == ParamId::Iterations && !iterations.contains(&v) => {
-                            let (lo, hi) = iterations.into_inner();
-                            Err(format!("iterations must lie in [{lo}, {hi}]"))
+                        Ok(v)
+                            if param == ParamId::Iterations
+                                && !(*iterations.start() as f64..=*iterations.end() as f64)
+                                    .contains(&v) =>
+                        {
+                            let range = crate::preset::interval(iterations.clone());
+                            Err(format!("iterations must lie in {range}"))
                         }
                         Ok(v) => Ok(v),
                         Err(_) => Err("not a number".to_owned()),

@@ -540,10 +540,14 @@ fn popup(frame: &mut Frame, title: &str, lines: Vec<Line>, width: u16) {
     draw_popup(frame, area, [title, &bottom], lines, 0);
 }
 
+/// The columns a popup takes beside its widest line: its two borders and
+/// one to spare.
+const POPUP_MARGIN: usize = 3;
+
 /// Where [`popup`] draws `lines`: centred, at least `width` wide and wide
 /// enough for them, as tall as they need, as far as the screen allows.
 fn popup_area(frame: &Frame, lines: &[Line], width: u16) -> Rect {
-    let widest = lines.iter().map(Line::width).max().unwrap_or(0) + 3;
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0) + POPUP_MARGIN;
     let width = width.max(u16::try_from(widest).unwrap_or(u16::MAX));
     let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
     centred(frame, width, height)
@@ -603,8 +607,7 @@ fn render_help(frame: &mut Frame, app: &App, top: usize) {
 fn key_lines<'a>(frame: &Frame, keys: &'a [(&'a str, &'a str)]) -> Vec<Line<'a>> {
     let width = keys.iter().map(|(key, _)| key.chars().count()).max();
     let width = width.unwrap_or(0).max(7);
-    // Inside the borders, with a column to spare (as `popup_area`).
-    let room = usize::from(frame.area().width).saturating_sub(3);
+    let room = usize::from(frame.area().width).saturating_sub(POPUP_MARGIN);
     let indent = width + 2;
     let room = room.saturating_sub(indent).max(MIN_WRAP);
     let mut lines = Vec::new();
@@ -808,10 +811,10 @@ fn render_overlay(frame: &mut Frame, app: &App) {
     }
 }
 
-/// The columns a [`popup`]'s text field has on this screen: all but its
-/// borders, its leading space and [`popup_area`]'s margin.
+/// The columns a [`popup`]'s text field has on this screen: all but the
+/// popup's [`POPUP_MARGIN`] and the field's leading space.
 fn field_room(frame: &Frame) -> usize {
-    usize::from(frame.area().width).saturating_sub(4)
+    usize::from(frame.area().width).saturating_sub(POPUP_MARGIN + 1)
 }
 
 /// A text field's line with its cursor `back` characters before the end
@@ -842,15 +845,22 @@ fn field(text: &str, back: usize, room: usize) -> Vec<Line<'_>> {
         }
         (start, len)
     } else {
-        // From the cursor, as far as fits before a "…" (and after one,
-        // unless at the start).
-        let mut used = 1 + usize::from(at > 0);
+        // A quarter of the room before the cursor (what Backspace and
+        // Ctrl-W would delete), then as far as fits before a "…" (and
+        // after one, unless at the start).
+        let mut start = at;
+        let mut used = 1;
+        while start > 0 && used + width(chars[start - 1].1) <= room / 4 {
+            start -= 1;
+            used += width(chars[start].1);
+        }
+        used += usize::from(start > 0);
         let mut end = at;
         while end < len && used + width(chars[end].1) <= room {
             used += width(chars[end].1);
             end += 1;
         }
-        (at, end.max((at + 1).min(len)))
+        (start, end.max((at + 1).min(len)))
     };
     let byte = |k: usize| chars.get(k).map_or(text.len(), |&(i, _)| i);
     let mut spans = vec![Span::raw(if start > 0 { " …" } else { " " })];
