@@ -96,6 +96,9 @@ pub struct Work {
     pub before: Before,
     /// What it does, for the status bar ("loading x.obj").
     pub doing: String,
+    /// Whether it changes the preset (not an undo or redo, which may go
+    /// back to the file's, nor a file opened): a change not yet saved.
+    pub changes: bool,
 }
 
 impl Work {
@@ -107,6 +110,7 @@ impl Work {
             Command::SetBuild(_) => "building the model".to_owned(),
             _ => "factorising the system".to_owned(),
         };
+        let changes = !matches!(command, Command::Load(_) | Command::Undo | Command::Redo);
         let mut copy = session.fork();
         let thread = std::thread::spawn(move || {
             let outcome = copy.apply(command);
@@ -116,6 +120,7 @@ impl Work {
             thread,
             before,
             doing,
+            changes,
         }
     }
 

@@ -1380,6 +1380,50 @@ fn a_change_held_behind_a_slider_release_is_an_undo_step_of_its_own() {
     );
 }
 
+/// A slider released on a slow model shows the value it was let go at
+/// while the change applies in the background, and the title marks the
+/// scene unsaved meanwhile (QA: on the 100,000-vertex body the slider went
+/// back to the old value and the title lost its dot for those seconds).
+#[test]
+fn a_change_applying_shows_its_value_and_the_unsaved_dot() {
+    let dir = scratch_dir("gui-applying-shows");
+    let mut harness = slowed(editor_on(Session::open(&big_cloth(&dir)).unwrap()));
+    harness.run();
+    let shown = |harness: &Harness<'static, EditorApp>| {
+        harness
+            .get_by_role_and_label(Role::Slider, "structural")
+            .accesskit_node()
+            .numeric_value()
+            .expect("a slider's value")
+    };
+    let before = harness.state().session.preset().material.weights.structural;
+    assert!(!harness.state().title().ends_with(" •"));
+    let rect = structural_slider(&harness);
+    press_at(&mut harness, rect.left_center() + egui::vec2(6.0, 0.0));
+    harness.hover_at(rect.center());
+    harness.step();
+    harness.drop_at(rect.right_center());
+    harness.step();
+    harness.step();
+    let app = harness.state();
+    assert!(app.is_busy(), "the release applies in the background");
+    assert_eq!(app.session.preset().material.weights.structural, before);
+    let released = shown(&harness);
+    assert_ne!(released, before);
+    assert!(
+        harness.state().title().ends_with(" •"),
+        "{}",
+        harness.state().title()
+    );
+    until_idle(&mut harness);
+    assert_eq!(
+        harness.state().session.preset().material.weights.structural,
+        released
+    );
+    assert_eq!(shown(&harness), released);
+    assert!(harness.state().title().ends_with(" •"));
+}
+
 /// "Save", answered to the unsaved-changes question of a quit while a
 /// change applies in the background, saves once the change is in (with
 /// it), and only then quits (review: no test held the save).

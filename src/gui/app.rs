@@ -233,6 +233,12 @@ impl EditorApp {
         self.may_close
     }
 
+    /// The window's title as last set: the scene's name, and " •" while
+    /// it has changes not saved.
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
     /// Whether a command is applying in the background.
     pub fn is_busy(&self) -> bool {
         self.work.is_some()
@@ -520,7 +526,9 @@ impl EditorApp {
     fn side_panels(&mut self, ui: &mut egui::Ui, out: &mut Vec<Request>) {
         ui.spacing_mut().slider_width = panels::SLIDER_WIDTH;
         let sliders = if self.session.factorises_slowly(self.live_refactor_ms) {
-            Sliders::OnRelease
+            Sliders::OnRelease {
+                applying: self.is_busy(),
+            }
         } else {
             Sliders::Live
         };
@@ -1052,7 +1060,14 @@ impl eframe::App for EditorApp {
                 self.pending = Some(Pending::Quit);
             }
         }
-        let dirty = if self.session.is_dirty() { " •" } else { "" };
+        // (A change applying is one not saved: the title lost its dot for
+        // the seconds of a large model's refactorisation.)
+        let changing = self.work.as_ref().is_some_and(|w| w.changes);
+        let dirty = if self.session.is_dirty() || changing {
+            " •"
+        } else {
+            ""
+        };
         let title = format!("Softbody Studio — {}{dirty}", self.session.name());
         // A viewport command repaints: send it only when the title changes.
         if title != self.title {

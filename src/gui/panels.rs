@@ -101,34 +101,72 @@ pub enum Sliders {
     Live,
     /// Once, when the drag ends: the refactorisation is too slow to redo at
     /// every step (~2.6 s on a 105k-vertex tet body), and each would stall
-    /// the UI. The slider follows the pointer meanwhile.
-    OnRelease,
+    /// the UI. The slider follows the pointer meanwhile, and shows the
+    /// value it let go at while a change is `applying` in the background
+    /// (it went back to the old value for those seconds).
+    OnRelease {
+        /// Whether a change applies in the background.
+        applying: bool,
+    },
+}
+
+impl Sliders {
+    /// Whether a drag applies when it ends.
+    fn on_release(self) -> bool {
+        matches!(self, Self::OnRelease { .. })
+    }
+
+    /// Whether a change applies in the background.
+    fn applying(self) -> bool {
+        matches!(self, Self::OnRelease { applying: true })
+    }
 }
 
 /// A slider whose drag may apply only when it ends ([`Sliders::OnRelease`]):
-/// the dragged value waits in egui's memory under `id`, shown by the slider.
+/// the dragged value waits in egui's memory under `id`, shown by the slider;
+/// the value it applied waits there too while that applies in the
+/// background.
 struct Deferred<T> {
     id: egui::Id,
     pending: Option<T>,
+    applying: Option<T>,
 }
 
 impl<T: Clone + PartialEq + Send + Sync + 'static> Deferred<T> {
     /// The value waiting under `id`, if its drag goes on or ends this frame:
     /// one whose slider was gone when the pointer was released is dropped,
     /// not applied when the slider shows again.
-    fn load(ui: &egui::Ui, id: egui::Id) -> Self {
+    /// With `sliders` saying no change applies, the value applied is
+    /// forgotten.
+    fn load(ui: &egui::Ui, id: egui::Id, sliders: Sliders) -> Self {
         let dragging = ui.input(|i| i.pointer.any_down() || i.pointer.any_released());
         let mut pending = ui.data(|d| d.get_temp(id));
         if pending.is_some() && !dragging {
             ui.data_mut(|d| d.remove::<T>(id));
             pending = None;
         }
-        Self { id, pending }
+        let applying = if sliders.applying() {
+            ui.data(|d| d.get_temp(Self::applied_id(id)))
+        } else {
+            ui.data_mut(|d| d.remove::<T>(Self::applied_id(id)));
+            None
+        };
+        Self {
+            id,
+            pending,
+            applying,
+        }
     }
 
-    /// The value the slider shows: the one waiting, else `current`.
+    /// Where the value applied waits.
+    fn applied_id(id: egui::Id) -> egui::Id {
+        id.with("applied")
+    }
+
+    /// The value the slider shows: the one waiting, else the one applying,
+    /// else `current`.
     fn shown(&self, current: T) -> T {
-        self.pending.clone().unwrap_or(current)
+        (self.pending.clone().or_else(|| self.applying.clone())).unwrap_or(current)
     }
 
     /// The value to apply now, if any, once the slider (`response`) left
@@ -149,7 +187,12 @@ impl<T: Clone + PartialEq + Send + Sync + 'static> Deferred<T> {
         if self.pending.is_some() {
             ui.data_mut(|d| d.remove::<T>(self.id));
         }
-        (value != *current && (response.changed() || self.pending.is_some())).then_some(value)
+        let applied =
+            (value != *current && (response.changed() || self.pending.is_some())).then_some(value);
+        if let Some(value) = &applied {
+            ui.data_mut(|d| d.insert_temp(Self::applied_id(self.id), value.clone()));
+        }
+        applied
     }
 }
 
@@ -303,8 +346,9 @@ fn param_slider(
 ) {
     let preset = session.preset();
     let current = param.value(preset);
-    let defer = sliders == Sliders::OnRelease && param.refactors();
-    let deferred = Deferred::load(ui, egui::Id::unique(("deferred slider", param.label())));
+    let defer = sliders.on_release() && param.refactors();
+    let id = egui::Id::unique(("deferred slider", param.label()));
+    let deferred = Deferred::load(ui, id, sliders);
     let mut value = deferred.shown(current);
     let SliderScale { range, log } = scale(param, !session.model().tets.is_empty());
     let mut slider = egui::Slider::new(&mut value, range)
@@ -622,8 +666,8 @@ pub fn simulation(ui: &mut egui::Ui, session: &Session, sliders: Sliders, out: &
             extrapolate,
         ))));
     }
-    let defer = sliders == Sliders::OnRelease;
-    let deferred = Deferred::load(ui, egui::Id::unique("deferred substeps"));
+    let defer = sliders.on_release();
+    let deferred = Deferred::load(ui, egui::Id::unique("deferred substeps"), sliders);
     let mut substeps = deferred.shown(preset.sim.substeps);
     let mut response = ui
         .add(
