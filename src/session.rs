@@ -1546,7 +1546,12 @@ fn add(list: &mut Vec<Selector>, vertices: &[u32], built: &Built) -> Result<(), 
     if missing.is_empty() {
         return Ok(());
     }
-    if let Some(group) = group_selecting(built, &missing) {
+    // The group of all the vertices asked for, though others pin some of
+    // them already (QA: a box's `top` beside its `left` rule, which share
+    // an edge, was saved as 518 numbers, and a rebuild lost the face),
+    // else of those not pinned yet.
+    let group = group_selecting(built, vertices).or_else(|| group_selecting(built, &missing));
+    if let Some(group) = group {
         list.push(group);
         return Ok(());
     }

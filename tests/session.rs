@@ -919,6 +919,15 @@ fn pinning_an_obj_group_pins_it_by_name() {
             indices: vec![vertices[0]],
         }]
     );
+    // A group pinned beside a rule that pins some of it already (`top`
+    // shares an edge with `left`) is kept by its name too.
+    apply(&mut s, Command::PinHard(vec![vertices[0]]));
+    let top = Selector::Group("top".to_owned());
+    let top_vertices = s.built().select(&top).unwrap();
+    assert!(top_vertices.iter().any(|v| vertices.contains(v)));
+    apply(&mut s, Command::PinHard(top_vertices));
+    assert_eq!(s.preset().pins.hard, vec![left.clone(), top]);
+    apply(&mut s, Command::Undo);
     // A selection that is no group stays indices.
     let some = vec![vertices[0], vertices[1]];
     apply(&mut s, Command::PinSoft(some.clone()));
