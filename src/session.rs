@@ -744,7 +744,8 @@ impl Session {
         Some(match warnings.len() {
             1 => format!("the mesh: {first}"),
             n => format!(
-                "the mesh: {first} (and {} more: softbody inspect lists them)",
+                "the mesh: {first} (and {} more: the editor's Model panel and softbody \
+                 inspect list them)",
                 n - 1
             ),
         })

@@ -216,6 +216,26 @@ fn box_selecting_the_bottom_edge_and_pinning_it_pins_those_vertices() {
     );
 }
 
+/// Every note of the build is readable in the Model panel (the status bar
+/// says the first and how many more, and sent the editor's user to the
+/// command line for the rest).
+#[test]
+fn the_model_panel_lists_the_mesh_notes() {
+    let dir = scratch_dir("gui-mesh-notes");
+    let obj = dir.join("dup.obj");
+    std::fs::write(&obj, common::DUPLICATED_FACE_OBJ).unwrap();
+    let session = Session::open_or_default(Some(&obj)).unwrap().0;
+    let notes = session.built().warnings.clone();
+    assert!(!notes.is_empty());
+    let mut harness = editor_on(session);
+    harness.run();
+    harness.get_by_label_contains("on the mesh").click();
+    harness.run();
+    for note in &notes {
+        harness.get_by_label(note);
+    }
+}
+
 /// P, Shift+P and U pin, soft-pin and unpin the selection, as the Edit
 /// menu's entries do, without scrolling to the panel's buttons; with
 /// nothing selected they say so.
@@ -1709,6 +1729,41 @@ fn save_as_onto_an_existing_file_asks_first() {
     assert_eq!(
         Preset::load(&other).unwrap(),
         *harness.state().session.preset()
+    );
+}
+
+/// A collider's position typed beyond what a preset takes is refused with
+/// what it takes, and changes nothing (it became 1e9 unsaid, and threw the
+/// body up a billion metres).
+#[test]
+fn a_collider_typed_out_of_range_is_refused_and_said() {
+    let mut harness = editor("presets/jelly.toml");
+    let before = harness.state().session.preset().clone();
+    // The ground's y, on the row of its label (gravity has a y too), below
+    // the window's height until scrolled to.
+    harness.get_by_label("ground").scroll_to_me();
+    harness.run();
+    let row = harness.get_by_label("ground").rect().center().y;
+    let field = harness
+        .query_all_by_role_and_label(Role::SpinButton, "y")
+        .map(|n| n.rect().center())
+        .find(|c| (c.y - row).abs() < 4.0)
+        .expect("the ground's y");
+    click_at(&mut harness, field, Modifiers::NONE);
+    assert!(harness.ctx.memory(|m| m.focused()).is_some(), "editing");
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    harness.step();
+    harness.event(egui::Event::Text("1e300".into()));
+    harness.step();
+    harness.key_press(Key::Enter);
+    harness.run();
+    let app = harness.state();
+    assert_eq!(app.session.preset(), &before);
+    assert!(app.message.starts_with("error:"), "{}", app.message);
+    assert!(
+        app.message.contains("sim.colliders[0].height"),
+        "{}",
+        app.message
     );
 }
 

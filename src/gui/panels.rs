@@ -406,6 +406,22 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         MeshSource::TetFile(p) => format!("tet file {}", p.display()),
     };
     ui.label(source);
+    // Every note of the build, readable here (the status bar says the
+    // first, and how many more).
+    let warnings = &session.built().warnings;
+    if !warnings.is_empty() {
+        let title = match warnings.len() {
+            1 => "1 note on the mesh".to_owned(),
+            n => format!("{n} notes on the mesh"),
+        };
+        egui::CollapsingHeader::new(title)
+            .id_salt("mesh notes")
+            .show(ui, |ui| {
+                for warning in warnings {
+                    ui.label(warning);
+                }
+            });
+    }
     let build = preset.build;
     let from_obj = matches!(preset.mesh, MeshSource::Obj(_));
     ui.add_enabled_ui(from_obj, |ui| {
@@ -714,9 +730,10 @@ fn colliders(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     for (i, collider) in edited.iter_mut().enumerate() {
         // Wrapped: a sphere's seven fields widened the panel for good.
         ui.horizontal_wrapped(|ui| {
-            // As far as a preset takes (the session refuses further).
-            let far = crate::preset::MAX_COLLIDER_EXTENT;
-            let free = -far..=far;
+            // Unbounded: a value a preset does not take is the session's to
+            // refuse, with what it takes (QA: a typed 1e300 became 1e9
+            // unsaid, and threw the body up a billion metres).
+            let free = f64::NEG_INFINITY..=f64::INFINITY;
             match collider {
                 Collider::Ground { height, friction } => {
                     ui.label("ground");
@@ -732,7 +749,7 @@ fn colliders(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
                     for (c, axis) in ["x", "y", "z"].into_iter().enumerate() {
                         number(ui, axis, &mut center[c], free.clone(), 0.01, out);
                     }
-                    number(ui, "r", radius, 1e-3..=far, 0.01, out);
+                    number(ui, "r", radius, free, 0.01, out);
                     number(ui, "friction", friction, 0.0..=10.0, 0.01, out);
                 }
             }
@@ -987,14 +1004,19 @@ pub fn status_bar(ui: &mut egui::Ui, session: &Session, info: &StatusInfo<'_>) {
                 .on_hover_text("held in RAM by this process now, and the most it has held");
             ui.separator();
         }
+        // Cut at the window's edge with "…", the whole of it on hover (a
+        // long error ran off the edge, unreadable, and so did a blow-up's
+        // advice).
+        let cut = |ui: &mut egui::Ui, text: String, colour: Color32| {
+            ui.add(egui::Label::new(egui::RichText::new(text).color(colour)).truncate());
+        };
+        let orange = Color32::from_rgb(255, 190, 60);
         let non_manifold = session.model().springs.non_manifold_edges;
         if let Some(w) = session.warning() {
-            ui.colored_label(Color32::from_rgb(255, 190, 60), format!("paused: {w}"));
+            cut(ui, format!("paused: {w}"), orange);
         } else if non_manifold > 0 {
-            ui.colored_label(
-                Color32::from_rgb(255, 190, 60),
-                format!("{non_manifold} non-manifold edges got no bending spring"),
-            );
+            let text = format!("{non_manifold} non-manifold edges got no bending spring");
+            cut(ui, text, orange);
         }
         if !info.message.is_empty() {
             let colour = if info.message.starts_with("error") {
@@ -1002,10 +1024,7 @@ pub fn status_bar(ui: &mut egui::Ui, session: &Session, info: &StatusInfo<'_>) {
             } else {
                 ui.visuals().text_color()
             };
-            // Cut at the window's edge with "…", the whole of it on hover
-            // (a long error ran off the edge, unreadable).
-            let text = egui::RichText::new(info.message).color(colour);
-            ui.add(egui::Label::new(text).truncate());
+            cut(ui, info.message.to_owned(), colour);
         }
     });
 }
