@@ -411,8 +411,8 @@ impl Viewport3d {
     /// (cut away, they show what the surface would hide) or the pins are
     /// not. A marker shows within a margin of the surface: 2 % of the body's
     /// size, and on a tet body a cell's size, the distance its corners lie
-    /// from the skin they carry.
-    /// Tested again when the pins change, else at most every [`Cover::FOR`].
+    /// from the skin they carry. Tested again when the pins change, else at
+    /// most every [`Cover::FOR`].
     fn hidden_pins(&mut self, input: &ViewInput<'_>) -> &[u32] {
         let model = input.model;
         if !self.overlays.pins || (self.overlays.tets && !model.tets.is_empty()) {
@@ -444,10 +444,7 @@ impl Viewport3d {
         if marked.is_empty() {
             return Vec::new();
         }
-        let (lo, hi) = self.render.iter().fold(
-            (Vec3::repeat(f64::INFINITY), Vec3::repeat(f64::NEG_INFINITY)),
-            |(lo, hi), p| (lo.inf(p), hi.sup(p)),
-        );
+        let (lo, hi) = crate::mesh::bounds(&self.render);
         let sample = &model.tets[..model.tets.len().min(256)];
         // (A regular tet of volume V has edges of (6√2 V)^⅓.)
         let cell = sample

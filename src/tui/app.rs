@@ -587,8 +587,9 @@ impl App {
                 key,
                 |text| Mode::Edit { param, text },
                 |app, text| {
-                    let whole = crate::preset::whole_range("sim.iterations");
-                    let iterations = whole.expect("sim.iterations is a whole range");
+                    let iterations = (param == ParamId::Iterations)
+                        .then(|| crate::preset::whole_range("sim.iterations"))
+                        .flatten();
                     let value = match text.parse::<f64>() {
                         Ok(v) if !v.is_finite() => Err("not a finite number".to_owned()),
                         // (An iteration count of -0.1 read "found 0", -7 too,
@@ -597,11 +598,10 @@ impl App {
                             Err("not a whole number".to_owned())
                         }
                         Ok(v)
-                            if param == ParamId::Iterations
-                                && !(*iterations.start() as f64..=*iterations.end() as f64)
-                                    .contains(&v) =>
+                            if let Some(range) = &iterations
+                                && !(*range.start() as f64..=*range.end() as f64).contains(&v) =>
                         {
-                            let range = crate::preset::interval(iterations.clone());
+                            let range = crate::preset::interval(range.clone());
                             Err(format!("iterations must lie in {range}"))
                         }
                         Ok(v) => Ok(v),
