@@ -92,6 +92,27 @@ fn structural_slider(harness: &Harness<'static, EditorApp>) -> egui::Rect {
         .rect()
 }
 
+/// The value the structural weight's slider shows.
+fn structural_shown(harness: &Harness<'static, EditorApp>) -> f64 {
+    harness
+        .get_by_role_and_label(Role::Slider, "structural")
+        .accesskit_node()
+        .numeric_value()
+        .expect("a slider's value")
+}
+
+/// Drags the structural weight's slider from near its left end to its
+/// middle for a frame, then releases it at its right end: a frame later
+/// the release has been handled.
+fn drag_structural_slider_to_its_end(harness: &mut Harness<'static, EditorApp>) {
+    let rect = structural_slider(harness);
+    press_at(harness, rect.left_center() + egui::vec2(6.0, 0.0));
+    harness.hover_at(rect.center());
+    harness.step();
+    harness.drop_at(rect.right_center());
+    harness.step();
+}
+
 /// A real left drag from `a` to `b` over several frames.
 fn drag(harness: &mut Harness<'static, EditorApp>, a: Pos2, b: Pos2) {
     press_at(harness, a);
@@ -776,12 +797,7 @@ fn a_slow_refactorisation_applies_a_slider_drag_when_it_ends() {
         assert_eq!(app.session.preset().material.weights.structural, before);
         assert_eq!(app.session.solver().factor_stats().refactors, refactors);
         // The slider follows the pointer meanwhile.
-        let value = harness
-            .get_by_role_and_label(Role::Slider, "structural")
-            .accesskit_node()
-            .numeric_value()
-            .expect("a slider's value");
-        shown.push(value);
+        shown.push(structural_shown(&harness));
     }
     assert!(shown.windows(2).all(|w| w[1] > w[0]), "{shown:?}");
     harness.drop_at(rect.right_center());
@@ -807,22 +823,19 @@ fn a_weight_slider_moves_by_small_factors() {
     let mut harness = editor("presets/hanging_cloth.toml");
     harness.state_mut().live_refactor_ms = 0.0;
     let rect = structural_slider(&harness);
-    let shown = |harness: &Harness<'static, EditorApp>| {
-        harness
-            .get_by_role_and_label(Role::Slider, "structural")
-            .accesskit_node()
-            .numeric_value()
-            .expect("a slider's value")
-    };
     let a = rect.center();
     press_at(&mut harness, a);
     harness.hover_at(a + egui::vec2(1.0, 0.0));
     harness.step();
-    let at = shown(&harness);
+    let at = structural_shown(&harness);
     harness.hover_at(a + egui::vec2(-9.0, 0.0));
     harness.step();
-    let ratio = at / shown(&harness);
-    assert!((1.3..3.3).contains(&ratio), "{at} / {}", shown(&harness));
+    let ratio = at / structural_shown(&harness);
+    assert!(
+        (1.3..3.3).contains(&ratio),
+        "{at} / {}",
+        structural_shown(&harness)
+    );
     // The shipped cloths' weights lie well inside the range.
     assert!((100.0..30_000.0).contains(&at), "{at}");
     harness.drop_at(a);
@@ -836,12 +849,7 @@ fn a_weight_slider_moves_by_small_factors() {
 fn a_slider_drag_released_elsewhere_is_one_undo_step() {
     let mut harness = editor("presets/hanging_cloth.toml");
     let before = harness.state().session.preset().material.weights.structural;
-    let rect = structural_slider(&harness);
-    press_at(&mut harness, rect.left_center() + egui::vec2(6.0, 0.0));
-    harness.hover_at(rect.center());
-    harness.step();
-    harness.drop_at(rect.right_center());
-    harness.step();
+    drag_structural_slider_to_its_end(&mut harness);
     harness.step();
     let app = harness.state();
     assert_ne!(app.session.preset().material.weights.structural, before);
@@ -1375,12 +1383,7 @@ fn a_change_held_behind_a_slider_release_is_an_undo_step_of_its_own() {
     let app = harness.state_mut();
     let weight = |app: &EditorApp| app.session.preset().material.weights.structural;
     let (before, density) = (weight(app), app.session.preset().material.density);
-    let rect = structural_slider(&harness);
-    press_at(&mut harness, rect.left_center() + egui::vec2(6.0, 0.0));
-    harness.hover_at(rect.center());
-    harness.step();
-    harness.drop_at(rect.right_center());
-    harness.step();
+    drag_structural_slider_to_its_end(&mut harness);
     let app = harness.state_mut();
     assert!(app.is_busy(), "the release applies in the background");
     app.apply(Command::SetDensity(2.0 * density));
@@ -1409,26 +1412,14 @@ fn a_change_applying_shows_its_value_and_the_unsaved_dot() {
     let dir = scratch_dir("gui-applying-shows");
     let mut harness = slowed(editor_on(Session::open(&big_cloth(&dir)).unwrap()));
     harness.run();
-    let shown = |harness: &Harness<'static, EditorApp>| {
-        harness
-            .get_by_role_and_label(Role::Slider, "structural")
-            .accesskit_node()
-            .numeric_value()
-            .expect("a slider's value")
-    };
     let before = harness.state().session.preset().material.weights.structural;
     assert!(!harness.state().title().ends_with(" •"));
-    let rect = structural_slider(&harness);
-    press_at(&mut harness, rect.left_center() + egui::vec2(6.0, 0.0));
-    harness.hover_at(rect.center());
-    harness.step();
-    harness.drop_at(rect.right_center());
-    harness.step();
+    drag_structural_slider_to_its_end(&mut harness);
     harness.step();
     let app = harness.state();
     assert!(app.is_busy(), "the release applies in the background");
     assert_eq!(app.session.preset().material.weights.structural, before);
-    let released = shown(&harness);
+    let released = structural_shown(&harness);
     assert_ne!(released, before);
     assert!(
         harness.state().title().ends_with(" •"),
@@ -1440,7 +1431,7 @@ fn a_change_applying_shows_its_value_and_the_unsaved_dot() {
         harness.state().session.preset().material.weights.structural,
         released
     );
-    assert_eq!(shown(&harness), released);
+    assert_eq!(structural_shown(&harness), released);
     assert!(harness.state().title().ends_with(" •"));
 }
 

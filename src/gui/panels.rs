@@ -135,9 +135,8 @@ struct Deferred<T> {
 impl<T: Clone + PartialEq + Send + Sync + 'static> Deferred<T> {
     /// The value waiting under `id`, if its drag goes on or ends this frame:
     /// one whose slider was gone when the pointer was released is dropped,
-    /// not applied when the slider shows again.
-    /// With `sliders` saying no change applies, the value applied is
-    /// forgotten.
+    /// not applied when the slider shows again. With `sliders` saying no
+    /// change applies, the value applied is forgotten.
     fn load(ui: &egui::Ui, id: egui::Id, sliders: Sliders) -> Self {
         let dragging = ui.input(|i| i.pointer.any_down() || i.pointer.any_released());
         let mut pending = ui.data(|d| d.get_temp(id));
@@ -347,8 +346,11 @@ fn param_slider(
     let preset = session.preset();
     let current = param.value(preset);
     let defer = sliders.on_release() && param.refactors();
-    let id = egui::Id::unique(("deferred slider", param.label()));
-    let deferred = Deferred::load(ui, id, sliders);
+    let deferred = Deferred::load(
+        ui,
+        egui::Id::unique(("deferred slider", param.label())),
+        sliders,
+    );
     let mut value = deferred.shown(current);
     let SliderScale { range, log } = scale(param, !session.model().tets.is_empty());
     let mut slider = egui::Slider::new(&mut value, range)

@@ -128,9 +128,12 @@ pub struct Viewport3d {
     render_projected: Vec<Option<Projected>>,
     /// The pinned vertices last found hidden by the surface, and what for.
     cover: Option<Cover>,
+    /// The pinned vertices of this frame, to compare with the cover's (a
+    /// buffer kept: the comparison runs every UI frame).
+    marked: Vec<u32>,
 }
 
-/// The pin markers [`Viewport3d::hidden_pins`] found the surface hides, and
+/// The pin markers [`Viewport3d::cover_pins`] found the surface hides, and
 /// what it found them for: tested again when the pins change, else at most
 /// every [`Cover::FOR`] (a large model's tree of triangles takes
 /// milliseconds to build, and the markers then lag the motion or the
@@ -166,6 +169,7 @@ impl Viewport3d {
             origin: Vec3::zeros(),
             render: Vec::new(),
             cover: None,
+            marked: Vec::new(),
             projected: Vec::new(),
             render_projected: Vec::new(),
         }
@@ -247,7 +251,8 @@ impl Viewport3d {
             }
             picking::project_all(&projection, &self.render, &mut self.render_projected);
         }
-        let hidden = self.hidden_pins(input).to_vec();
+        self.cover_pins(input);
+        let hidden = self.cover.as_ref().map_or(&[][..], |c| &c.hidden[..]);
         let project = |p: &Vec3| projection.project(p);
         overlay::draw(
             &painter,
@@ -259,7 +264,7 @@ impl Viewport3d {
                 wire: (&self.edges, &self.render_projected),
                 attachments: input.attachments,
                 grabbed: input.grabbed,
-                hidden: &hidden,
+                hidden,
                 selection: input.selection,
                 project: &project,
             },
@@ -405,40 +410,45 @@ impl Viewport3d {
         }
     }
 
-    /// The pinned vertices (hard and soft, the held one aside) the drawn
-    /// surface hides from the camera, sorted (QA: a jelly's pins on its
+    /// Finds (into `cover`) the pinned vertices (hard and soft, the held
+    /// one aside) the drawn surface hides from the camera, sorted (QA: a jelly's pins on its
     /// bottom showed through it from above); none while the tets are drawn
     /// (cut away, they show what the surface would hide) or the pins are
     /// not. A marker shows within a margin of the surface: 2 % of the body's
     /// size, and on a tet body a cell's size, the distance its corners lie
     /// from the skin they carry. Tested again when the pins change, else at
     /// most every [`Cover::FOR`].
-    fn hidden_pins(&mut self, input: &ViewInput<'_>) -> &[u32] {
+    fn cover_pins(&mut self, input: &ViewInput<'_>) {
         let model = input.model;
         if !self.overlays.pins || (self.overlays.tets && !model.tets.is_empty()) {
             self.cover = None;
-            return &[];
+            return;
         }
-        let mut marked: Vec<u32> = (model.pins.hard_vertices().iter().copied())
-            .chain(input.attachments.iter().map(|a| a.vertex))
-            .filter(|&v| Some(v) != input.grabbed)
-            .collect();
+        let mut marked = std::mem::take(&mut self.marked);
+        marked.clear();
+        marked.extend(
+            (model.pins.hard_vertices().iter().copied())
+                .chain(input.attachments.iter().map(|a| a.vertex))
+                .filter(|&v| Some(v) != input.grabbed),
+        );
         marked.sort_unstable();
         marked.dedup();
         let fresh = |c: &Cover| c.marked == marked && c.at.elapsed() < Cover::FOR;
-        if !self.cover.as_ref().is_some_and(fresh) {
-            let hidden = self.find_hidden(input, &marked);
-            self.cover = Some(Cover {
-                at: Instant::now(),
-                marked,
-                hidden,
-            });
+        if self.cover.as_ref().is_some_and(fresh) {
+            self.marked = marked;
+            return;
         }
-        self.cover.as_ref().map_or(&[], |c| &c.hidden)
+        let hidden = self.find_hidden(input, &marked);
+        let cover = Cover {
+            at: Instant::now(),
+            marked,
+            hidden,
+        };
+        self.marked = (self.cover.replace(cover)).map_or_else(Vec::new, |old| old.marked);
     }
 
     /// Which of `marked` the drawn surface hides (see
-    /// [`Viewport3d::hidden_pins`]).
+    /// [`Viewport3d::cover_pins`]).
     fn find_hidden(&self, input: &ViewInput<'_>, marked: &[u32]) -> Vec<u32> {
         let model = input.model;
         if marked.is_empty() {

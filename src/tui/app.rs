@@ -1295,7 +1295,7 @@ enum Typed {
 }
 
 /// The byte offset of character `k` of `text` (its length past the end).
-pub(crate) fn char_byte(text: &str, k: usize) -> usize {
+fn char_byte(text: &str, k: usize) -> usize {
     text.char_indices().nth(k).map_or(text.len(), |(i, _)| i)
 }
 

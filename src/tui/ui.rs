@@ -833,27 +833,26 @@ fn field(text: &str, back: usize, room: usize) -> Vec<Line<'_>> {
     let columns = |range: std::ops::Range<usize>| -> usize {
         chars[range].iter().map(|&(_, c)| width(c)).sum()
     };
+    // The characters before the cursor that fit in `limit` columns with
+    // `used` taken: where they start, and the columns then taken.
+    let before = |mut used: usize, limit: usize| {
+        let mut start = at;
+        while start > 0 && used + width(chars[start - 1].1) <= limit {
+            start -= 1;
+            used += width(chars[start].1);
+        }
+        (start, used)
+    };
     let (start, end) = if columns(0..len) + block <= room {
         (0, len)
     } else if columns(at..len) + block < room {
         // The end of the text, and before it what fits after a "…".
-        let mut used = 1 + columns(at..len) + block;
-        let mut start = at;
-        while start > 0 && used + width(chars[start - 1].1) <= room {
-            start -= 1;
-            used += width(chars[start].1);
-        }
-        (start, len)
+        (before(1 + columns(at..len) + block, room).0, len)
     } else {
         // A quarter of the room before the cursor (what Backspace and
         // Ctrl-W would delete), then as far as fits before a "…" (and
         // after one, unless at the start).
-        let mut start = at;
-        let mut used = 1;
-        while start > 0 && used + width(chars[start - 1].1) <= room / 4 {
-            start -= 1;
-            used += width(chars[start].1);
-        }
+        let (start, mut used) = before(1, room / 4);
         used += usize::from(start > 0);
         let mut end = at;
         while end < len && used + width(chars[end].1) <= room {
