@@ -220,6 +220,28 @@ fn small_and_resized_terminals_render() {
 }
 
 #[test]
+fn a_parameter_list_too_long_for_the_screen_counts_its_rows() {
+    let mut app = cloth();
+    let n = app.params().len();
+    let whole = screen(&app, 80, 40);
+    assert!(!whole.contains(&format!(" of {n} ")), "{whole}");
+    // Cut short, the bottom border says which rows are in view, and
+    // follows the selection to the last one.
+    let short = screen(&app, 80, 16);
+    let first = " 1–";
+    assert!(
+        short.contains(first) && short.contains(&format!(" of {n} ")),
+        "{short}"
+    );
+    for _ in 0..n {
+        app.handle_key(key(KeyCode::Down));
+    }
+    let end = screen(&app, 80, 16);
+    assert!(end.contains(&format!("–{n} of {n} ")), "{end}");
+    assert!(!end.contains(first), "{end}");
+}
+
+#[test]
 fn help_overlay_lists_every_key() {
     let mut app = cloth();
     assert_eq!(app.handle_key(ch('?')), Action::None);

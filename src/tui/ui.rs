@@ -206,11 +206,25 @@ fn render_params(frame: &mut Frame, area: Rect, app: &App) {
         })
         .collect();
     let list = List::new(items)
-        .block(Block::bordered().title(" Parameters "))
         .highlight_style(Style::new().add_modifier(Modifier::REVERSED))
         .highlight_symbol("›");
     let mut state = ListState::default().with_selected(Some(app.selected.min(params.len() - 1)));
-    frame.render_stateful_widget(list, area, &mut state);
+    let block = Block::bordered().title(" Parameters ");
+    frame.render_stateful_widget(list, block.inner(area), &mut state);
+    // Rows the list scrolls past are counted on the bottom border, as in
+    // the help (QA: at 24 rows the last parameters were out of sight with
+    // nothing saying they were there).
+    let rows = inner_rows(area);
+    let shown = if rows > 0 && params.len() > rows {
+        let first = state.offset();
+        let last = (first + rows).min(params.len());
+        format!(" {}–{last} of {} ", first + 1, params.len())
+    } else {
+        String::new()
+    };
+    let room = usize::from(area.width.saturating_sub(2));
+    let block = block.title_bottom(Line::from(ellipsize(&shown, room)).right_aligned());
+    frame.render_widget(block, area);
 }
 
 /// A parameter's label (padded to 13 columns, a space included) and value within `width`
