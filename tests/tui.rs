@@ -110,6 +110,15 @@ fn main_screen_at_80_by_24() {
         ],
     );
     assert!(!paused.contains("strain"), "no tet weights for cloth");
+    // The file `s` saves to stays in the header; the mesh's counts give way.
+    assert!(
+        paused
+            .lines()
+            .next()
+            .unwrap()
+            .contains("hanging_cloth.toml │ 900 v 1682…"),
+        "{paused}"
+    );
     assert!(app.on_key(ch('n')));
     assert!(app.on_key(ch(' ')));
     let playing = screen(&app, 80, 24);

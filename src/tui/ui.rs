@@ -133,7 +133,8 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
     };
     let state = session.state();
     let dirty = if app.unsaved() { "*" } else { "" };
-    // Most important first: a narrow terminal cuts the end, with "…".
+    // Most important first: a narrow terminal cuts the end, with "…" (the
+    // mesh's counts before the file `s` saves to).
     let line = Line::from(vec![
         Span::styled(
             format!(" {}{dirty} │ ", session.name()),
@@ -141,7 +142,7 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
         ),
         Span::styled(mode, style),
         Span::raw(format!(
-            " │ frame {} ({:.2} s) │ {mesh} │ {file}",
+            " │ frame {} ({:.2} s) │ {file} │ {mesh}",
             state.frame, state.time
         )),
     ]);
