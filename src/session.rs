@@ -54,14 +54,15 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::command::Command;
 use crate::mesh::{ImportError, Vec3};
 use crate::model::tetra::TetraOptions;
 use crate::model::{Attachment, Model, Pins};
 use crate::preset::{
-    Build, BuildKind, Built, MeshSource, Preset, PresetError, PresetErrorKind, Selector, View,
-    Written,
+    Build, BuildKind, Built, MeshSource, PinSpec, Preset, PresetError, PresetErrorKind, Selector,
+    View, Written,
 };
 use crate::solver::accuracy::{self, Accuracy};
 use crate::solver::{Energies, SimParams, Solver, SolverError, State, StepReport, Timings};
@@ -494,6 +495,26 @@ pub struct Session {
     /// springs and back, became tets at the default 30 (30,000 vertices
     /// where it had 1,500) and 1100 kg/m³.
     left_build: Option<(Build, f64)>,
+    /// The numbered pins as last set on a model, before rebuilds carried
+    /// them to others (see [`PinsOrigin`]).
+    pins_origin: Option<Arc<PinsOrigin>>,
+}
+
+/// Numbered pins as they were set, and the model they were set on: each
+/// rebuild carries them from there while the pins are the ones the last
+/// rebuild carried, so building at another resolution and back gives back
+/// the pins as set, and going back and forth does not make a region creep
+/// or thin a little more each time.
+#[derive(Clone, Debug)]
+struct PinsOrigin {
+    /// The model's rest positions.
+    rest: Vec<Vec3>,
+    /// The body's scale ([`Build::scale`]) for them.
+    scale: f64,
+    /// The pins as set.
+    pins: PinSpec,
+    /// The pins the last rebuild carried them to.
+    carried: PinSpec,
 }
 
 impl Session {
@@ -531,6 +552,7 @@ impl Session {
             measuring: None,
             stopping: None,
             left_build: None,
+            pins_origin: None,
         })
     }
 
@@ -559,6 +581,7 @@ impl Session {
             measuring: None,
             stopping: None,
             left_build: self.left_build,
+            pins_origin: self.pins_origin.clone(),
         }
     }
 
@@ -1070,6 +1093,7 @@ impl Session {
                 self.gesture = None;
                 self.playing = false;
                 self.left_build = None;
+                self.pins_origin = None;
                 self.start_over();
                 self.forget_accuracy();
                 Ok(Applied::Reloaded)
@@ -1187,12 +1211,12 @@ impl Session {
     /// Builds the mesh another way. Pins set by vertex index stay where
     /// they were when the vertices are renumbered (springs ↔ tets, or
     /// another tet resolution: a surface and a tet lattice share no
-    /// numbering): each becomes the new model's vertex nearest its rest
-    /// position. Switching kinds gives the density of the new kind (its
-    /// unit changes): the one it had when it was last switched away from,
-    /// with its resolution and tet-edge springs unless others are asked
-    /// for, else [`BuildKind::default_density`]; springs take no tet
-    /// options. Another scale resizes the scene with the body
+    /// numbering): the new model's vertices are pinned where the old
+    /// model's were ([`carried`](crate::model::pins::carried)). Switching
+    /// kinds gives the density of the new kind (its unit changes): the one
+    /// it had when it was last switched away from, with its resolution and
+    /// tet-edge springs unless others are asked for, else
+    /// [`BuildKind::default_density`]; springs take no tet options. Another scale resizes the scene with the body
     /// ([`Preset::resized`]). One undo step.
     fn rebuild_as(&mut self, mut build: Build) -> Result<Applied, SessionError> {
         let (old, density) = (self.preset.build, self.preset.material.density);
@@ -1242,7 +1266,19 @@ impl Session {
         if !renumbered || !pins.has_indices() {
             return self.change_to(next);
         }
-        let rest: Vec<Vec3> = self.built.model.rest.iter().map(|p| p * ratio).collect();
+        // From the pins as set, unless they changed since the last rebuild.
+        let origin = match &self.pins_origin {
+            Some(origin) if origin.carried == self.preset.pins => Arc::clone(origin),
+            _ => Arc::new(PinsOrigin {
+                rest: self.built.model.rest.clone(),
+                scale: old.scale,
+                pins: self.preset.pins.clone(),
+                carried: self.preset.pins.clone(),
+            }),
+        };
+        let resize = build.scale / origin.scale;
+        let pins = origin.pins.map(|s| Some(s.resized(resize)));
+        let rest: Vec<Vec3> = origin.rest.iter().map(|p| p * resize).collect();
         // Built first without them, then given their new numbers (a change
         // of pins only, which does not build again).
         next.pins = pins.map(|s| match s {
@@ -1252,17 +1288,9 @@ impl Session {
         });
         let applied = self.change_to(next)?;
         let new_rest = &self.built.model.rest;
-        let renumber = |indices: &[u32]| -> Vec<u32> {
-            let mut out: Vec<u32> = indices
-                .iter()
-                // (An index beyond the old model, which its build refuses,
-                // is dropped.)
-                .filter_map(|&i| nearest_vertex(new_rest, rest.get(i as usize)?))
-                .collect();
-            out.sort_unstable();
-            out.dedup();
-            out
-        };
+        // (An index beyond the old model, which its build refuses, is
+        // dropped.)
+        let renumber = |indices: &[u32]| crate::model::pins::carried(&rest, indices, new_rest);
         let mut pinned = self.preset.clone();
         pinned.pins = pins.map(|s| {
             Some(match s {
@@ -1275,6 +1303,10 @@ impl Session {
             })
         });
         self.transition(&pinned)?;
+        self.pins_origin = Some(Arc::new(PinsOrigin {
+            carried: pinned.pins,
+            ..Arc::unwrap_or_clone(origin)
+        }));
         Ok(applied)
     }
 
@@ -1595,16 +1627,6 @@ fn located(e: SessionError) -> SessionError {
         SessionError::Preset(e) => SessionError::Preset(e.with_line_from_file()),
         other => other,
     }
-}
-
-/// The index of the point of `points` nearest `x` (`None` if there are
-/// none).
-fn nearest_vertex(points: &[Vec3], x: &Vec3) -> Option<u32> {
-    (0..points.len() as u32).min_by(|&a, &b| {
-        (points[a as usize] - x)
-            .norm_squared()
-            .total_cmp(&(points[b as usize] - x).norm_squared())
-    })
 }
 
 /// Builds `preset` (from its file `path`, if it has one) and its solver.
