@@ -205,7 +205,11 @@ impl Recovery {
         });
         let mut session = match opened {
             Some(session) => session,
-            None => Session::new(Preset::default(), None)?,
+            // Untitled: the document its preset was started as, which undo
+            // goes back to (it went to the hanging cloth, unchanged, and a
+            // quit then asked nothing and dropped the autosave of an OBJ's
+            // work).
+            None => Session::new(started_as(&preset), None)?,
         };
         session.apply(crate::command::Command::Restore(Box::new(preset)))?;
         Ok(session)
@@ -234,6 +238,15 @@ impl Recovery {
             let _ = autosave.write(&session);
         }
         Ok(session)
+    }
+}
+
+/// The untitled document `preset` was started as: its OBJ opened, else
+/// the default preset.
+fn started_as(preset: &Preset) -> Preset {
+    match &preset.mesh {
+        MeshSource::Obj(path) => Preset::for_obj(path),
+        _ => Preset::default(),
     }
 }
 
@@ -678,9 +691,17 @@ mod tests {
             panic!("an OBJ preset")
         };
         assert!(path.is_absolute(), "{}", path.display());
-        let recovered = recovery.into_session().unwrap();
+        let path = path.clone();
+        let mut recovered = recovery.into_session().unwrap();
         assert!(recovered.is_dirty());
         assert_eq!(recovered.preset().material.density, 0.3);
+        assert_eq!(
+            recovered.model().vertex_count(),
+            session.model().vertex_count()
+        );
+        // Undone: the OBJ as opened, not the hanging cloth.
+        recovered.apply(Command::Undo).unwrap();
+        assert_eq!(recovered.preset(), &Preset::for_obj(&path));
         assert_eq!(
             recovered.model().vertex_count(),
             session.model().vertex_count()
