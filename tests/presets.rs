@@ -463,6 +463,12 @@ fn each_invalid_preset_names_its_field_and_line() {
             "bad.toml:8: view.target: must differ from view.eye (the camera looks from the eye \
              towards the target), found both at [0, 0, 2]",
         ),
+        // An eye so far that its distance to the target overflowed was said
+        // to be at the target, on the target's line (QA).
+        (
+            format!("{HEADER}[view]\neye = [0.0, 0.2, 1e308]\ntarget = [0, 0, 0]\n"),
+            "bad.toml:7: view.eye.z: must lie in [-1e12, 1e12], found 1e308",
+        ),
         (
             format!("{HEADER}[sim]\niterations = 1e12\n"),
             "bad.toml:7: sim.iterations: must be a whole number in [1, 10000], found 1e12",
@@ -1435,6 +1441,54 @@ fn a_tet_file_s_unused_vertices_are_left_out_with_a_warning() {
         ]
     );
     assert_eq!(built.model.rest[2], Vec3::new(0.0, 1.0, 0.0));
+}
+
+/// A tet file's tetrahedra are checked at the preset's scale: a thin one
+/// that round-off makes degenerate there, or coordinates that overflow, are
+/// errors naming the scale's line (QA: a centimetre file at scale 0.01
+/// panicked building the model); a body outside 1e-9 to 1e9 m is refused
+/// as an OBJ is.
+#[test]
+fn a_tet_file_is_checked_at_its_scale() {
+    let dir = scratch_dir("tet-file-scale");
+    let write = |name: &str, node: &str, scale: &str| {
+        std::fs::write(dir.join(format!("{name}.node")), node).unwrap();
+        std::fs::write(dir.join(format!("{name}.ele")), "1 4 0\n1 1 2 3 4\n").unwrap();
+        let file = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                "version = 1\n[mesh]\ntet_file = \"{name}.node\"\n[build]\nkind = \"tets\"\n\
+                 scale = {scale}\n[material]\ndensity = 1000.0\n"
+            ),
+        )
+        .unwrap();
+        Preset::load(&file)
+            .unwrap()
+            .build(&file)
+            .map(|_| ())
+            .map_err(|e| e.with_line_from_file())
+    };
+    let thin = "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n\
+                4 0.49543508709194095 0.4494910647887381 1.7508056965488543e-14\n";
+    let unit = "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n";
+    let huge = "4 3 0 0\n1 0 0 0\n2 1e100 0 0\n3 0 1e100 0\n4 0 0 1e100\n";
+    let small = "4 3 0 0\n1 0 0 0\n2 1e-4 0 0\n3 0 1e-4 0\n4 0 0 1e-4\n";
+    write("thin", thin, "1.0").unwrap();
+    write("unit", unit, "0.01").unwrap();
+    for (name, node, scale, says) in [
+        ("thin", thin, "0.01", "tetrahedron 0 is degenerate"),
+        ("huge", huge, "1000.0", "1.732e103 m across"),
+        ("tiny", small, "1e-6", "1.732e-10 m across"),
+    ] {
+        let error = write(name, node, scale).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!(
+                "{name}.toml:6: build.scale: {name}.node at a scale of "
+            )) && error.contains(says),
+            "{error}"
+        );
+    }
 }
 
 /// Weights that leave the constraints holding nothing are noted: every

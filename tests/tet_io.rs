@@ -264,6 +264,39 @@ fn read_errors_name_the_file() {
     std::fs::remove_file(dir.join("half.ele")).unwrap();
     let err = read_tet_mesh(&dir.join("half.node")).unwrap_err();
     assert_eq!(err.path, tetgen_paths(&dir.join("half")).1);
+    // Not a regular file: refused before reading (a pipe hung the read,
+    // `/dev/zero` filled memory); a directory says so.
+    #[cfg(unix)]
+    {
+        let zero = dir.join("zero.msh");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let mut refused = vec![(zero, "not a regular file (a device or a pipe)")];
+        // A pipe where the `.ele` goes, beside a `.node` that reads.
+        write_tetgen(&dir.join("fifo"), &jittered_block()).unwrap();
+        let fifo = dir.join("fifo.ele");
+        std::fs::remove_file(&fifo).unwrap();
+        if Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            refused.push((
+                dir.join("fifo.node"),
+                "not a regular file (a device or a pipe)",
+            ));
+        }
+        std::fs::create_dir(dir.join("folder.msh")).unwrap();
+        refused.push((dir.join("folder.msh"), "it is a directory"));
+        for (path, says) in refused {
+            let err = read_tet_mesh(&path).unwrap_err();
+            assert_eq!(
+                err.kind,
+                TetIoErrorKind::Read(says.to_owned()),
+                "{}",
+                path.display()
+            );
+        }
+    }
 }
 
 /// A Python interpreter that can import meshio: Debian's `/usr/bin/python3`

@@ -91,13 +91,16 @@ impl TetMesh {
     }
 
     /// This mesh with its positions multiplied by `scale` (positive: the
-    /// tets keep their orientation).
-    #[must_use]
-    pub fn scaled(mut self, scale: f64) -> Self {
-        for p in &mut self.positions {
-            *p *= scale;
-        }
-        self
+    /// tets keep their orientation), checked again as [`TetMesh::new`]
+    /// checks: a thin tetrahedron can become degenerate by round-off at
+    /// another scale, and a large one overflow (QA: a centimetre file at
+    /// scale 0.01 panicked where the model took its tets' rest shapes).
+    ///
+    /// # Errors
+    /// As [`TetMesh::new`].
+    pub fn scaled(self, scale: f64) -> Result<Self, TetMeshError> {
+        let positions = self.positions.into_iter().map(|p| p * scale).collect();
+        Self::new(positions, self.tets)
     }
 
     /// Without the vertices no tetrahedron uses (TetGen's output often keeps

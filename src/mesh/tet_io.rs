@@ -359,8 +359,24 @@ pub fn tetgen_paths(path: &Path) -> (PathBuf, PathBuf) {
     (with(node), with(ele))
 }
 
+/// The largest tet file read (as an OBJ: 2 GiB).
+const MAX_BYTES: u64 = 2 << 30;
+
+/// The bytes of the regular file at `path`, if it is not larger than
+/// [`MAX_BYTES`]: a pipe hung the read, and `/dev/zero` filled memory.
 fn read_bytes(path: &Path) -> Result<Vec<u8>, TetIoError> {
-    std::fs::read(path).map_err(|e| TetIoError::new(path, TetIoErrorKind::Read(e.to_string())))
+    let fail = |why: String| TetIoError::new(path, TetIoErrorKind::Read(why));
+    let meta = std::fs::metadata(path).map_err(|e| fail(e.to_string()))?;
+    if let Some(what) = crate::fsutil::not_regular(&meta) {
+        return Err(fail(what.to_owned()));
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(fail(format!(
+            "the file is {} bytes, more than the limit of {MAX_BYTES} bytes",
+            meta.len()
+        )));
+    }
+    std::fs::read(path).map_err(|e| fail(e.to_string()))
 }
 
 /// Reads a TetGen mesh: the `.node` and `.ele` files named by [`tetgen_paths`].

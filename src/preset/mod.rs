@@ -118,6 +118,11 @@ pub const MAX_FRICTION: f64 = 1e3;
 /// the step was reported as a blow-up.
 pub const MAX_COLLIDER_EXTENT: f64 = 1e9;
 
+/// How far from the origin the camera may be, m: 1,000 times the largest
+/// body away (an eye at 1e308 overflowed its distance to the target, and
+/// was said to be at the target).
+pub const MAX_VIEW_EXTENT: f64 = 1e12;
+
 /// The densities a preset takes (kg/m² for a surface, kg/m³ for a volume:
 /// tissue paper is 0.02 kg/m², osmium 22,590 kg/m³).
 pub const DENSITY_RANGE: (f64, f64) = (1e-6, 1e6);
@@ -1059,8 +1064,13 @@ mod validate {
             target,
             fov_deg,
         } = view;
-        finite3("view.eye", eye)?;
-        finite3("view.target", target)?;
+        for (field, point) in [("view.eye", eye), ("view.target", target)] {
+            finite3(field, point)?;
+            for (axis, c) in ["x", "y", "z"].into_iter().zip(point.iter()) {
+                let far = MAX_VIEW_EXTENT;
+                within(&format!("{field}.{axis}"), *c, -far, far)?;
+            }
+        }
         // No direction to look in (the editor drew nothing, and blamed
         // the body).
         let scale = eye.norm().max(target.norm()).max(f64::MIN_POSITIVE);
