@@ -127,6 +127,20 @@ pub enum TetIoErrorKind {
         /// The count found.
         found: u64,
     },
+    /// The file ends before a list's declared count.
+    #[error(
+        "{header} declares {declared} {items}, but the file ends after {found} (is it truncated?)"
+    )]
+    EndsEarly {
+        /// The header, for the message ("the .node header").
+        header: &'static str,
+        /// What is counted ("nodes").
+        items: &'static str,
+        /// The count the header declares.
+        declared: u64,
+        /// The records before the end.
+        found: u64,
+    },
     /// A record with the wrong number of values.
     #[error("{record} has {found} values, expected {expected}")]
     FieldCount {
@@ -487,6 +501,8 @@ struct List {
     items: &'static str,
     /// The declared count.
     declared: u64,
+    /// The header's line.
+    line: usize,
     /// The marker that ends the list (`$EndNodes`); `None` for a list that
     /// runs to the end of the file.
     end: Option<&'static str>,
@@ -544,7 +560,20 @@ impl<'a> Lines<'a> {
     /// Moves to record `index` (0-based) of `list`. A Gmsh `$` line there
     /// means the list ended before its declared count.
     fn item(&mut self, list: &List, index: u64) -> Parse<()> {
-        self.next_in(list.section)?;
+        if !self.advance()? {
+            // The file ended first: how many the header promised and how
+            // many there are, at the header (a count of 4 billion said "is
+            // the file truncated?" of a whole file, with no line).
+            return Err(Fail {
+                line: Some(list.line),
+                kind: TetIoErrorKind::EndsEarly {
+                    header: list.header,
+                    items: list.items,
+                    declared: list.declared,
+                    found: index,
+                },
+            });
+        }
         if list.end.is_some() && self.is_section_line() {
             return Err(self.mismatch(list, index));
         }
@@ -791,6 +820,7 @@ fn parse_node(bytes: &[u8]) -> Parse<Nodes> {
         header: "the .node header",
         items: "nodes",
         declared: count,
+        line: lines.line,
         end: None,
     };
     let mut positions = Vec::with_capacity(lines.capacity(count, MIN_NODE_BYTES));
@@ -866,6 +896,7 @@ fn parse_ele(bytes: &[u8], nodes: &Nodes) -> Parse<(Vec<[u32; 4]>, Vec<usize>)> 
         header: "the .ele header",
         items: "tetrahedra",
         declared: count,
+        line: lines.line,
         end: None,
     };
     let capacity = lines.capacity(count, MIN_TET_BYTES);
@@ -1198,6 +1229,7 @@ impl<'a> MshReader<'a> {
             header: "the $Nodes header",
             items: "nodes",
             declared: count,
+            line: self.lines.line,
             end: Some("$EndNodes"),
         };
         self.positions
@@ -1221,6 +1253,7 @@ impl<'a> MshReader<'a> {
             header: "the $Elements header",
             items: "elements",
             declared: count,
+            line: self.lines.line,
             end: Some("$EndElements"),
         };
         self.tets.reserve(self.lines.capacity(count, MIN_TET_BYTES));
@@ -1260,6 +1293,7 @@ impl<'a> MshReader<'a> {
             header: "the $Nodes header",
             items: "entity blocks",
             declared: blocks,
+            line: self.lines.line,
             end: Some("$EndNodes"),
         };
         self.positions
@@ -1305,6 +1339,7 @@ impl<'a> MshReader<'a> {
                 header: "the node block header",
                 items: "nodes",
                 declared: n,
+                line: self.lines.line,
                 end: Some("$EndNodes"),
             };
             tags.clear();
@@ -1353,6 +1388,7 @@ impl<'a> MshReader<'a> {
             header: "the $Elements header",
             items: "entity blocks",
             declared: blocks,
+            line: self.lines.line,
             end: Some("$EndElements"),
         };
         self.tets.reserve(self.lines.capacity(count, MIN_TET_BYTES));
@@ -1374,6 +1410,7 @@ impl<'a> MshReader<'a> {
                 header: "the element block header",
                 items: "elements",
                 declared: n,
+                line: self.lines.line,
                 end: Some("$EndElements"),
             };
             for k in 0..n {
@@ -1688,7 +1725,8 @@ mod tests {
             (
                 NODE_0,
                 "2 4 0\n0 0 1 2 3\n",
-                "cube.ele: unexpected end of file in the tetrahedron list (is the file truncated?)",
+                "cube.ele:1: the .ele header declares 2 tetrahedra, but the file ends after 1 (is \
+                 it truncated?)",
             ),
             (
                 NODE_0,
@@ -1775,7 +1813,8 @@ mod tests {
             (
                 "4 3 0 0\n0 0 0 0\n",
                 ELE_0,
-                "cube.node: unexpected end of file in the node list (is the file truncated?)",
+                "cube.node:1: the .node header declares 4 nodes, but the file ends after 1 (is it \
+                 truncated?)",
             ),
             (
                 "3 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n",
@@ -1918,7 +1957,9 @@ mod tests {
             ),
             (
                 msh2(&UNIT_NODES, &[])[..60].to_owned(),
-                "cube.msh: unexpected end of file in $Nodes (is the file truncated?)".to_owned(),
+                "cube.msh:5: the $Nodes header declares 4 nodes, but the file ends after 2 (is it \
+                 truncated?)"
+                    .to_owned(),
             ),
             (
                 msh2(&UNIT_NODES, &["1 4 0 1 2 3 4"]).replace("2.2 0 8", "2.2 1 8"),
@@ -2033,16 +2074,19 @@ mod tests {
     fn huge_counts_reserve_nothing_unreasonable() {
         let huge = u64::MAX.to_string();
         let node = format!("{huge} 3 0 0\n0 0 0 0\n");
-        assert!(message(tetgen(&node, ELE_0)).contains("unexpected end of file"));
+        let ends = |header: &str, items: &str, found: u64| {
+            format!("{header} declares {huge} {items}, but the file ends after {found}")
+        };
+        assert!(message(tetgen(&node, ELE_0)).contains(&ends("the .node header", "nodes", 1)));
         let ele = format!("{huge} 4 {huge}\n0 0 1 2 3\n");
-        assert!(message(tetgen(NODE_0, &ele)).contains("unexpected end of file"));
+        assert!(message(tetgen(NODE_0, &ele)).contains(&ends("the .ele header", "tetrahedra", 1)));
         let v2 = format!("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n{huge}\n1 0 0 0\n");
-        assert!(message(msh(&v2)).contains("unexpected end of file in $Nodes"));
+        assert!(message(msh(&v2)).contains(&ends("the $Nodes header", "nodes", 1)));
         let v4 = format!(
             "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n{huge} {huge} 1 {huge}\n\
              0 1 0 {huge}\n1\n"
         );
-        assert!(message(msh(&v4)).contains("unexpected end of file in $Nodes"));
+        assert!(message(msh(&v4)).contains(&ends("the node block header", "nodes", 1)));
         // A huge tag goes to the hash map, not a table of that size.
         let sparse = msh2(
             &[
