@@ -1435,6 +1435,43 @@ fn a_change_applying_shows_its_value_and_the_unsaved_dot() {
     assert!(harness.state().title().ends_with(" •"));
 }
 
+/// The tet resolution's slider shows the resolution it was let go at while
+/// the model builds in the background (QA: it went back to the old one for
+/// those seconds, as if the change had been refused).
+#[test]
+fn a_resolution_building_shows_on_its_slider() {
+    let mut harness = slow_editor("presets/soft_rubber.toml");
+    harness.run();
+    let shown = |harness: &Harness<'static, EditorApp>| {
+        harness
+            .get_by_role_and_label(Role::Slider, "resolution")
+            .accesskit_node()
+            .numeric_value()
+            .expect("a slider's value")
+    };
+    assert_eq!(shown(&harness), 10.0);
+    let rect = harness
+        .get_by_role_and_label(Role::Slider, "resolution")
+        .rect();
+    // A fifth of the way along: about 27 cells, a build of a second or so.
+    let to = rect.left_center() + egui::vec2(0.2 * rect.width(), 0.0);
+    press_at(&mut harness, rect.left_center() + egui::vec2(2.0, 0.0));
+    harness.hover_at(to);
+    harness.step();
+    harness.drop_at(to);
+    harness.step();
+    harness.step();
+    let app = harness.state();
+    assert!(app.is_busy(), "the build ended within a frame");
+    assert_eq!(app.session.preset().build.resolution, Some(10));
+    let released = shown(&harness);
+    assert!(released > 15.0, "{released}");
+    until_idle(&mut harness);
+    let built = harness.state().session.preset().build.resolution;
+    assert_eq!(built, Some(released as usize));
+    assert_eq!(shown(&harness), released);
+}
+
 /// "Save", answered to the unsaved-changes question of a quit while a
 /// change applies in the background, saves once the change is in (with
 /// it), and only then quits (review: no test held the save).

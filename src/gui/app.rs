@@ -525,16 +525,15 @@ impl EditorApp {
     /// The collapsible sections of the left panel.
     fn side_panels(&mut self, ui: &mut egui::Ui, out: &mut Vec<Request>) {
         ui.spacing_mut().slider_width = panels::SLIDER_WIDTH;
+        let busy = self.is_busy();
         let sliders = if self.session.factorises_slowly(self.live_refactor_ms) {
-            Sliders::OnRelease {
-                applying: self.is_busy(),
-            }
+            Sliders::OnRelease { applying: busy }
         } else {
             Sliders::Live
         };
         egui::CollapsingHeader::new("Model")
             .default_open(true)
-            .show(ui, |ui| panels::model(ui, &self.session, out));
+            .show(ui, |ui| panels::model(ui, &self.session, busy, out));
         egui::CollapsingHeader::new("Material")
             .default_open(true)
             .show(ui, |ui| panels::material(ui, &self.session, sliders, out));

@@ -386,7 +386,8 @@ fn on_release(session: &Session) -> String {
 }
 
 /// The Model section: file, build mode and options, counts, factor figures.
-pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
+/// `busy`: a change applies in the background (a build always does).
+pub fn model(ui: &mut egui::Ui, session: &Session, busy: bool, out: &mut Vec<Request>) {
     let preset = session.preset();
     let model = session.model();
     ui.horizontal(|ui| {
@@ -445,7 +446,12 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
         if from_obj {
             let (lo, hi) = crate::model::tetra::TetraOptions::RESOLUTION_RANGE.into_inner();
             let default = crate::model::tetra::TetraOptions::DEFAULT_RESOLUTION;
-            let mut resolution = build.resolution.unwrap_or(default);
+            let current = build.resolution.unwrap_or(default);
+            // Shows the resolution let go at while the model builds (it went
+            // back to the old one for those seconds, as if refused: QA).
+            let sliders = Sliders::OnRelease { applying: busy };
+            let deferred = Deferred::load(ui, egui::Id::unique("deferred resolution"), sliders);
+            let mut resolution = deferred.shown(current);
             let response = ui
                 .add(
                     egui::Slider::new(&mut resolution, lo..=hi)
@@ -453,8 +459,7 @@ pub fn model(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
                         .update_while_editing(false),
                 )
                 .on_hover_text("Lattice cells across the longest side (rebuilds on release)");
-            let settled = response.drag_stopped() || (response.changed() && !response.dragged());
-            if settled && Some(resolution) != build.resolution {
+            if let Some(resolution) = deferred.settle(ui, &response, true, resolution, &current) {
                 out.push(Request::Command(Command::SetBuild(Build {
                     resolution: Some(resolution),
                     ..build
