@@ -44,13 +44,28 @@ pub struct LibraryMaterial {
 }
 
 impl LibraryMaterial {
-    /// Whether `preset`'s material is this one, as applying it leaves it
-    /// (the attachment weight is the preset's own: see
+    /// Whether `preset`'s material is this one in what its model uses: the
+    /// density and the weights of the constraints a model of this kind has
+    /// (with the tet limits, and the structural weight of springs on tet
+    /// edges). The weights of the other kind do not count: a body built as
+    /// tets, given jelly, then built as springs has cotton's values in every
+    /// field shown, and was not cotton (QA). The attachment weight is the
+    /// preset's own (see
     /// [`Command::SetMaterial`](crate::command::Command::SetMaterial)).
     pub fn is_in(&self, preset: &Preset) -> bool {
-        let mut applied = self.material;
-        applied.weights.attachment = preset.material.weights.attachment;
-        applied == preset.material && self.kind == preset.build.kind
+        let (ours, theirs) = (&self.material, &preset.material);
+        let (a, b) = (&ours.weights, &theirs.weights);
+        let uses = match self.kind {
+            BuildKind::Springs => {
+                (a.structural, a.shear, a.bending) == (b.structural, b.shear, b.bending)
+            }
+            BuildKind::Tets => {
+                (a.strain, a.strain_limit, a.volume) == (b.strain, b.strain_limit, b.volume)
+                    && ours.limits == theirs.limits
+                    && (!preset.build.edge_springs || a.structural == b.structural)
+            }
+        };
+        self.kind == preset.build.kind && ours.density == theirs.density && uses
     }
 }
 
@@ -105,5 +120,29 @@ mod tests {
             tets.map(|m| m.name).collect::<Vec<_>>(),
             ["jelly", "soft_rubber", "firm_rubber"]
         );
+    }
+
+    /// A material is recognised by what the model uses: the other kind's
+    /// weights, which a body keeps across builds, do not count.
+    #[test]
+    fn a_material_is_recognised_by_the_weights_its_kind_uses() {
+        let [cotton, jelly] = ["cotton", "jelly"]
+            .map(|name| materials().iter().find(|m| m.name == name).unwrap().clone());
+        let mut preset = Preset::default();
+        preset.material = cotton.material;
+        preset.material.weights.strain = jelly.material.weights.strain;
+        preset.material.weights.attachment = 3.0;
+        assert!(cotton.is_in(&preset));
+        preset.material.weights.bending *= 2.0;
+        assert!(!cotton.is_in(&preset));
+        preset.build.kind = BuildKind::Tets;
+        preset.material = jelly.material;
+        preset.material.weights.structural = 1.0;
+        assert!(jelly.is_in(&preset));
+        preset.build.edge_springs = true;
+        assert!(!jelly.is_in(&preset));
+        preset.build.edge_springs = false;
+        preset.material.limits.volume_max += 0.1;
+        assert!(!jelly.is_in(&preset));
     }
 }
