@@ -128,8 +128,10 @@ mod tests {
     fn a_material_is_recognised_by_the_weights_its_kind_uses() {
         let [cotton, jelly] = ["cotton", "jelly"]
             .map(|name| materials().iter().find(|m| m.name == name).unwrap().clone());
-        let mut preset = Preset::default();
-        preset.material = cotton.material;
+        let mut preset = Preset {
+            material: cotton.material,
+            ..Preset::default()
+        };
         preset.material.weights.strain = jelly.material.weights.strain;
         preset.material.weights.attachment = 3.0;
         assert!(cotton.is_in(&preset));
