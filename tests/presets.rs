@@ -1491,6 +1491,47 @@ fn a_tet_file_is_checked_at_its_scale() {
     }
 }
 
+/// The note that non-manifold edges get no bending springs is for a spring
+/// build only (QA: a beetle built as tets listed it among its notes).
+#[test]
+fn a_tet_build_is_not_told_of_bending_springs() {
+    let dir = scratch_dir("non-manifold-note");
+    // A closed cube with a fin on one edge: that edge has three faces.
+    let mut obj = String::new();
+    for z in [0, 1] {
+        for y in [0, 1] {
+            for x in [0, 1] {
+                obj += &format!("v {x} {y} {z}\n");
+            }
+        }
+    }
+    obj += "v 0.5 -1 -1\n";
+    for face in [
+        "1 3 4 2", "5 6 8 7", "1 2 6 5", "3 7 8 4", "1 5 7 3", "2 4 8 6", "1 2 9",
+    ] {
+        obj += &format!("f {face}\n");
+    }
+    let file = dir.join("fin.obj");
+    std::fs::write(&file, obj).unwrap();
+    let note = "1 non-manifold edge (3+ faces): a spring build has no bending springs across it";
+    let mut preset = Preset::for_obj(&file);
+    let springs = preset.build(&file).unwrap();
+    assert!(
+        springs.warnings.iter().any(|w| w == note),
+        "{:?}",
+        springs.warnings
+    );
+    preset.build.kind = BuildKind::Tets;
+    preset.build.resolution = Some(6);
+    let tets = preset.build(&file).unwrap();
+    assert!(!tets.model.tets.is_empty());
+    assert!(
+        !tets.warnings.iter().any(|w| w == note),
+        "{:?}",
+        tets.warnings
+    );
+}
+
 /// Weights that leave the constraints holding nothing are noted: every
 /// elastic weight 0 (the body fell as dust, unsaid), soft pins of
 /// attachment 0. The shipped presets have neither.

@@ -75,6 +75,16 @@ pub struct MeshReport {
     pub warnings: Vec<String>,
 }
 
+/// The note on `edges` non-manifold edges (3+ faces), which only a spring
+/// build is told of (a tet build has no bending springs to miss).
+pub fn non_manifold_note(edges: usize) -> String {
+    format!(
+        "{} (3+ faces): a spring build has no bending springs across {}",
+        counted(edges, "non-manifold edge", "non-manifold edges"),
+        if edges == 1 { "it" } else { "them" }
+    )
+}
+
 impl MeshReport {
     /// Builds the report of a validated mesh.
     pub fn new(
@@ -149,20 +159,7 @@ impl MeshReport {
             ));
         }
         if non_manifold_edges > 0 {
-            warnings.push(format!(
-                // (Also said of a tet build, which has no bending springs.)
-                "{} (3+ faces): a spring build has no bending springs across {}",
-                counted(
-                    non_manifold_edges,
-                    "non-manifold edge",
-                    "non-manifold edges"
-                ),
-                if non_manifold_edges == 1 {
-                    "it"
-                } else {
-                    "them"
-                }
-            ));
+            warnings.push(non_manifold_note(non_manifold_edges));
         }
         if inconsistent_edges > 0 {
             warnings.push(format!(

@@ -298,7 +298,11 @@ impl Preset {
                 } else {
                     Model::from_surface(&surface, material.density, material.weights)
                 };
-                warnings.extend(report.warnings);
+                // (A tet build has no bending springs to miss.)
+                let springs_only =
+                    crate::mesh::report::non_manifold_note(report.non_manifold_edges);
+                let kept = report.warnings.into_iter();
+                warnings.extend(kept.filter(|w| !tets || *w != springs_only));
                 // First: the one a note on opening shows, and the one to
                 // act on before the others (a body 150 m long sags as one).
                 if let Some(size) = size_warning(surface.positions(), self.build.scale) {
