@@ -1435,6 +1435,18 @@ fn a_change_applying_shows_its_value_and_the_unsaved_dot() {
     assert!(harness.state().title().ends_with(" •"));
 }
 
+/// The title names the file beside the scene: a save as keeps the name,
+/// and two presets had the same title (QA).
+#[test]
+fn the_title_names_the_file() {
+    let mut harness = editor("presets/jelly.toml");
+    harness.run();
+    assert_eq!(
+        harness.state().title(),
+        "Softbody Studio — Jelly (jelly.toml)"
+    );
+}
+
 /// The tet resolution's slider shows the resolution it was let go at while
 /// the model builds in the background (QA: it went back to the old one for
 /// those seconds, as if the change had been refused).

@@ -233,8 +233,8 @@ impl EditorApp {
         self.may_close
     }
 
-    /// The window's title as last set: the scene's name, and " •" while
-    /// it has changes not saved.
+    /// The window's title as last set: the scene's name, its file's, and
+    /// " •" while it has changes not saved.
     pub fn title(&self) -> &str {
         &self.title
     }
@@ -1067,7 +1067,14 @@ impl eframe::App for EditorApp {
         } else {
             ""
         };
-        let title = format!("Softbody Studio — {}{dirty}", self.session.name());
+        // The file too: two presets of one name (a save as keeps the
+        // name) had the same title (QA).
+        let file = self
+            .session
+            .path()
+            .and_then(Path::file_name)
+            .map_or_else(|| "untitled".into(), std::ffi::OsStr::to_string_lossy);
+        let title = format!("Softbody Studio — {} ({file}){dirty}", self.session.name());
         // A viewport command repaints: send it only when the title changes.
         if title != self.title {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
