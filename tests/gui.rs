@@ -340,16 +340,10 @@ fn undo_and_redo_name_the_change() {
         .apply(Command::SetWeight(WeightKind::Bending, 3.0));
     harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
     harness.run();
-    assert_eq!(
-        harness.state().message,
-        "undid material.weights.bending from 3 to 20"
-    );
+    assert_eq!(harness.state().message, "undid bending weight from 3 to 20");
     harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
     harness.run();
-    assert_eq!(
-        harness.state().message,
-        "redid material.weights.bending from 20 to 3"
-    );
+    assert_eq!(harness.state().message, "redid bending weight from 20 to 3");
     // Past either end it says so (it cleared the status line, QA).
     harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
     harness.run();

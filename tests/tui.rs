@@ -734,20 +734,18 @@ fn control_chords_are_not_their_letters() {
     // Undo and redo name what they took back and did again.
     let undid = app.status.clone();
     assert!(
-        undid.starts_with("undid material.weights.structural from ") && undid.ends_with(" to 1000"),
+        undid.starts_with("undid structural weight from ") && undid.ends_with(" to 1000"),
         "{undid}"
     );
     assert_eq!(weight(&app), 1000.0);
     app.on_key(ch('u'));
     assert_eq!(app.status, "nothing to undo");
     app.on_key(ch('U'));
-    let changed = undid
-        .strip_prefix("undid material.weights.structural from ")
-        .unwrap();
+    let changed = undid.strip_prefix("undid structural weight from ").unwrap();
     let (to, from) = changed.split_once(" to ").unwrap();
     assert_eq!(
         app.status,
-        format!("redid material.weights.structural from {from} to {to}")
+        format!("redid structural weight from {from} to {to}")
     );
     app.on_key(ch('U'));
     assert_eq!(app.status, "nothing to redo");
@@ -1753,7 +1751,7 @@ fn slow_changes_apply_in_the_background_and_keys_wait() {
     assert_eq!(app.session.preset().material.weights.structural, 1000.0);
     assert_eq!(app.session.solver().factor_stats().refactors, refactors + 2);
     assert!(
-        app.status.starts_with("undid material.weights.structural "),
+        app.status.starts_with("undid structural weight "),
         "{}",
         app.status
     );

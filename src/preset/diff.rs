@@ -1,5 +1,5 @@
 //! What changed between two presets, in words: how undo and redo say
-//! what they took back ("undid material.weights.bending from 5 to 20").
+//! what they took back ("undid bending weight from 5 to 20").
 
 use toml::Value;
 
@@ -7,9 +7,10 @@ use super::Preset;
 use crate::param::format_value;
 
 /// The changes from `before` to `after`, at most two of them in
-/// words (`material.weights.bending from 20 to 5`; a list that changed, such as
-/// `pins.hard`, by its name) and how many more; "no change to the preset"
-/// if there is none (a camera kept for the next save is none).
+/// words (`bending weight from 20 to 5`; a list that changed, such as the
+/// hard pins, by its name; each field as [`spoken`] names it) and how many
+/// more; "no change to the preset" if there is none (a camera kept for the
+/// next save is none).
 pub fn describe_changes(before: &Preset, after: &Preset) -> String {
     let mut changes = Vec::new();
     if let (Ok(a), Ok(b)) = (Value::try_from(before), Value::try_from(after)) {
@@ -45,22 +46,43 @@ fn compare(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
             for (key, u) in x {
                 match (y.get(key), scalar(u)) {
                     (Some(v), _) => compare(&join(key), u, v, out),
-                    (None, Some(u)) => out.push(format!("{} from {u} to its default", join(key))),
-                    (None, None) => out.push(join(key)),
+                    (None, Some(u)) => {
+                        out.push(format!("{} from {u} to its default", spoken(&join(key))));
+                    }
+                    (None, None) => out.push(spoken(&join(key))),
                 }
             }
             for (key, v) in y.iter().filter(|(k, _)| !x.contains_key(*k)) {
                 match scalar(v) {
-                    Some(v) => out.push(format!("{} from its default to {v}", join(key))),
-                    None => out.push(join(key)),
+                    Some(v) => out.push(format!("{} from its default to {v}", spoken(&join(key)))),
+                    None => out.push(spoken(&join(key))),
                 }
             }
         }
         _ => match (scalar(a), scalar(b)) {
             // (In words: the editor's font has no arrow.)
-            (Some(u), Some(v)) => out.push(format!("{path} from {u} to {v}")),
-            _ => out.push(path.to_owned()),
+            (Some(u), Some(v)) => out.push(format!("{} from {u} to {v}", spoken(path))),
+            _ => out.push(spoken(path)),
         },
+    }
+}
+
+/// A preset field's path (`material.weights.bending`) as a person says it
+/// (`bending weight`): a weight by its constraint, pins by their kind, the
+/// build by what it sets, others by their last name (QA: the status bar
+/// read "undid material.density …; material.weights.strain …").
+fn spoken(path: &str) -> String {
+    let words = |name: &str| name.replace('_', " ");
+    let names: Vec<&str> = path.split('.').collect();
+    match names[..] {
+        ["material", "weights", weight] => format!("{} weight", words(weight)),
+        ["pins", kind] => format!("{kind} pins"),
+        ["build", "kind"] => "build".to_owned(),
+        ["build", "resolution"] => "tet resolution".to_owned(),
+        ["build", "edge_springs"] => "springs on tet edges".to_owned(),
+        ["mesh", _] => "mesh".to_owned(),
+        [.., last] => words(last),
+        [] => path.to_owned(),
     }
 }
 
@@ -98,22 +120,22 @@ mod tests {
         after.material.weights.bending = 5.0;
         assert_eq!(
             describe_changes(&before, &after),
-            "material.weights.bending from 20 to 5"
+            "bending weight from 20 to 5"
         );
         assert_eq!(
             describe_changes(&after, &before),
-            "material.weights.bending from 5 to 20"
+            "bending weight from 5 to 20"
         );
         after.sim.acceleration = Acceleration::Chebyshev;
         assert_eq!(
             describe_changes(&before, &after),
-            "material.weights.bending from 20 to 5; sim.acceleration from anderson to chebyshev"
+            "bending weight from 20 to 5; acceleration from anderson to chebyshev"
         );
         let mut heavier = before.clone();
         heavier.sim.gravity.y = -12.0;
         assert_eq!(
             describe_changes(&before, &heavier),
-            "sim.gravity from [0, -9.8, 0] to [0, -12, 0]"
+            "gravity from [0, -9.8, 0] to [0, -12, 0]"
         );
         after.pins.hard.push(Selector::TopEdge);
         after.build.kind = BuildKind::Tets;
@@ -124,11 +146,11 @@ mod tests {
         finer.build.resolution = Some(20);
         assert_eq!(
             describe_changes(&before, &finer),
-            "build.resolution from its default to 20"
+            "tet resolution from its default to 20"
         );
         assert_eq!(
             describe_changes(&finer, &before),
-            "build.resolution from 20 to its default"
+            "tet resolution from 20 to its default"
         );
         // Short lists of plain values with them, others by name; the
         // camera is no change.
@@ -137,9 +159,9 @@ mod tests {
         pinned.view = None;
         assert_eq!(
             describe_changes(&before, &pinned),
-            "pins.hard from [top_corners] to [top_corners, top_edge]"
+            "hard pins from [top_corners] to [top_corners, top_edge]"
         );
         pinned.pins.hard = vec![Selector::Indices(vec![1, 2, 3, 4, 5])];
-        assert_eq!(describe_changes(&before, &pinned), "pins.hard");
+        assert_eq!(describe_changes(&before, &pinned), "hard pins");
     }
 }
