@@ -2096,10 +2096,13 @@ fn without_colours_the_energy_series_differ_by_marker() {
     assert!(!coloured.contains('•'), "{coloured}");
     app.no_color = true;
     let plain = screen(&app, 100, 30);
-    assert_shows(&plain, &["•kin", "▄grav", "▀elast", "⠶total"]);
-    // The kinetic line is drawn in dots.
+    assert_shows(&plain, &["•kin", "▄grav", "█elast", "⠶total"]);
+    // The kinetic line is drawn in dots, the elastic one in blocks (not in
+    // the half blocks of the gravitational one's bars).
     let chart: String = plain.lines().skip(17).collect();
     assert!(chart.contains('•'), "{plain}");
+    assert!(chart.matches('█').count() > 1, "{plain}");
+    assert!(!chart.contains('▀'), "{plain}");
 }
 /// However short the terminal, the header (playing or paused) and the
 /// status line (a save's outcome) stay on screen: below 10 rows the body's

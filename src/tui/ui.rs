@@ -40,11 +40,13 @@ const SERIES: [Series; 4] = [
 ];
 
 /// The series' markers and their legend symbols without colours
-/// ([`App::no_color`]), where the four lines were alike.
+/// ([`App::no_color`]), where the four lines were alike: each draws with
+/// glyphs of its own (half blocks drew the elastic line with `▄`, as the
+/// gravitational one's bars: QA).
 const PLAIN_MARKERS: [(Marker, &str); 4] = [
     (Marker::Dot, "•"),
     (Marker::Bar, "▄"),
-    (Marker::HalfBlock, "▀"),
+    (Marker::Block, "█"),
     (Marker::Braille, "⠶"),
 ];
 
