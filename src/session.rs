@@ -239,6 +239,17 @@ pub fn preset_path(mut path: PathBuf) -> Result<PathBuf, SessionError> {
     }
 }
 
+/// The file a save as to `path` would replace, if it asks first: an
+/// existing preset other than `session`'s own that the save can replace.
+/// `None` for a new file, for the session's own, and for a bad name or a
+/// read-only file, which the save refuses itself (asking first only led to
+/// the refusal: QA).
+pub fn replaced_by_save_as(session: &Session, path: PathBuf) -> Option<PathBuf> {
+    let target = preset_path(path).ok()?;
+    let writable = std::fs::metadata(&target).is_ok_and(|m| !m.permissions().readonly());
+    (writable && session.path() != Some(&target)).then_some(target)
+}
+
 /// One recorded frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Frame {

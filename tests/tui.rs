@@ -1671,6 +1671,21 @@ fn save_as_protects_other_files() {
         app.status
     );
     assert!(!dir.join(".toml.toml").exists());
+    // A read-only preset: refused at once (it asked whether to replace it,
+    // then refused).
+    let kept = dir.join("kept.toml");
+    std::fs::write(&kept, "version = 1\n").unwrap();
+    let mut permissions = std::fs::metadata(&kept).unwrap().permissions();
+    permissions.set_readonly(true);
+    std::fs::set_permissions(&kept, permissions).unwrap();
+    save_as(&mut app, &kept);
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(
+        app.status.contains("the file is read-only"),
+        "{}",
+        app.status
+    );
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "version = 1\n");
     save_as(&mut app, &other.join("x.toml"));
     assert!(
         app.status

@@ -759,15 +759,11 @@ impl EditorApp {
                 self.dialog = None;
                 match (kind, path) {
                     // The session adds `.toml` when the name has none; a
-                    // bad name is its to report.
+                    // bad name or a read-only file is its to report.
                     (DialogType::SaveFile, Some(path)) => {
-                        match crate::session::preset_path(path.clone()) {
-                            Ok(target)
-                                if target.exists() && self.session.path() != Some(&target) =>
-                            {
-                                self.replacing = Some(target);
-                            }
-                            _ => self.save(Some(path)),
+                        match crate::session::replaced_by_save_as(&self.session, path.clone()) {
+                            Some(target) => self.replacing = Some(target),
+                            None => self.save(Some(path)),
                         }
                     }
                     (_, Some(path)) => self.ask_then(ctx, Pending::Open(path)),

@@ -641,17 +641,18 @@ impl App {
                         };
                         return Action::None;
                     };
-                    match crate::session::preset_path(path.clone()) {
+                    match crate::session::replaced_by_save_as(&app.session, path.clone()) {
                         // Another existing preset: ask before replacing it.
-                        Ok(target) if target.exists() && app.session.path() != Some(&target) => {
+                        Some(target) => {
                             app.mode = Mode::ConfirmOverwrite {
                                 path: target,
                                 after: after.clone(),
                             };
                             Action::None
                         }
-                        // A bad name is the session's to report.
-                        _ => save(Some(path), after.clone(), false),
+                        // A bad name or a read-only file is the session's
+                        // to report.
+                        None => save(Some(path), after.clone(), false),
                     }
                 },
             ),
