@@ -250,6 +250,33 @@ fn a_parameter_list_too_long_for_the_screen_counts_its_rows() {
     assert!(!end.contains(first), "{end}");
 }
 
+/// A rebuild says what changed: a new scale said "built as tetrahedra" of
+/// a body built so before (QA).
+#[test]
+fn a_rebuild_says_what_changed() {
+    let mut app = opened("presets/soft_rubber.toml");
+    let build = app.session.preset().build;
+    app.apply(Command::SetBuild(Build {
+        scale: 2.0 * build.scale,
+        ..build
+    }));
+    assert!(
+        app.status.starts_with("scale 2 m per file unit"),
+        "{}",
+        app.status
+    );
+    let build = app.session.preset().build;
+    app.apply(Command::SetBuild(Build {
+        resolution: Some(8),
+        ..build
+    }));
+    assert!(
+        app.status.starts_with("built at tet resolution 8"),
+        "{}",
+        app.status
+    );
+}
+
 #[test]
 fn help_overlay_lists_every_key() {
     let mut app = cloth();

@@ -1091,7 +1091,24 @@ impl App {
                 Command::Undo => "undid".into(),
                 Command::Redo => "redid".into(),
                 Command::Reset => "back to rest".into(),
-                Command::SetBuild(build) => format!("built as {}", build.kind.label()).into(),
+                // What changed: a new scale said "built as tetrahedra" of
+                // a body built so before (QA).
+                Command::SetBuild(build) => {
+                    let old = self.session.preset().build;
+                    if build.kind != old.kind {
+                        format!("built as {}", build.kind.label())
+                    } else if build.scale != old.scale {
+                        format!("scale {} m per file unit", format_value(build.scale))
+                    } else if build.resolution != old.resolution {
+                        let cells = build
+                            .resolution
+                            .map_or("the default".into(), |r| r.to_string());
+                        format!("built at tet resolution {cells}")
+                    } else {
+                        format!("built as {}", build.kind.label())
+                    }
+                    .into()
+                }
                 Command::SetMaterial(material) => {
                     let name = (library::materials().iter())
                         .find(|m| m.material == *material)
