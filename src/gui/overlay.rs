@@ -126,8 +126,9 @@ pub struct OverlayInput<'a> {
     pub attachments: &'a [Attachment],
     /// The held vertex.
     pub grabbed: Option<u32>,
-    /// The pinned vertices the drawn surface hides (sorted): their markers
-    /// are left out (see [`picking::hidden_from`](super::picking::hidden_from)).
+    /// The pinned and selected vertices the drawn surface hides (sorted):
+    /// their markers are left out (see
+    /// [`picking::hidden_from`](super::picking::hidden_from)).
     pub hidden: &'a [u32],
     /// The selection.
     pub selection: &'a Selection,
@@ -205,15 +206,15 @@ pub fn draw(painter: &egui::Painter, overlays: &Overlays, input: &OverlayInput<'
         strained(&springs.bending, 1.0);
     }
     lines.draw(painter);
+    let shown = |v: &u32| input.hidden.binary_search(v).is_err();
     if overlays.selection {
-        for v in input.selection.indices() {
+        for v in input.selection.iter().filter(shown) {
             if let Some(p) = projected[v as usize] {
                 painter.circle_filled(pos(&p), 3.0, SELECTED);
             }
         }
     }
     if overlays.pins {
-        let shown = |v: &u32| input.hidden.binary_search(v).is_err();
         for &v in input.model.pins.hard_vertices().iter().filter(|v| shown(v)) {
             if let Some(p) = projected[v as usize] {
                 let r = egui::Rect::from_center_size(pos(&p), egui::vec2(7.0, 7.0));

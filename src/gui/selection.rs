@@ -64,12 +64,15 @@ impl Selection {
 
     /// The selected vertices, ascending.
     pub fn indices(&self) -> Vec<u32> {
-        self.flags
-            .iter()
-            .enumerate()
+        self.iter().collect()
+    }
+
+    /// The selected vertices, ascending, without a list (for each frame's
+    /// markers).
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (self.flags.iter().enumerate())
             .filter(|(_, s)| **s)
             .map(|(i, _)| i as u32)
-            .collect()
     }
 
     /// Changes the selection by `picked` as `mode` says (vertices beyond

@@ -133,7 +133,7 @@ pub struct Viewport3d {
     marked: Vec<u32>,
 }
 
-/// The pin markers [`Viewport3d::cover_pins`] found the surface hides, and
+/// The pin markers [`Viewport3d::cover_markers`] found the surface hides, and
 /// what it found them for: tested again when the pins change, else at most
 /// every [`Cover::FOR`] (a large model's tree of triangles takes
 /// milliseconds to build, and the markers then lag the motion or the
@@ -251,7 +251,7 @@ impl Viewport3d {
             }
             picking::project_all(&projection, &self.render, &mut self.render_projected);
         }
-        self.cover_pins(input);
+        self.cover_markers(input);
         let hidden = self.cover.as_ref().map_or(&[][..], |c| &c.hidden[..]);
         let project = |p: &Vec3| projection.project(p);
         overlay::draw(
@@ -410,27 +410,35 @@ impl Viewport3d {
         }
     }
 
-    /// Finds (into `cover`) the pinned vertices (hard and soft, the held
-    /// one aside) the drawn surface hides from the camera, sorted (QA: a jelly's pins on its
-    /// bottom showed through it from above); none while the tets are drawn
-    /// (cut away, they show what the surface would hide) or the pins are
-    /// not. A marker shows within a margin of the surface: 2 % of the body's
+    /// Finds (into `cover`) the pinned and selected vertices (the held one
+    /// aside) the drawn surface hides from the camera, sorted (QA: a
+    /// jelly's pins on its bottom showed through it from above; and with
+    /// only the pins hidden, the selected feet behind them showed white
+    /// where no red was, as if half pinned); none while the tets are drawn
+    /// (cut away, they show what the surface would hide) or neither pins
+    /// nor the selection are. A marker shows within a margin of the surface: 2 % of the body's
     /// size, and on a tet body a cell's size, the distance its corners lie
     /// from the skin they carry. Tested again when the pins change, else at
     /// most every [`Cover::FOR`].
-    fn cover_pins(&mut self, input: &ViewInput<'_>) {
+    fn cover_markers(&mut self, input: &ViewInput<'_>) {
         let model = input.model;
-        if !self.overlays.pins || (self.overlays.tets && !model.tets.is_empty()) {
+        let (pins, selection) = (self.overlays.pins, self.overlays.selection);
+        if !(pins || selection) || (self.overlays.tets && !model.tets.is_empty()) {
             self.cover = None;
             return;
         }
         let mut marked = std::mem::take(&mut self.marked);
         marked.clear();
-        marked.extend(
-            (model.pins.hard_vertices().iter().copied())
-                .chain(input.attachments.iter().map(|a| a.vertex))
-                .filter(|&v| Some(v) != input.grabbed),
-        );
+        if pins {
+            marked.extend(
+                (model.pins.hard_vertices().iter().copied())
+                    .chain(input.attachments.iter().map(|a| a.vertex))
+                    .filter(|&v| Some(v) != input.grabbed),
+            );
+        }
+        if selection {
+            marked.extend(input.selection.iter());
+        }
         marked.sort_unstable();
         marked.dedup();
         let fresh = |c: &Cover| c.marked == marked && c.at.elapsed() < Cover::FOR;
@@ -448,7 +456,7 @@ impl Viewport3d {
     }
 
     /// Which of `marked` the drawn surface hides (see
-    /// [`Viewport3d::cover_pins`]).
+    /// [`Viewport3d::cover_markers`]).
     fn find_hidden(&self, input: &ViewInput<'_>, marked: &[u32]) -> Vec<u32> {
         let model = input.model;
         if marked.is_empty() {
@@ -862,6 +870,46 @@ mod tests {
         assert_eq!(layers(&mut view, &x), ("hidden", "new"));
         view.overlays.tets = false;
         assert_eq!(layers(&mut view, &x), ("new with triangles", "hidden"));
+    }
+
+    /// Selected vertices behind the surface are covered as pins are (QA:
+    /// the selected feet behind their hidden pins showed white where no
+    /// red was, as if half pinned); with the selection not drawn, not.
+    #[test]
+    fn the_surface_covers_selected_vertices_behind_it() {
+        let mesh = crate::mesh::primitives::tet_box(Vec3::repeat(1.0), [2, 2, 2]);
+        let model = Model::from_tet_mesh(&mesh, 1000.0, crate::model::Weights::default(), false);
+        let x = model.rest.clone();
+        let mut view = Viewport3d::new(None);
+        model.render_positions(&x, &mut view.render);
+        let eye = view.orbit.eye();
+        let by_distance = |a: &u32, b: &u32| {
+            let d = |v: &u32| (x[*v as usize] - eye).norm();
+            d(a).total_cmp(&d(b))
+        };
+        let all = 0..model.vertex_count() as u32;
+        let (near, far) = (all.clone().min_by(by_distance), all.max_by(by_distance));
+        let (near, far) = (near.unwrap(), far.unwrap());
+        let mut selection = Selection::new(model.vertex_count());
+        selection.apply(SelectMode::Add, &[near, far]);
+        let input = ViewInput {
+            model: &model,
+            x: &x,
+            attachments: &[],
+            grabbed: None,
+            colliders: &[],
+            selection: &selection,
+            playing: false,
+        };
+        view.cover_markers(&input);
+        assert_eq!(
+            view.cover.as_ref().map(|c| c.hidden.clone()),
+            Some(vec![far])
+        );
+        view.overlays.selection = false;
+        view.overlays.pins = false;
+        view.cover_markers(&input);
+        assert!(view.cover.is_none());
     }
 
     #[test]
