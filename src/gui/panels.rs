@@ -431,7 +431,16 @@ pub fn model(ui: &mut egui::Ui, session: &Session, busy: bool, out: &mut Vec<Req
         ui.horizontal(|ui| {
             ui.label("build as");
             for kind in [BuildKind::Springs, BuildKind::Tets] {
-                if ui.radio(build.kind == kind, kind.label()).clicked() && build.kind != kind {
+                // A flat mesh encloses no volume: offered, it failed after
+                // the click with a line cut short (QA).
+                let can = kind == BuildKind::Springs || !from_obj || session.built().can_be_tets();
+                let radio = ui
+                    .add_enabled(
+                        can,
+                        egui::RadioButton::new(build.kind == kind, kind.label()),
+                    )
+                    .on_disabled_hover_text("The mesh is flat: it encloses no volume to fill");
+                if radio.clicked() && build.kind != kind {
                     out.push(Request::Command(Command::SetBuild(Build { kind, ..build })));
                 }
             }

@@ -27,6 +27,8 @@ pub struct Built {
     /// Metres per unit of the mesh file ([`Build::scale`](super::Build::scale)):
     /// exports that overlay the file (a bake) divide by it.
     pub scale: f64,
+    /// Whether the surface is flat (see [`tetra::is_flat`]).
+    flat: bool,
 }
 
 impl Built {
@@ -34,6 +36,12 @@ impl Built {
     /// corners selectors need).
     pub fn is_grid(&self) -> bool {
         self.grid.is_some()
+    }
+
+    /// Whether the model can be built as tets: its mesh is a surface that
+    /// is not flat (a grid and a flat OBJ enclose no volume).
+    pub fn can_be_tets(&self) -> bool {
+        self.surface.is_some() && !self.flat
     }
 }
 
@@ -219,6 +227,7 @@ impl Preset {
         let mut built = Built {
             model,
             params: self.sim.clone(),
+            flat: surface.as_ref().is_some_and(tetra::is_flat),
             surface,
             grid,
             warnings,

@@ -221,8 +221,8 @@ pub fn crossing_warning(surface: &SurfaceMesh) -> Option<String> {
 const FLAT: f64 = 1e-9;
 
 /// Whether `surface` is flat: its points within [`FLAT`] of its diagonal of
-/// their least-squares plane.
-fn is_flat(surface: &SurfaceMesh) -> bool {
+/// their least-squares plane (it cannot be built as tets).
+pub fn is_flat(surface: &SurfaceMesh) -> bool {
     let (lo, hi) = surface.bounds();
     flatness(surface.positions()) <= FLAT * (hi - lo).norm()
 }
