@@ -25,17 +25,17 @@
 //! # Runtime pins
 //! Two kinds of attachment live beside the preset, neither saved nor
 //! undoable: moved soft-pin targets ([`Command::MoveSoftPinTarget`]) and the
-//! grab ([`Command::Grab`]). A grab adds soft pins on its vertex and the
-//! ring of neighbours around it, which keep their places about it as it
-//! moves (one refactorisation, not a rebuild; on a large model, from
-//! 500,000 entries of `L`, a low-rank update of the factor instead, exact
-//! to round-off: [`FactorStats::updated_rows`](crate::solver::FactorStats));
+//! grab ([`Command::Grab`]). A grab adds soft pins on its vertex and its
+//! three nearest neighbours, which keep their places about it as it moves
+//! (one refactorisation, not a rebuild; on a large model, from 500,000
+//! entries of `L`, a low-rank update of the factor instead, exact to
+//! round-off: [`FactorStats::updated_rows`](crate::solver::FactorStats));
 //! dragging only moves their targets (no factorisation, no allocation);
 //! releasing refactorises again (or drops the update). Each pulls with the
 //! preset's attachment weight, as the soft pins do — with weight 0 a grab
-//! is refused — which keeps the solver's single attachment weight; the
-//! ring makes the grab as many times stiffer as it holds vertices (a dozen
-//! or so in a tet body), and pulls a patch rather than a spike.
+//! is refused — which keeps the solver's single attachment weight; four
+//! vertices pull four times as hard as one, and a patch rather than a
+//! spike.
 //!
 //! # Undo
 //! The preset is the unit of undo: each change pushes the previous preset
@@ -369,18 +369,26 @@ impl History {
     }
 }
 
-/// A grab: the vertex held, where it is pulled, and its ring of
+/// A grab: the vertex held, where it is pulled, and its nearest
 /// neighbours, pulled along with it where they were beside it.
 #[derive(Clone, Debug)]
 struct Grab {
     /// The vertex held, and where it is pulled.
     at: Attachment,
-    /// The ring's vertices and where each was from the held one when the
-    /// grab began. Held together the patch pulls as many times harder as
-    /// it has vertices (one vertex alone, with the pins' attachment weight,
-    /// barely moved a 750 kg body: QA), and without a spike.
+    /// The neighbours held ([`GRAB_NEIGHBOURS`] at most) and where each was
+    /// from the held vertex when the grab began. Held together they pull
+    /// as many times harder as they are (one vertex alone, with the pins'
+    /// attachment weight, barely moved a 750 kg body: QA).
     ring: Vec<(u32, Vec3)>,
+    /// The held vertex, then the neighbours held (for the markers).
+    held: Vec<u32>,
 }
+
+/// The neighbours a grab holds with its vertex, the nearest of its ring:
+/// with it, as many as a low-rank update of the factor takes (the whole
+/// ring, a dozen or so in a tet body, refactorised a large model for
+/// seconds at each grab and release: review).
+const GRAB_NEIGHBOURS: usize = crate::solver::LOW_RANK - 1;
 
 /// The grab and moved soft-pin targets: attachments beside the preset.
 #[derive(Clone, Debug, Default)]
@@ -968,6 +976,12 @@ impl Session {
         self.runtime.grab.as_ref().map(|g| g.at.vertex)
     }
 
+    /// The vertices the grab holds: the grabbed one, then the neighbours
+    /// held with it (none without a grab).
+    pub fn held(&self) -> &[u32] {
+        self.runtime.grab.as_ref().map_or(&[], |g| &g.held)
+    }
+
     /// Changes that [`Command::Undo`] can take back.
     pub fn undo_len(&self) -> usize {
         self.undo.len()
@@ -1101,11 +1115,17 @@ impl Session {
                 }
                 let x = &self.state.positions;
                 let at = x[vertex as usize];
-                let ring = (self.built.model.ring(vertex).into_iter())
+                let mut ring: Vec<(u32, Vec3)> = (self.built.model.ring(vertex).into_iter())
+                    .filter(|&v| !self.built.model.pins.is_hard(v))
                     .map(|v| (v, x[v as usize] - at))
                     .collect();
+                ring.sort_by(|a, b| a.1.norm_squared().total_cmp(&b.1.norm_squared()));
+                ring.truncate(GRAB_NEIGHBOURS);
+                let held = std::iter::once(vertex)
+                    .chain(ring.iter().map(|r| r.0))
+                    .collect();
                 let at = Attachment { vertex, target };
-                self.set_grab(Some(Grab { at, ring }))
+                self.set_grab(Some(Grab { at, ring, held }))
             }
             Command::Drag { target } => {
                 // (Moved in place: a drag allocates nothing.)

@@ -512,7 +512,7 @@ impl EditorApp {
                     model: session.model(),
                     x: &session.state().positions,
                     attachments: &solver_model.pins.soft,
-                    grabbed: session.grabbed(),
+                    held: session.held(),
                     colliders: &session.preset().sim.colliders,
                     selection: &self.selection,
                     playing: session.is_playing(),

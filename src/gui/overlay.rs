@@ -124,8 +124,8 @@ pub struct OverlayInput<'a> {
     /// The soft pins in force with their current targets (the grab among
     /// them), as the solver has them.
     pub attachments: &'a [Attachment],
-    /// The held vertex.
-    pub grabbed: Option<u32>,
+    /// The vertices the grab holds (see [`Session::held`](crate::session::Session::held)).
+    pub held: &'a [u32],
     /// The pinned and selected vertices the drawn surface hides (sorted):
     /// their markers are left out (see
     /// [`picking::hidden_from`](super::picking::hidden_from)).
@@ -222,7 +222,7 @@ pub fn draw(painter: &egui::Painter, overlays: &Overlays, input: &OverlayInput<'
             }
         }
         for a in input.attachments.iter().filter(|a| shown(&a.vertex)) {
-            let colour = if input.grabbed == Some(a.vertex) {
+            let colour = if input.held.contains(&a.vertex) {
                 GRAB
             } else {
                 SOFT_PIN

@@ -70,8 +70,8 @@ pub struct ViewInput<'a> {
     pub x: &'a [Vec3],
     /// The soft pins with their targets as the solver has them.
     pub attachments: &'a [Attachment],
-    /// The held vertex.
-    pub grabbed: Option<u32>,
+    /// The vertices the grab holds (see [`Session::held`](crate::session::Session::held)).
+    pub held: &'a [u32],
     /// The colliders.
     pub colliders: &'a [Collider],
     /// The selection.
@@ -132,6 +132,10 @@ pub struct Viewport3d {
     /// buffer kept: the comparison runs every UI frame).
     marked: Vec<u32>,
 }
+
+/// The largest selection whose markers [`Viewport3d::cover_markers`] tests
+/// against the surface.
+const MAX_COVERED_SELECTION: usize = 20_000;
 
 /// The pin markers [`Viewport3d::cover_markers`] found the surface hides, and
 /// what it found them for: tested again when the pins change, else at most
@@ -263,7 +267,7 @@ impl Viewport3d {
                 projected: &self.projected,
                 wire: (&self.edges, &self.render_projected),
                 attachments: input.attachments,
-                grabbed: input.grabbed,
+                held: input.held,
                 hidden,
                 selection: input.selection,
                 project: &project,
@@ -433,10 +437,12 @@ impl Viewport3d {
             marked.extend(
                 (model.pins.hard_vertices().iter().copied())
                     .chain(input.attachments.iter().map(|a| a.vertex))
-                    .filter(|&v| Some(v) != input.grabbed),
+                    .filter(|v| !input.held.contains(v)),
             );
         }
-        if selection {
+        // (A selection of many thousands, all of a large body, would test
+        // as many segments every look: its markers all show.)
+        if selection && input.selection.len() <= MAX_COVERED_SELECTION {
             marked.extend(input.selection.iter());
         }
         marked.sort_unstable();
@@ -838,7 +844,7 @@ mod tests {
                 model: &model,
                 x,
                 attachments: &[],
-                grabbed: None,
+                held: &[],
                 colliders: &[],
                 selection: &selection,
                 playing: true,
@@ -896,7 +902,7 @@ mod tests {
             model: &model,
             x: &x,
             attachments: &[],
-            grabbed: None,
+            held: &[],
             colliders: &[],
             selection: &selection,
             playing: false,

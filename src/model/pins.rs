@@ -63,14 +63,18 @@ impl Pins {
 /// `old` are left out.
 ///
 /// A new vertex is pinned where the old vertex nearest it was, within the
-/// old model's spacing (the median distance between neighbours) of it: a pinned region keeps its extent whether the
-/// new model is finer or coarser (each old pin taken to its nearest new
-/// vertex, a region thinned at every coarser build and stayed thin at a
-/// finer one: QA's cow lost four fifths of its pinned feet going from tet
-/// resolution 30 to 15 and back), and a surface's pins do not reach deep
-/// into a volume built from it. An old pin that no pinned new vertex lies
-/// within twice the new model's spacing of (a lone vertex, a region thinner than
-/// the new cells) pins the new vertex nearest it, so no pin is lost.
+/// old model's spacing (the median distance between neighbours) of it: a
+/// pinned region keeps its extent whether the new model is finer or
+/// coarser (with each old pin taken only to its nearest new vertex, a
+/// region thinned at every coarser build and stayed thin at a finer one:
+/// QA's cow lost
+/// four fifths of its pinned feet going from tet resolution 30 to 15 and
+/// back), and a surface's pins do not reach deep into a volume built from
+/// it. The new vertex nearest each old pin is pinned too, so no pin is lost
+/// (a lone vertex, a region thinner than the new cells) and a fine
+/// surface's pins cover the coarser lattice corners about them (alone, the
+/// first rule pinned half as many: review); a model carried to itself
+/// keeps its pins.
 pub fn carried(old: &[Vec3], pinned: &[u32], new: &[Vec3]) -> Vec<u32> {
     let mut is_pinned = vec![false; old.len()];
     let pins: Vec<Vec3> = pinned
@@ -85,25 +89,15 @@ pub fn carried(old: &[Vec3], pinned: &[u32], new: &[Vec3]) -> Vec<u32> {
         return Vec::new();
     }
     let (old_tree, new_tree) = (Points::new(old), Points::new(new));
-    let old_reach = old_tree.spacing();
+    let reach = old_tree.spacing();
     let mut carried: Vec<u32> = (0..new.len())
         .filter(|&v| {
             let (near, d2) = old_tree.nearest(&new[v]);
-            is_pinned[near] && d2 <= old_reach * old_reach
+            is_pinned[near] && d2 <= reach * reach
         })
         .map(|v| v as u32)
         .collect();
-    let covered: Vec<Vec3> = carried.iter().map(|&v| new[v as usize]).collect();
-    let covered = (!covered.is_empty()).then(|| Points::new(&covered));
-    let new_reach = 2.0 * new_tree.spacing();
-    for p in &pins {
-        let alone = covered
-            .as_ref()
-            .is_none_or(|c| c.nearest(p).1 > new_reach * new_reach);
-        if alone {
-            carried.push(new_tree.nearest(p).0 as u32);
-        }
-    }
+    carried.extend(pins.iter().map(|p| new_tree.nearest(p).0 as u32));
     carried.sort_unstable();
     carried.dedup();
     carried
@@ -171,20 +165,20 @@ mod tests {
         let lone = carried(&fine, &[corner], &coarse);
         assert_eq!(lone.len(), 1);
         assert!(coarse[lone[0] as usize].iter().all(|&c| c < -0.49));
-        // The top slab (y ≥ 0.2): as many of the coarse lattice's, and
-        // back, the fine lattice's own, none below the slab by a cell.
-        let slab = |points: &[Vec3]| -> Vec<u32> {
+        // The top slab (y ≥ 0.2): the coarse lattice's, and the layer its
+        // edge is nearest (0.2 lies nearer 1/6 than 1/3); and back, the
+        // fine lattice's, to within a coarse cell of the edge either way.
+        let slab = |points: &[Vec3], from: f64| -> Vec<u32> {
             (0..points.len() as u32)
-                .filter(|&v| points[v as usize].y > 0.199)
+                .filter(|&v| points[v as usize].y > from)
                 .collect()
         };
-        let there = carried(&fine, &slab(&fine), &coarse);
-        assert_eq!(there, slab(&coarse));
+        let there = carried(&fine, &slab(&fine, 0.199), &coarse);
+        assert_eq!(there, slab(&coarse, 0.16));
         let back = carried(&coarse, &there, &fine);
-        // (Within half a coarse cell of the slab's edge, either way.)
-        let edge = 0.5 / 6.0;
+        let edge = 1.0 / 6.0;
         assert!(back.iter().all(|&v| fine[v as usize].y > 0.199 - edge));
-        let inside = slab(&fine)
+        let inside = slab(&fine, 0.199)
             .into_iter()
             .filter(|&v| fine[v as usize].y > 0.2 + edge);
         assert!(inside.into_iter().all(|v| back.contains(&v)));
@@ -207,5 +201,14 @@ mod tests {
         let pinned = carried(&surface, &top, &volume);
         let ys: Vec<f64> = pinned.iter().map(|&v| volume[v as usize].y).collect();
         assert!(!ys.is_empty() && ys.iter().all(|&y| y > 0.35), "{ys:?}");
+        // A coarse lattice a cell inside the surface, farther from it than
+        // the surface's spacing: its top layer pinned whole (nearest to
+        // each pin), nothing below it.
+        let inside = lattice(7, 0.8 / 6.0);
+        let pinned = carried(&surface, &top, &inside);
+        let layer: Vec<u32> = (0..inside.len() as u32)
+            .filter(|&v| inside[v as usize].y > 0.39)
+            .collect();
+        assert_eq!(pinned, layer);
     }
 }

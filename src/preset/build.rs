@@ -346,6 +346,9 @@ impl Preset {
                         crate::param::format_value(scale)
                     ),
                 };
+                // (Measured without the vertices no tet uses, which are left
+                // out; checked again only at another scale.)
+                let (mesh, unused) = mesh.without_unused();
                 let (lo, hi) = crate::mesh::bounds(mesh.positions());
                 let diagonal = (hi - lo).norm() * scale;
                 if !crate::mesh::SIZE_RANGE.contains(&diagonal) {
@@ -354,8 +357,11 @@ impl Preset {
                          bodies from 1e-9 to 1e9 m across can be simulated"
                     )));
                 }
-                let mesh = mesh.scaled(scale).map_err(|e| at_scale(e.to_string()))?;
-                let (mesh, unused) = mesh.without_unused();
+                let mesh = if scale == 1.0 {
+                    mesh
+                } else {
+                    mesh.scaled(scale).map_err(|e| at_scale(e.to_string()))?
+                };
                 let mut warnings: Vec<String> = size_warning(mesh.positions(), self.build.scale)
                     .into_iter()
                     .collect();

@@ -26,6 +26,7 @@ pub mod relax;
 mod system;
 mod tets;
 mod update;
+pub(crate) use update::LOW_RANK;
 mod updown;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
