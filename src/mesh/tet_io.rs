@@ -575,7 +575,12 @@ impl<'a> Lines<'a> {
             });
         }
         if list.end.is_some() && self.is_section_line() {
-            return Err(self.mismatch(list, index));
+            // At the header, as where the file ends (it named the `$End`
+            // line: QA).
+            return Err(Fail {
+                line: Some(list.line),
+                ..self.mismatch(list, index)
+            });
         }
         Ok(())
     }
@@ -1945,7 +1950,7 @@ mod tests {
             ),
             (
                 msh2(&UNIT_NODES, &["1 4 0 1 2 3 4"]).replace("$Nodes\n4", "$Nodes\n5"),
-                "cube.msh:10: the $Nodes header declares 5 nodes, but there are 4".to_owned(),
+                "cube.msh:5: the $Nodes header declares 5 nodes, but there are 4".to_owned(),
             ),
             (
                 msh2(&UNIT_NODES, &["1 4 0 1 2 3 4"]).replace("$Nodes\n4", "$Nodes\n2"),
@@ -2021,7 +2026,7 @@ mod tests {
                     "1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n",
                     v4_tets,
                 ),
-                "cube.msh:14: the node block header declares 4 nodes, but there are 3".to_owned(),
+                "cube.msh:6: the node block header declares 4 nodes, but there are 3".to_owned(),
             ),
             (
                 v4(&v4_nodes.replace("1 4 1 4", "1 5 1 4"), v4_tets),
@@ -2029,7 +2034,7 @@ mod tests {
             ),
             (
                 v4(&v4_nodes.replace("1 4 1 4", "2 4 1 4"), v4_tets),
-                "cube.msh:15: the $Nodes header declares 2 entity blocks, but there are 1"
+                "cube.msh:5: the $Nodes header declares 2 entity blocks, but there are 1"
                     .to_owned(),
             ),
             (
@@ -2052,7 +2057,7 @@ mod tests {
             ),
             (
                 v4(v4_nodes, "1 1 1 1\n3 1 4 2\n1 1 2 3 4\n"),
-                "cube.msh:20: the element block header declares 2 elements, but there are 1"
+                "cube.msh:18: the element block header declares 2 elements, but there are 1"
                     .to_owned(),
             ),
             (
