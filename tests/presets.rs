@@ -1472,13 +1472,13 @@ fn a_tet_file_is_checked_at_its_scale() {
     let thin = "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n\
                 4 0.49543508709194095 0.4494910647887381 1.7508056965488543e-14\n";
     let unit = "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n";
-    let huge = "4 3 0 0\n1 0 0 0\n2 1e100 0 0\n3 0 1e100 0\n4 0 0 1e100\n";
+    let huge = "4 3 0 0\n1 0 0 0\n2 1e8 0 0\n3 0 1e8 0\n4 0 0 1e8\n";
     let small = "4 3 0 0\n1 0 0 0\n2 1e-4 0 0\n3 0 1e-4 0\n4 0 0 1e-4\n";
     write("thin", thin, "1.0").unwrap();
     write("unit", unit, "0.01").unwrap();
     for (name, node, scale, says) in [
         ("thin", thin, "0.01", "tetrahedron 0 is degenerate"),
-        ("huge", huge, "1000.0", "1.732e103 m across"),
+        ("huge", huge, "1000.0", "1.732e11 m across"),
         ("tiny", small, "1e-6", "1.732e-10 m across"),
     ] {
         let error = write(name, node, scale).unwrap_err().to_string();
@@ -1489,6 +1489,15 @@ fn a_tet_file_is_checked_at_its_scale() {
             "{error}"
         );
     }
+    // Out of range in the file itself: said of the file (its volumes
+    // overflowed and a tetrahedron was said to be degenerate: QA).
+    let far = "4 3 0 0\n1 0 0 0\n2 1e200 0 0\n3 0 1e200 0\n4 0 0 1e200\n";
+    let error = write("far", far, "1.0").unwrap_err().to_string();
+    assert!(
+        error.contains("far.toml:3: mesh.tet_file: ")
+            && error.contains("the mesh is 1.732e200 across"),
+        "{error}"
+    );
 }
 
 /// The note that non-manifold edges get no bending springs is for a spring

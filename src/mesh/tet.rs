@@ -37,6 +37,15 @@ pub enum TetMeshError {
     /// No tetrahedra at all.
     #[error("the mesh has no tetrahedra")]
     Empty,
+    /// The mesh is too small or too large to simulate in metres.
+    #[error(
+        "the mesh is {diagonal:.3e} across (its bounding box's diagonal); meshes from 1e-9 to \
+         1e9 across can be simulated"
+    )]
+    Size {
+        /// The bounding box's diagonal.
+        diagonal: f64,
+    },
 }
 
 /// Signed volume of the tetrahedron `a b c d`, `(b − a) · ((c − a) × (d − a)) / 6`:
@@ -62,6 +71,30 @@ impl TetMesh {
             .position(|p| !p.iter().all(|c| c.is_finite()))
         {
             return Err(TetMeshError::NonFinite(i));
+        }
+        // Before the shapes: a body 1e200 across overflowed its volumes and
+        // was said to be degenerate (QA). The vertices no tet uses do not
+        // count (TetGen keeps input points it left out); a vertex number out
+        // of range is reported below.
+        let (mut lo, mut hi) = (Vec3::repeat(f64::INFINITY), Vec3::repeat(f64::NEG_INFINITY));
+        let mut in_range = true;
+        for &v in tets.iter().flatten() {
+            match positions.get(v as usize) {
+                Some(p) => (lo, hi) = (lo.inf(p), hi.sup(p)),
+                None => in_range = false,
+            }
+        }
+        // (Scaled by its largest coordinate: a diagonal of 1e200 squared
+        // overflows.)
+        let d = hi - lo;
+        let largest = d.amax();
+        let diagonal = if largest > 0.0 {
+            largest * (d / largest).norm()
+        } else {
+            largest
+        };
+        if in_range && !super::SIZE_RANGE.contains(&diagonal) {
+            return Err(TetMeshError::Size { diagonal });
         }
         for (t, tet) in tets.iter_mut().enumerate() {
             if let Some(&vertex) = tet.iter().find(|&&v| v as usize >= positions.len()) {
