@@ -88,7 +88,7 @@ impl TetMesh {
         // overflows.)
         let d = hi - lo;
         let largest = d.amax();
-        let diagonal = if largest > 0.0 {
+        let diagonal = if largest > 0.0 && largest.is_finite() {
             largest * (d / largest).norm()
         } else {
             largest
