@@ -34,9 +34,10 @@ pub enum Command {
     SetParam(Param),
     /// Set the tet strain and volume limits.
     SetLimits(TetLimits),
-    /// Replace the whole material (density, weights, limits) at once: a
-    /// one-click material preset. The attachment weight, which belongs to
-    /// the pins and the grab, stays.
+    /// Set a one-click material preset at once: the density and the
+    /// weights of the model's build kind (with the tet limits for tets).
+    /// The attachment weight, which belongs to the pins and the grab, stays,
+    /// and so do the other kind's weights, for a build of that kind.
     SetMaterial(Material),
     /// Change how the model is built from its mesh (springs or tets and
     /// their options): a new model at rest. Another kind takes its own

@@ -1078,11 +1078,24 @@ impl Session {
             Command::SetParam(param) => self.edit(|p| param.apply_to(&mut p.sim)),
             Command::SetLimits(limits) => self.edit(|p| p.material.limits = limits),
             // The attachment weight belongs to the pins and the grab, not
-            // the material: it stays.
+            // the material: it stays. So do the other build kind's weights
+            // (and the tet limits of a spring model), which a build of that
+            // kind takes back (QA: tets given soft rubber, built as springs
+            // and given denim, were plain tets again when built back).
             Command::SetMaterial(material) => self.edit(|p| {
-                let attachment = p.material.weights.attachment;
-                p.material = material;
-                p.material.weights.attachment = attachment;
+                let (old, new) = (&mut p.material.weights, material.weights);
+                p.material.density = material.density;
+                match p.build.kind {
+                    BuildKind::Springs => {
+                        (old.structural, old.shear, old.bending) =
+                            (new.structural, new.shear, new.bending);
+                    }
+                    BuildKind::Tets => {
+                        (old.strain, old.strain_limit, old.volume) =
+                            (new.strain, new.strain_limit, new.volume);
+                        p.material.limits = material.limits;
+                    }
+                }
             }),
             Command::SetBuild(build) => self.rebuild_as(build),
             Command::Restore(preset) => self.change_to(held(*preset)),

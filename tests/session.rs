@@ -1170,6 +1170,33 @@ fn a_material_keeps_the_attachment_weight() {
     assert_eq!(s.model().weights.attachment, 250.0);
 }
 
+/// A one-click material sets the weights of the model's kind and keeps the
+/// other kind's, which a build of that kind takes back (QA: tets given soft
+/// rubber, built as springs and given denim, were plain tets again when
+/// built back).
+#[test]
+fn a_material_keeps_the_other_kind_s_weights() {
+    use softbody::preset::library::materials;
+    use softbody::preset::{Build, BuildKind};
+    let named = |name: &str| materials().iter().find(|m| m.name == name).unwrap().clone();
+    let (rubber, denim) = (named("soft_rubber"), named("denim"));
+    let mut s = Session::open(Path::new("presets/jelly.toml")).unwrap();
+    apply(&mut s, Command::SetMaterial(rubber.material));
+    assert!(rubber.is_in(s.preset()));
+    let tets = s.preset().build;
+    apply(
+        &mut s,
+        Command::SetBuild(Build {
+            kind: BuildKind::Springs,
+            ..tets
+        }),
+    );
+    apply(&mut s, Command::SetMaterial(denim.material));
+    assert!(denim.is_in(s.preset()));
+    apply(&mut s, Command::SetBuild(tets));
+    assert!(rubber.is_in(s.preset()), "{:?}", s.preset().material);
+}
+
 /// A build that fails on a mesh opened alone names the mesh's file, not a
 /// preset file: there is none (the message began "untitled.toml: build:").
 #[test]

@@ -44,10 +44,11 @@ pub struct LibraryMaterial {
 }
 
 impl LibraryMaterial {
-    /// Whether `preset`'s material is this one in what its model uses: the
-    /// density and the weights of the constraints a model of this kind has
-    /// (with the tet limits, and the structural weight of springs on tet
-    /// edges). The weights of the other kind do not count: a body built as
+    /// Whether `preset`'s material is this one in what applying it sets:
+    /// the density and the weights of the constraints a model of this kind
+    /// has (with the tet limits; see
+    /// [`Command::SetMaterial`](crate::command::Command::SetMaterial)). The
+    /// weights of the other kind do not count: a body built as
     /// tets, given jelly, then built as springs has cotton's values in every
     /// field shown, and was not cotton (QA). The attachment weight is the
     /// preset's own (see
@@ -62,7 +63,6 @@ impl LibraryMaterial {
             BuildKind::Tets => {
                 (a.strain, a.strain_limit, a.volume) == (b.strain, b.strain_limit, b.volume)
                     && ours.limits == theirs.limits
-                    && (!preset.build.edge_springs || a.structural == b.structural)
             }
         };
         self.kind == preset.build.kind && ours.density == theirs.density && uses
@@ -141,9 +141,6 @@ mod tests {
         preset.material = jelly.material;
         preset.material.weights.structural = 1.0;
         assert!(jelly.is_in(&preset));
-        preset.build.edge_springs = true;
-        assert!(!jelly.is_in(&preset));
-        preset.build.edge_springs = false;
         preset.material.limits.volume_max += 0.1;
         assert!(!jelly.is_in(&preset));
     }
