@@ -13,7 +13,14 @@ use crate::param::format_value;
 /// next save is none).
 pub fn describe_changes(before: &Preset, after: &Preset) -> String {
     let mut changes = Vec::new();
-    if let (Ok(a), Ok(b)) = (Value::try_from(before), Value::try_from(after)) {
+    // Another build kind brings its own tet options: unsaid ("build from
+    // tets to springs; tet resolution from 30 to its default", QA).
+    let mut after = after.clone();
+    if after.build.kind != before.build.kind {
+        after.build.resolution = before.build.resolution;
+        after.build.edge_springs = before.build.edge_springs;
+    }
+    if let (Ok(a), Ok(b)) = (Value::try_from(before), Value::try_from(&after)) {
         compare("", &a, &b, &mut changes);
     }
     changes.retain(|c| !c.starts_with("view"));
@@ -141,6 +148,14 @@ mod tests {
         after.build.kind = BuildKind::Tets;
         let text = describe_changes(&before, &after);
         assert!(text.ends_with(" and 2 more"), "{text}");
+        // Another kind's tet options are its own: unsaid.
+        let mut tets = before.clone();
+        tets.build.kind = BuildKind::Tets;
+        tets.build.resolution = Some(30);
+        assert_eq!(
+            describe_changes(&tets, &before),
+            "build from tets to springs"
+        );
         // A value left to its default says so.
         let mut finer = before.clone();
         finer.build.resolution = Some(20);
