@@ -220,7 +220,7 @@ pub fn crossing_warning(surface: &SurfaceMesh) -> Option<String> {
 /// is flat: refused by the tetrahedraliser, no crossings searched for.
 const FLAT: f64 = 1e-9;
 
-/// Whether `surface` is flat: its points within [`FLAT`] of its diagonal of
+/// Whether `surface` is flat: its points within 1e-9 of its diagonal of
 /// their least-squares plane (it cannot be built as tets).
 pub fn is_flat(surface: &SurfaceMesh) -> bool {
     let (lo, hi) = surface.bounds();
