@@ -8,7 +8,7 @@ use crate::param::format_value;
 
 /// The changes from `before` to `after`, at most two of them in
 /// words (`bending weight from 20 to 5`; a list that changed, such as the
-/// hard pins, by its name; each field as [`spoken`] names it) and how many
+/// hard pins, by its name; each field in words, `bending weight` for `material.weights.bending`) and how many
 /// more; "no change to the preset" if there is none (a camera kept for the
 /// next save is none).
 pub fn describe_changes(before: &Preset, after: &Preset) -> String {
