@@ -6,11 +6,11 @@ use toml::Value;
 use super::Preset;
 use crate::param::format_value;
 
-/// The changes from `before` to `after`, at most two of them in
-/// words (`bending weight from 20 to 5`; a list that changed, such as the
-/// hard pins, by its name; each field in words, `bending weight` for `material.weights.bending`) and how many
-/// more; "no change to the preset" if there is none (a camera kept for the
-/// next save is none).
+/// The changes from `before` to `after`, at most two of them in words
+/// (`bending weight from 20 to 5` for `material.weights.bending`; a list
+/// that changed, such as the hard pins, by its name) and how many more;
+/// "no change to the preset" if there is none (a camera kept for the next
+/// save is none).
 pub fn describe_changes(before: &Preset, after: &Preset) -> String {
     let mut changes = Vec::new();
     // Another build kind brings its own tet options: unsaid ("build from
