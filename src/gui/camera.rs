@@ -26,6 +26,13 @@ pub struct Orbit {
 /// The steepest elevation, just short of the poles (where "up" is lost).
 pub const MAX_PITCH: f64 = 1.55;
 
+/// The nearest and farthest the camera comes to its target (m): about a
+/// body of the sizes a mesh may have, 1e-9 to 1e9 m (a zoom clamped to
+/// 1 mm – 10 km jumped a 1,000 km body's camera inside it at the first
+/// scroll, and a 1 µm body's out to 1 mm), and within the eye's range in a
+/// preset ([`MAX_VIEW_EXTENT`](crate::preset::MAX_VIEW_EXTENT)).
+pub const DISTANCE_RANGE: (f64, f64) = (1e-10, 1e11);
+
 impl Default for Orbit {
     fn default() -> Self {
         Self {
@@ -74,7 +81,8 @@ impl Orbit {
 
     /// Zooms by a scroll of `dy` points (positive: closer).
     pub fn zoom(&mut self, dy: f64) {
-        self.distance = (self.distance * (-dy * 0.002).exp()).clamp(1e-3, 1e4);
+        let (near, far) = DISTANCE_RANGE;
+        self.distance = (self.distance * (-dy * 0.002).exp()).clamp(near, far);
     }
 
     /// Aims at the bounding sphere of `points` so it fills the view,
@@ -84,9 +92,10 @@ impl Orbit {
             return;
         }
         let (lo, hi) = crate::mesh::bounds(points);
-        let radius = ((hi - lo).norm() / 2.0).max(1e-3);
+        let radius = (hi - lo).norm() / 2.0;
         self.target = (lo + hi) / 2.0;
-        self.distance = 1.15 * radius / (self.fov_deg.to_radians() / 2.0).sin();
+        let (near, far) = DISTANCE_RANGE;
+        self.distance = (1.15 * radius / (self.fov_deg.to_radians() / 2.0).sin()).clamp(near, far);
     }
 
     /// Looks from a preset's `view`: its eye and target (the pitch within
@@ -94,7 +103,8 @@ impl Orbit {
     pub fn look_from(&mut self, view: &View) {
         self.look_along(view);
         self.target = view.target;
-        self.distance = (view.eye - view.target).norm().max(1e-3);
+        let (near, far) = DISTANCE_RANGE;
+        self.distance = (view.eye - view.target).norm().clamp(near, far);
         self.fov_deg = view.fov_deg;
     }
 
@@ -221,6 +231,29 @@ mod tests {
                 .project(&(orbit.eye() - orbit.forward()))
                 .is_none()
         );
+    }
+
+    /// A body of any size a mesh may have is framed and zoomed about
+    /// itself: a zoom clamped to 1 mm – 10 km jumped a 1,000 km body's
+    /// camera inside it at the first scroll, and a 1 µm body's out to 1 mm.
+    #[test]
+    fn bodies_of_every_size_frame_and_zoom_about_themselves() {
+        for size in [1e-6, 1.0, 1e6] {
+            let mut orbit = Orbit::default();
+            orbit.frame(&[Vec3::zeros(), Vec3::repeat(size)]);
+            let framed = orbit.distance;
+            assert!(framed > size && framed < 10.0 * size, "{size}: {framed}");
+            orbit.zoom(10.0);
+            assert!(
+                orbit.distance < framed && orbit.distance > 0.9 * framed,
+                "{size}"
+            );
+            orbit.zoom(-20.0);
+            assert!(
+                orbit.distance > framed && orbit.distance < 1.1 * framed,
+                "{size}"
+            );
+        }
     }
 
     #[test]
