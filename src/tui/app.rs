@@ -263,6 +263,9 @@ pub struct App {
     work: Option<(Work, Report)>,
     /// The keys pressed while it applies, handled after it in order.
     held: Vec<KeyEvent>,
+    /// The autosave `r` chose to recover, recovered once the screen says
+    /// so ([`App::recover_chosen`]).
+    recovering: Option<Box<Recovery>>,
     /// What to tell the shell once the terminal is restored.
     farewell: Option<&'static str>,
     /// Reads the memory the process holds (see [`App::memory`]).
@@ -333,6 +336,7 @@ impl App {
             background: false,
             work: None,
             held: Vec::new(),
+            recovering: None,
             farewell: None,
             memory: Gauge::default(),
             help_hidden: Cell::new(0),
@@ -379,9 +383,10 @@ impl App {
         self
     }
 
-    /// Writes the autosave when due (not while a recovery is offered).
+    /// Writes the autosave when due (not while a recovery is offered or
+    /// chosen).
     pub fn tick_autosave(&mut self) {
-        if matches!(self.mode, Mode::Recover(_)) {
+        if matches!(self.mode, Mode::Recover(_)) || self.recovering.is_some() {
             return;
         }
         if let Some(autosave) = &mut self.autosave
@@ -901,21 +906,15 @@ impl App {
         Action::None
     }
 
-    /// `r` recovers the offered autosave, `x` discards it, Esc leaves it for
-    /// the next start; other keys keep the offer up.
+    /// `r` chooses to recover the offered autosave (recovered once the
+    /// screen says so: see [`App::recover_chosen`]), `x` discards it, Esc
+    /// leaves it for the next start; other keys keep the offer up.
     fn recover_key(&mut self, code: KeyCode, recovery: Recovery) -> Action {
         match code {
-            KeyCode::Char('r') => match recovery.resume(self.autosave.as_mut()) {
-                Ok(session) => {
-                    self.session.replace_with(session);
-                    self.steps.clear();
-                    self.selected = 0;
-                    self.pacer.forget();
-                    self.unsynced = true;
-                    self.status = "recovered the autosaved changes".to_owned();
-                }
-                Err(e) => self.status = format!("error: cannot recover the autosave: {e}"),
-            },
+            KeyCode::Char('r') => {
+                self.recovering = Some(Box::new(recovery));
+                self.status = "recovering the autosaved changes: building the model…".to_owned();
+            }
             KeyCode::Char('x') => recovery.decline(),
             // Undecided, as Esc is in every other question: the changes
             // stay in the autosave for the next start.
@@ -927,10 +926,46 @@ impl App {
         Action::None
     }
 
+    /// Recovers the autosave `r` chose, if any (building its model, which
+    /// on a large one takes seconds), once the screen has said so: it
+    /// showed the old values for those seconds, with nothing said, and
+    /// acted on the keys pressed meanwhile (QA). Returns whether it did.
+    pub fn recover_chosen(&mut self) -> bool {
+        let Some(recovery) = self.recovering.take() else {
+            return false;
+        };
+        match recovery.resume(self.autosave.as_mut()) {
+            Ok(session) => {
+                self.session.replace_with(session);
+                self.steps.clear();
+                self.selected = 0;
+                self.pacer.forget();
+                self.unsynced = true;
+                self.status = "recovered the autosaved changes".to_owned();
+            }
+            Err(e) => self.status = format!("error: cannot recover the autosave: {e}"),
+        }
+        true
+    }
+
+    /// Says that `dropped` keys pressed while the autosave was recovered
+    /// were not acted on: they were meant for a screen that did not show
+    /// the recovered changes (an undo among them took the recovery back).
+    pub fn dropped_keys(&mut self, dropped: usize) {
+        if dropped > 0 {
+            let keys = if dropped == 1 { "key" } else { "keys" };
+            self.status += &format!(" ({dropped} {keys} pressed meanwhile ignored)");
+        }
+    }
+
     /// Handles `key` ([`App::handle_key`]) and applies its command to the
     /// session, reporting the outcome or error in [`App::status`]. Returns
-    /// `false` when the UI should quit.
+    /// `false` when the UI should quit. A key while a recovery is chosen
+    /// and not yet done is ignored (see [`App::dropped_keys`]).
     pub fn on_key(&mut self, key: KeyEvent) -> bool {
+        if self.recovering.is_some() {
+            return true;
+        }
         if self.work.is_some() {
             self.held.push(key);
             return true;

@@ -261,6 +261,22 @@ fn event_loop(
         app.advance(SIM_BUDGET);
         app.tick_autosave();
         terminal.draw(|frame| ui::render(frame, app))?;
+        if app.recover_chosen() {
+            // Keys pressed while it built were meant for the old screen.
+            let mut dropped = 0;
+            for wake in wakes.try_iter() {
+                match wake {
+                    Wake::Input(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
+                        dropped += 1;
+                    }
+                    Wake::Input(Err(e)) => return Err(e),
+                    Wake::Frame => waiting.store(false, Ordering::Relaxed),
+                    Wake::Input(Ok(_)) => {}
+                }
+            }
+            app.dropped_keys(dropped);
+            continue;
+        }
         let deadline = start + FRAME;
         // Keys waiting are read past the deadline, for up to a frame's time
         // more: a slow key held down (`n` on a large model) kept the screen
