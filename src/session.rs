@@ -374,15 +374,16 @@ impl History {
 /// neighbours, pulled along with it where they were beside it.
 #[derive(Clone, Debug)]
 struct Grab {
-    /// The vertex held, and where it is pulled.
-    at: Attachment,
-    /// The neighbours held ([`GRAB_NEIGHBOURS`] at most) and where each was
-    /// from the held vertex when the grab began. Held together they pull
-    /// as many times harder as they are (one vertex alone, with the pins'
+    /// Where the grabbed vertex is pulled.
+    target: Vec3,
+    /// The grabbed vertex, then the neighbours held with it
+    /// ([`GRAB_NEIGHBOURS`] at most). Held together they pull as many
+    /// times harder as they are (one vertex alone, with the pins'
     /// attachment weight, barely moved a 750 kg body: QA).
-    ring: Vec<(u32, Vec3)>,
-    /// The held vertex, then the neighbours held (for the markers).
     held: Vec<u32>,
+    /// Where each of `held` was from the grabbed vertex when the grab
+    /// began (the first: zero).
+    offsets: Vec<Vec3>,
 }
 
 /// The neighbours a grab holds with its vertex, the nearest of its ring:
@@ -416,7 +417,7 @@ impl Runtime {
     fn prune(&mut self, pins: &Pins) {
         self.targets
             .retain(|t| pins.soft.iter().any(|a| a.vertex == t.vertex));
-        if (self.grab.as_ref()).is_some_and(|g| pins.is_hard(g.at.vertex)) {
+        if (self.grab.as_ref()).is_some_and(|g| pins.is_hard(g.held[0])) {
             self.grab = None;
         }
     }
@@ -435,17 +436,14 @@ impl Runtime {
         let Some(grab) = &self.grab else {
             return;
         };
-        let ring = grab.ring.iter().map(|&(vertex, offset)| Attachment {
-            vertex,
-            target: grab.at.target + offset,
-        });
-        for held in std::iter::once(grab.at).chain(ring) {
-            if pins.is_hard(held.vertex) {
+        for (&vertex, offset) in grab.held.iter().zip(&grab.offsets) {
+            if pins.is_hard(vertex) {
                 continue;
             }
-            match self.soft.iter_mut().find(|a| a.vertex == held.vertex) {
-                Some(a) => a.target = held.target,
-                None => self.soft.push(held),
+            let target = grab.target + offset;
+            match self.soft.iter_mut().find(|a| a.vertex == vertex) {
+                Some(a) => a.target = target,
+                None => self.soft.push(Attachment { vertex, target }),
             }
         }
     }
@@ -979,7 +977,7 @@ impl Session {
 
     /// The held vertex, if any.
     pub fn grabbed(&self) -> Option<u32> {
-        self.runtime.grab.as_ref().map(|g| g.at.vertex)
+        self.runtime.grab.as_ref().map(|g| g.held[0])
     }
 
     /// The vertices the grab holds: the grabbed one, then the neighbours
@@ -1082,21 +1080,9 @@ impl Session {
             // (and the tet limits of a spring model), which a build of that
             // kind takes back (QA: tets given soft rubber, built as springs
             // and given denim, were plain tets again when built back).
-            Command::SetMaterial(material) => self.edit(|p| {
-                let (old, new) = (&mut p.material.weights, material.weights);
-                p.material.density = material.density;
-                match p.build.kind {
-                    BuildKind::Springs => {
-                        (old.structural, old.shear, old.bending) =
-                            (new.structural, new.shear, new.bending);
-                    }
-                    BuildKind::Tets => {
-                        (old.strain, old.strain_limit, old.volume) =
-                            (new.strain, new.strain_limit, new.volume);
-                        p.material.limits = material.limits;
-                    }
-                }
-            }),
+            Command::SetMaterial(material) => {
+                self.edit(|p| p.material = p.material.taking(&material, p.build.kind))
+            }
             Command::SetBuild(build) => self.rebuild_as(build),
             Command::Restore(preset) => self.change_to(held(*preset)),
             Command::SetPins(pins) => self.edit(|p| p.pins = pins),
@@ -1141,21 +1127,23 @@ impl Session {
                 ring.sort_by(|a, b| a.1.norm_squared().total_cmp(&b.1.norm_squared()));
                 let large = self.solver.factor_stats().factor_nnz > GRAB_NEIGHBOURS_UP_TO_ENTRIES;
                 ring.truncate(if large { 0 } else { GRAB_NEIGHBOURS });
-                let held = std::iter::once(vertex)
-                    .chain(ring.iter().map(|r| r.0))
-                    .collect();
-                let at = Attachment { vertex, target };
-                self.set_grab(Some(Grab { at, ring, held }))
+                let held = std::iter::once((vertex, Vec3::zeros())).chain(ring);
+                let (held, offsets) = held.unzip();
+                self.set_grab(Some(Grab {
+                    target,
+                    held,
+                    offsets,
+                }))
             }
             Command::Drag { target } => {
                 // (Moved in place: a drag allocates nothing.)
                 let Some(grab) = &mut self.runtime.grab else {
                     return Ok(Applied::Nothing);
                 };
-                let previous = std::mem::replace(&mut grab.at.target, target);
+                let previous = std::mem::replace(&mut grab.target, target);
                 self.sync_runtime().inspect_err(|_| {
                     if let Some(grab) = &mut self.runtime.grab {
-                        grab.at.target = previous;
+                        grab.target = previous;
                     }
                 })
             }
@@ -1307,8 +1295,9 @@ impl Session {
     /// kinds gives the density of the new kind (its unit changes): the one
     /// it had when it was last switched away from, with its resolution and
     /// tet-edge springs unless others are asked for, else
-    /// [`BuildKind::default_density`]; springs take no tet options. Another scale resizes the scene with the body
-    /// ([`Preset::resized`]). One undo step.
+    /// [`BuildKind::default_density`]; springs take no tet options. Another
+    /// scale resizes the scene with the body ([`Preset::resized`]). One
+    /// undo step.
     fn rebuild_as(&mut self, mut build: Build) -> Result<Applied, SessionError> {
         let (old, density) = (self.preset.build, self.preset.material.density);
         if build.kind == old.kind {

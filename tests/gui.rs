@@ -113,6 +113,19 @@ fn drag_structural_slider_to_its_end(harness: &mut Harness<'static, EditorApp>) 
     harness.step();
 }
 
+/// Clicks the number field at `field` (which must take the keys), types
+/// `text` over what it holds and enters it.
+fn type_over(harness: &mut Harness<'static, EditorApp>, field: Pos2, text: &str) {
+    click_at(harness, field, Modifiers::NONE);
+    assert!(harness.ctx.memory(|m| m.focused()).is_some(), "editing");
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    harness.step();
+    harness.event(egui::Event::Text(text.into()));
+    harness.step();
+    harness.key_press(Key::Enter);
+    harness.run();
+}
+
 /// A real left drag from `a` to `b` over several frames.
 fn drag(harness: &mut Harness<'static, EditorApp>, a: Pos2, b: Pos2) {
     press_at(harness, a);
@@ -726,13 +739,7 @@ fn a_typed_value_that_is_not_finite_changes_nothing() {
     let before = harness.state().session.preset().clone();
     for typed in ["nan", "inf"] {
         let field = number_box(&harness, "structural");
-        click_at(&mut harness, field, Modifiers::NONE);
-        harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
-        harness.step();
-        harness.event(egui::Event::Text(typed.into()));
-        harness.step();
-        harness.key_press(Key::Enter);
-        harness.run();
+        type_over(&mut harness, field, typed);
         let app = harness.state();
         assert_eq!(app.session.preset(), &before, "{typed}");
         assert!(
@@ -1796,14 +1803,7 @@ fn a_collider_typed_out_of_range_is_refused_and_said() {
         .map(|n| n.rect().center())
         .find(|c| (c.y - row).abs() < 4.0)
         .expect("the ground's y");
-    click_at(&mut harness, field, Modifiers::NONE);
-    assert!(harness.ctx.memory(|m| m.focused()).is_some(), "editing");
-    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    harness.step();
-    harness.event(egui::Event::Text("1e300".into()));
-    harness.step();
-    harness.key_press(Key::Enter);
-    harness.run();
+    type_over(&mut harness, field, "1e300");
     let app = harness.state();
     assert_eq!(app.session.preset(), &before);
     assert!(app.message.starts_with("error:"), "{}", app.message);
@@ -1830,13 +1830,7 @@ fn a_typed_scale_rebuilds_the_body_at_its_size() {
         .get_by_role_and_label(Role::SpinButton, "scale")
         .rect()
         .center();
-    click_at(&mut harness, field, Modifiers::NONE);
-    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    harness.step();
-    harness.event(egui::Event::Text("0.01".into()));
-    harness.step();
-    harness.key_press(Key::Enter);
-    harness.run();
+    type_over(&mut harness, field, "0.01");
     let app = harness.state();
     assert_eq!(app.session.preset().build.scale, 0.01, "{}", app.message);
     assert!((size(&harness) - 0.01 * before).abs() < 1e-12);

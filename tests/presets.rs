@@ -1478,8 +1478,8 @@ fn a_tet_file_is_checked_at_its_scale() {
     write("unit", unit, "0.01").unwrap();
     for (name, node, scale, says) in [
         ("thin", thin, "0.01", "tetrahedron 0 is degenerate"),
-        ("huge", huge, "1000.0", "1.732e11 m across"),
-        ("tiny", small, "1e-6", "1.732e-10 m across"),
+        ("huge", huge, "1000.0", "the mesh is 1.732e11 across"),
+        ("tiny", small, "1e-6", "the mesh is 1.732e-10 across"),
     ] {
         let error = write(name, node, scale).unwrap_err().to_string();
         assert!(

@@ -1441,7 +1441,7 @@ fn an_autosave_left_by_a_crash_is_offered_at_start() {
     app.dropped_keys(1);
     assert_eq!(
         app.status,
-        "recovered the autosaved changes (1 key pressed meanwhile ignored)"
+        "recovered the autosaved changes (2 keys pressed meanwhile ignored)"
     );
     assert_eq!(app.session.preset().material.weights.bending, 7.0);
     assert!(app.session.is_dirty());

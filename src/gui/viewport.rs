@@ -126,10 +126,11 @@ pub struct Viewport3d {
     render: Vec<Vec3>,
     projected: Vec<Option<Projected>>,
     render_projected: Vec<Option<Projected>>,
-    /// The pinned vertices last found hidden by the surface, and what for.
+    /// The pinned and selected vertices last found hidden by the surface,
+    /// and what for.
     cover: Option<Cover>,
-    /// The pinned vertices of this frame, to compare with the cover's (a
-    /// buffer kept: the comparison runs every UI frame).
+    /// The pinned and selected vertices of this frame, to compare with the
+    /// cover's (a buffer kept: the comparison runs every UI frame).
     marked: Vec<u32>,
 }
 
@@ -137,7 +138,7 @@ pub struct Viewport3d {
 /// against the surface.
 const MAX_COVERED_SELECTION: usize = 20_000;
 
-/// The pin markers [`Viewport3d::cover_markers`] found the surface hides, and
+/// The markers [`Viewport3d::cover_markers`] found the surface hides, and
 /// what it found them for: tested again when the pins change, else at most
 /// every [`Cover::FOR`] (a large model's tree of triangles takes
 /// milliseconds to build, and the markers then lag the motion or the
@@ -414,16 +415,16 @@ impl Viewport3d {
         }
     }
 
-    /// Finds (into `cover`) the pinned and selected vertices (the held one
+    /// Finds (into `cover`) the pinned and selected vertices (the held ones
     /// aside) the drawn surface hides from the camera, sorted (QA: a
     /// jelly's pins on its bottom showed through it from above; and with
     /// only the pins hidden, the selected feet behind them showed white
     /// where no red was, as if half pinned); none while the tets are drawn
     /// (cut away, they show what the surface would hide) or neither pins
-    /// nor the selection are. A marker shows within a margin of the surface: 2 % of the body's
-    /// size, and on a tet body a cell's size, the distance its corners lie
-    /// from the skin they carry. Tested again when the pins change, else at
-    /// most every [`Cover::FOR`].
+    /// nor the selection are. A marker shows within a margin of the
+    /// surface: 2 % of the body's size, and on a tet body a cell's size,
+    /// the distance its corners lie from the skin they carry. Tested again
+    /// when the markers change, else at most every [`Cover::FOR`].
     fn cover_markers(&mut self, input: &ViewInput<'_>) {
         let model = input.model;
         let (pins, selection) = (self.overlays.pins, self.overlays.selection);
@@ -880,7 +881,8 @@ mod tests {
 
     /// Selected vertices behind the surface are covered as pins are (QA:
     /// the selected feet behind their hidden pins showed white where no
-    /// red was, as if half pinned); with the selection not drawn, not.
+    /// red was, as if half pinned); with the selection not drawn, not, and
+    /// with nothing drawn, nothing is tested.
     #[test]
     fn the_surface_covers_selected_vertices_behind_it() {
         let mesh = crate::mesh::primitives::tet_box(Vec3::repeat(1.0), [2, 2, 2]);
@@ -913,6 +915,8 @@ mod tests {
             Some(vec![far])
         );
         view.overlays.selection = false;
+        view.cover_markers(&input);
+        assert_eq!(view.cover.as_ref().map(|c| c.hidden.clone()), Some(vec![]));
         view.overlays.pins = false;
         view.cover_markers(&input);
         assert!(view.cover.is_none());

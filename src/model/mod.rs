@@ -245,19 +245,11 @@ impl Model {
     /// spring with `v`: its ring of neighbours, sorted, without `v`.
     pub fn ring(&self, v: u32) -> Vec<u32> {
         let springs = (self.springs.structural.iter()).chain(&self.springs.shear);
-        let by_springs = springs.filter_map(|s| match (s.a == v, s.b == v) {
-            (true, _) => Some(vec![s.b]),
-            (_, true) => Some(vec![s.a]),
-            _ => None,
-        });
+        let by_springs = (springs.filter(|s| s.a == v || s.b == v)).flat_map(|s| [s.a, s.b]);
         let by_tets = (self.tets.iter())
             .filter(|t| t.vertices.contains(&v))
-            .map(|t| t.vertices.to_vec());
-        let mut ring: Vec<u32> = by_springs
-            .chain(by_tets)
-            .flatten()
-            .filter(|&u| u != v)
-            .collect();
+            .flat_map(|t| t.vertices);
+        let mut ring: Vec<u32> = by_springs.chain(by_tets).filter(|&u| u != v).collect();
         ring.sort_unstable();
         ring.dedup();
         ring

@@ -67,10 +67,9 @@ impl Pins {
 /// pinned region keeps its extent whether the new model is finer or
 /// coarser (with each old pin taken only to its nearest new vertex, a
 /// region thinned at every coarser build and stayed thin at a finer one:
-/// QA's cow lost
-/// four fifths of its pinned feet going from tet resolution 30 to 15 and
-/// back), and a surface's pins do not reach deep into a volume built from
-/// it. The new vertex nearest each old pin is pinned too, so no pin is lost
+/// QA's cow lost four fifths of its pinned feet going from tet resolution
+/// 30 to 15 and back), and a surface's pins do not reach deep into a
+/// volume built from it. The new vertex nearest each old pin is pinned too, so no pin is lost
 /// (a lone vertex, a region thinner than the new cells) and a fine
 /// surface's pins cover the coarser lattice corners about them (alone, the
 /// first rule pinned half as many: review); a model carried to itself

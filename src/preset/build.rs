@@ -331,36 +331,21 @@ impl Preset {
                         error: Box::new(error),
                     },
                 )?;
+                // Checked again (its size, its tets' shapes) only at another
+                // scale: the reader checked it as it is.
                 let scale = self.build.scale;
-                let at_scale = |message: String| PresetErrorKind::Invalid {
-                    // (The file's own errors are found before the scale.)
-                    field: if scale == 1.0 {
-                        "mesh.tet_file"
-                    } else {
-                        "build.scale"
-                    }
-                    .to_owned(),
-                    message: format!(
-                        "{} at a scale of {}: {message}",
-                        file.display(),
-                        crate::param::format_value(scale)
-                    ),
-                };
-                // (Measured without the vertices no tet uses, which are left
-                // out; checked again only at another scale.)
                 let (mesh, unused) = mesh.without_unused();
-                let (lo, hi) = crate::mesh::bounds(mesh.positions());
-                let diagonal = (hi - lo).norm() * scale;
-                if !crate::mesh::SIZE_RANGE.contains(&diagonal) {
-                    return Err(at_scale(format!(
-                        "the body is {diagonal:.3e} m across (its bounding box's diagonal); \
-                         bodies from 1e-9 to 1e9 m across can be simulated"
-                    )));
-                }
                 let mesh = if scale == 1.0 {
                     mesh
                 } else {
-                    mesh.scaled(scale).map_err(|e| at_scale(e.to_string()))?
+                    mesh.scaled(scale).map_err(|e| PresetErrorKind::Invalid {
+                        field: "build.scale".to_owned(),
+                        message: format!(
+                            "{} at a scale of {}: {e}",
+                            file.display(),
+                            crate::param::format_value(scale)
+                        ),
+                    })?
                 };
                 let mut warnings: Vec<String> = size_warning(mesh.positions(), self.build.scale)
                     .into_iter()

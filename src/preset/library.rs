@@ -44,28 +44,16 @@ pub struct LibraryMaterial {
 }
 
 impl LibraryMaterial {
-    /// Whether `preset`'s material is this one in what applying it sets:
-    /// the density and the weights of the constraints a model of this kind
-    /// has (with the tet limits; see
-    /// [`Command::SetMaterial`](crate::command::Command::SetMaterial)). The
-    /// weights of the other kind do not count: a body built as
-    /// tets, given jelly, then built as springs has cotton's values in every
-    /// field shown, and was not cotton (QA). The attachment weight is the
-    /// preset's own (see
-    /// [`Command::SetMaterial`](crate::command::Command::SetMaterial)).
+    /// Whether `preset`'s material is this one in what applying it sets
+    /// ([`Material::taking`]): the density and the weights of the
+    /// constraints a model of this kind has, with the tet limits. The
+    /// weights of the other kind do not count: a body built as tets, given
+    /// jelly, then built as springs has cotton's values in every field
+    /// shown, and was not cotton (QA); nor does the attachment weight, the
+    /// preset's own.
     pub fn is_in(&self, preset: &Preset) -> bool {
-        let (ours, theirs) = (&self.material, &preset.material);
-        let (a, b) = (&ours.weights, &theirs.weights);
-        let uses = match self.kind {
-            BuildKind::Springs => {
-                (a.structural, a.shear, a.bending) == (b.structural, b.shear, b.bending)
-            }
-            BuildKind::Tets => {
-                (a.strain, a.strain_limit, a.volume) == (b.strain, b.strain_limit, b.volume)
-                    && ours.limits == theirs.limits
-            }
-        };
-        self.kind == preset.build.kind && ours.density == theirs.density && uses
+        let current = preset.material;
+        self.kind == preset.build.kind && current.taking(&self.material, self.kind) == current
     }
 }
 

@@ -328,6 +328,31 @@ pub struct Material {
     pub limits: TetLimits,
 }
 
+impl Material {
+    /// This material with what `other` sets for a model of `kind`: its
+    /// density and the weights of that kind's constraints (with the tet
+    /// limits for tets). The attachment weight, which belongs to the pins
+    /// and the grab, and the other kind's weights, which a build of that
+    /// kind takes back, stay.
+    #[must_use]
+    pub fn taking(mut self, other: &Material, kind: BuildKind) -> Material {
+        let (ours, theirs) = (&mut self.weights, &other.weights);
+        self.density = other.density;
+        match kind {
+            BuildKind::Springs => {
+                (ours.structural, ours.shear, ours.bending) =
+                    (theirs.structural, theirs.shear, theirs.bending);
+            }
+            BuildKind::Tets => {
+                (ours.strain, ours.strain_limit, ours.volume) =
+                    (theirs.strain, theirs.strain_limit, theirs.volume);
+                self.limits = other.limits;
+            }
+        }
+        self
+    }
+}
+
 /// Hard and soft pins as selectors, resolved against the built model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -266,6 +266,8 @@ pub struct App {
     /// The autosave `r` chose to recover, recovered once the screen says
     /// so ([`App::recover_chosen`]).
     recovering: Option<Box<Recovery>>,
+    /// The keys pressed meanwhile (see [`App::dropped_keys`]).
+    ignored: usize,
     /// What to tell the shell once the terminal is restored.
     farewell: Option<&'static str>,
     /// Reads the memory the process holds (see [`App::memory`]).
@@ -337,6 +339,7 @@ impl App {
             work: None,
             held: Vec::new(),
             recovering: None,
+            ignored: 0,
             farewell: None,
             memory: Gauge::default(),
             help_hidden: Cell::new(0),
@@ -948,10 +951,12 @@ impl App {
         true
     }
 
-    /// Says that `dropped` keys pressed while the autosave was recovered
-    /// were not acted on: they were meant for a screen that did not show
-    /// the recovered changes (an undo among them took the recovery back).
+    /// Says that the keys pressed while the autosave was recovered (those
+    /// [`App::on_key`] ignored, and `dropped` more) were not acted on: they
+    /// were meant for a screen that did not show the recovered changes (an
+    /// undo among them took the recovery back).
     pub fn dropped_keys(&mut self, dropped: usize) {
+        let dropped = dropped + std::mem::take(&mut self.ignored);
         if dropped > 0 {
             let keys = if dropped == 1 { "key" } else { "keys" };
             self.status += &format!(" ({dropped} {keys} pressed meanwhile ignored)");
@@ -964,6 +969,7 @@ impl App {
     /// and not yet done is ignored (see [`App::dropped_keys`]).
     pub fn on_key(&mut self, key: KeyEvent) -> bool {
         if self.recovering.is_some() {
+            self.ignored += 1;
             return true;
         }
         if self.work.is_some() {
@@ -1130,11 +1136,10 @@ impl App {
                 // a body built so before (QA).
                 Command::SetBuild(build) => {
                     let old = self.session.preset().build;
-                    if build.kind != old.kind {
-                        format!("built as {}", build.kind.label())
-                    } else if build.scale != old.scale {
+                    let kept = build.kind == old.kind;
+                    if kept && build.scale != old.scale {
                         format!("scale {} m per file unit", format_value(build.scale))
-                    } else if build.resolution != old.resolution {
+                    } else if kept && build.resolution != old.resolution {
                         let cells = build
                             .resolution
                             .map_or("the default".into(), |r| r.to_string());
