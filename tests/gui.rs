@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use eframe::egui::accesskit::Role;
+use eframe::egui::accesskit::{Role, Toggled};
 use eframe::egui::{self, Key, Modifiers, PointerButton, Pos2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -409,12 +409,27 @@ fn pin_rules_hard_pin_a_bodys_bottom_as_a_rule() {
         .filter(|&v| model.rest[v as usize].y == low)
         .collect();
     assert!(!lowest.is_empty() && lowest.iter().all(|v| pinned.contains(v)));
-    // Chosen again, nothing changes.
-    choose_pin_rule(&mut harness, "bottom plane (lowest vertices)");
+    // The menu checks the rule it holds; chosen again, it is taken back
+    // (and the preset's own rules stay).
+    harness
+        .get_by_role_and_label(Role::ComboBox, "pin rule")
+        .click();
+    harness.run();
+    let checked = |harness: &Harness<'static, EditorApp>, label: &str| {
+        harness.get_by_label(label).accesskit_node().toggled()
+    };
     assert_eq!(
-        harness.state().session.preset().pins.hard.len(),
-        before.len() + 1
+        checked(&harness, "bottom plane (lowest vertices)"),
+        Some(Toggled::True)
     );
+    assert_eq!(
+        checked(&harness, "top plane (highest vertices)"),
+        Some(Toggled::False)
+    );
+    harness.key_press(Key::Escape);
+    harness.run();
+    choose_pin_rule(&mut harness, "bottom plane (lowest vertices)");
+    assert_eq!(harness.state().session.preset().pins.hard, before);
     // No grid here: no top edge offered.
     harness
         .get_by_role_and_label(Role::ComboBox, "pin rule")

@@ -925,7 +925,8 @@ pub fn selection(
 
 /// The rules a click hard-pins: a body's top or bottom, a grid's top edge
 /// or corners. The preset keeps them as rules, which hold whatever the
-/// mesh is rebuilt as (a selection is kept as vertex numbers).
+/// mesh is rebuilt as (a selection is kept as vertex numbers); the menu
+/// checks those it holds, and a click on one takes it back.
 fn pin_rules(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
     egui::ComboBox::from_label("pin rule")
         .selected_text("hard-pin…")
@@ -948,17 +949,25 @@ fn pin_rules(ui: &mut egui::Ui, session: &Session, out: &mut Vec<Request>) {
             }
             let pins = &session.preset().pins;
             for (name, rule) in rules {
+                // A rule the preset holds is checked; a click takes it back.
+                let held = rule.as_ref().is_some_and(|r| pins.hard.contains(r));
                 let clicked = ui
-                    .add_enabled_ui(rule.is_some(), |ui| ui.selectable_label(false, name))
+                    .add_enabled_ui(rule.is_some(), |ui| ui.selectable_label(held, name))
                     .inner
-                    .on_hover_text("Hard-pin these vertices; the preset keeps the rule")
+                    .on_hover_text(if held {
+                        "Held by the preset: click to take this rule back"
+                    } else {
+                        "Hard-pin these vertices; the preset keeps the rule"
+                    })
                     .on_disabled_hover_text(
                         "The model lies flat: this plane would hold every vertex",
                     )
                     .clicked();
                 if let (true, Some(rule)) = (clicked, rule) {
                     let mut hard = pins.hard.clone();
-                    if !hard.contains(&rule) {
+                    if held {
+                        hard.retain(|r| *r != rule);
+                    } else {
                         hard.push(rule);
                     }
                     out.push(Request::Command(Command::SetPins(crate::preset::PinSpec {
