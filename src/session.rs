@@ -808,18 +808,15 @@ impl Session {
     }
 
     /// The build's warnings in one line for a front end's status: the
-    /// first, and how many more (`softbody inspect` lists them all); `None`
-    /// when the mesh imported clean.
-    pub fn mesh_note(&self) -> Option<String> {
+    /// first, and how many more, saying where the front end lists them all
+    /// (`listed_by`, as "w lists them"); `None` when the mesh imported
+    /// clean.
+    pub fn mesh_note(&self, listed_by: &str) -> Option<String> {
         let warnings = &self.built.warnings;
         let first = warnings.first()?;
         Some(match warnings.len() {
             1 => format!("the mesh: {first}"),
-            n => format!(
-                "the mesh: {first} (and {} more: the editor's Model panel and softbody \
-                 inspect list them)",
-                n - 1
-            ),
+            n => format!("the mesh: {first} (and {} more: {listed_by})", n - 1),
         })
     }
 

@@ -1342,12 +1342,12 @@ fn the_meshs_warnings_are_kept_for_the_front_ends() {
     std::fs::write(&file, DUPLICATED_FACE_OBJ).unwrap();
     let (s, _) = Session::open_or_default(Some(&file)).unwrap();
     assert_eq!(
-        s.mesh_note().as_deref(),
+        s.mesh_note("").as_deref(),
         Some("the mesh: dropped 1 duplicate triangle")
     );
     let sleeve = Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/sleeve.obj");
     let (mut s, _) = Session::open_or_default(Some(&sleeve)).unwrap();
-    assert_eq!(s.mesh_note(), None, "open is fine for a cloth");
+    assert_eq!(s.mesh_note(""), None, "open is fine for a cloth");
     apply(
         &mut s,
         Command::SetBuild(softbody::preset::Build {
@@ -1356,7 +1356,7 @@ fn the_meshs_warnings_are_kept_for_the_front_ends() {
             ..softbody::preset::Build::default()
         }),
     );
-    let note = s.mesh_note().unwrap();
+    let note = s.mesh_note("").unwrap();
     assert!(
         note.starts_with("the mesh: the surface is open (64 boundary edges)"),
         "{note}"
@@ -1366,7 +1366,7 @@ fn the_meshs_warnings_are_kept_for_the_front_ends() {
     // (Crossing through the quads' diagonals.)
     std::fs::write(&two, cube_obj([0.0; 3], 0) + &cube_obj([0.5; 3], 8)).unwrap();
     let (s, _) = Session::open_or_default(Some(&two)).unwrap();
-    let note = s.mesh_note().unwrap();
+    let note = s.mesh_note("").unwrap();
     assert!(
         note.starts_with("the mesh: the surface passes through itself ("),
         "{note}"

@@ -370,8 +370,9 @@ fn wide_characters_are_cut_at_the_screen_s_edge() {
     for width in [30, 41, 80] {
         let text = screen(&app, width, 12);
         let rows: Vec<&str> = text.lines().collect();
-        for row in [rows[0], rows[11]] {
-            assert!(row.trim_end().ends_with('…'), "{width}: {row:?}\n{text}");
+        // (The status line then says how to read it whole.)
+        for (row, end) in [(rows[0], "…"), (rows[11], "…[w]")] {
+            assert!(row.trim_end().ends_with(end), "{width}: {row:?}\n{text}");
         }
     }
 }
@@ -830,7 +831,7 @@ fn a_long_message_wraps_instead_of_being_cut() {
     let short = screen(&app, 40, 14);
     let last = short.lines().last().unwrap();
     assert!(
-        last.starts_with(" error: material") && last.ends_with('…'),
+        last.starts_with(" error: material") && last.ends_with("…[w]"),
         "{short}"
     );
     let lines: Vec<&str> = short.lines().collect();
@@ -840,8 +841,60 @@ fn a_long_message_wraps_instead_of_being_cut() {
     app.status = format!("the mesh: {}", "a long warning, ".repeat(12));
     let tall = screen(&app, 40, 24);
     let rows: Vec<&str> = tall.lines().rev().take(3).collect();
-    assert!(rows[0].trim_end().ends_with('…'), "{tall}");
+    assert!(rows[0].trim_end().ends_with("…[w]"), "{tall}");
     assert!(rows[2].starts_with(" the mesh: a long"), "{tall}");
+}
+
+/// `w` shows the messages whole, which the status line cuts in a small
+/// terminal and which over SSH could not be read otherwise: the last
+/// outcome, and every note on the mesh (the status line says the first and
+/// sent the user to the editor or the command line for the rest).
+#[test]
+fn w_shows_every_message_whole() {
+    let dir = scratch_dir("tui-messages");
+    let file = dir.join("three.obj");
+    std::fs::write(
+        &file,
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 5 5 5\nv 0.5 0 0\n\
+         f 1 2 3\nf 2 4 3\nf 1 2 3\nf 1 2 6\n",
+    )
+    .unwrap();
+    let (session, _) = Session::open_or_default(Some(&file)).unwrap();
+    let mut app = app_on(session);
+    assert_eq!(
+        app.status,
+        "the mesh: dropped 1 zero-area triangle (line 10) (and 2 more: w lists them)"
+    );
+    let status = screen(&app, 40, 14);
+    assert!(!status.contains("no face uses"), "{status}");
+    assert!(app.on_key(ch('w')));
+    assert_eq!(app.mode, Mode::Messages { top: 0 });
+    let shown = screen(&app, 60, 24);
+    assert_shows(
+        &shown,
+        &[
+            "Messages (any key closes)",
+            "status",
+            "mesh    dropped 1 zero-area triangle (line 10)",
+            "mesh    dropped 1 duplicate triangle",
+            "mesh    dropped 2 vertices no face uses",
+        ],
+    );
+    // In a terminal too short for them they scroll, as the help does.
+    let short = screen(&app, 40, 8);
+    assert!(short.contains("Messages (↑↓ PgUp PgDn scroll"), "{short}");
+    app.on_key(key(KeyCode::End));
+    assert!(matches!(app.mode, Mode::Messages { top } if top > 0));
+    let end = screen(&app, 40, 8);
+    assert!(end.contains("no face"), "{end}");
+    // Any other key closes it.
+    app.on_key(ch('x'));
+    assert_eq!(app.mode, Mode::Normal);
+    // With nothing to say, it says so.
+    let mut app = cloth();
+    app.status.clear();
+    app.on_key(ch('w'));
+    assert!(screen(&app, 80, 24).contains("no outcome, warning or note on the mesh"));
 }
 
 #[test]

@@ -36,6 +36,10 @@ pub const RECENT_FILES: usize = 10;
 /// The key of the editor's settings in eframe's storage.
 const STORAGE_KEY: &str = "softbody-editor";
 
+/// Where the status bar's note on the mesh sends the user for the rest of
+/// its notes.
+const NOTES_LISTED: &str = "the Model panel lists them";
+
 /// What persists between runs (with the panel layout, which egui keeps).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -178,11 +182,14 @@ impl EditorApp {
             script: None,
         };
         app.aim();
-        app.message = [app.session.mesh_note(), app.solid_hint().map(str::to_owned)]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("; ");
+        app.message = [
+            app.session.mesh_note(NOTES_LISTED),
+            app.solid_hint().map(str::to_owned),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("; ");
         app
     }
 
@@ -372,7 +379,7 @@ impl EditorApp {
                     self.remember(&path);
                     let name = self.session.name();
                     let notes = [
-                        self.session.mesh_note(),
+                        self.session.mesh_note(NOTES_LISTED),
                         self.solid_hint().map(str::to_owned),
                     ];
                     std::iter::once(format!("opened {name}"))
@@ -388,14 +395,14 @@ impl EditorApp {
                         crate::param::format_value(preset.material.density),
                         kind.density_unit()
                     );
-                    match self.session.mesh_note() {
+                    match self.session.mesh_note(NOTES_LISTED) {
                         Some(note) => format!("{rebuilt}; {note}"),
                         None => rebuilt,
                     }
                 } else {
                     // (Another scale can make a body of implausible size.)
                     let rebuilt = "rebuilt the model from its mesh";
-                    match self.session.mesh_note() {
+                    match self.session.mesh_note(NOTES_LISTED) {
                         Some(note) => format!("{rebuilt}; {note}"),
                         None => rebuilt.to_owned(),
                     }

@@ -60,6 +60,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("S", "save as: type a path"),
     ("o", "open a preset from presets/ (asks first, as q)"),
     ("← → [ ]", "rotate / tilt the preview"),
+    ("w", "the messages in full, the mesh's notes among them"),
     ("?", "this help"),
     (
         "q Ctrl-C",
@@ -67,7 +68,11 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The lines Page Up and Page Down scroll the help by.
+/// Where the status line's note on the mesh sends the user for the rest of
+/// its notes.
+const NOTES_LISTED: &str = "w lists them";
+
+/// The lines Page Up and Page Down scroll the help and the messages by.
 const HELP_PAGE: usize = 8;
 
 /// The keys of [`PIN_KEYS`] whose rules need a generated grid (listed only
@@ -125,6 +130,11 @@ pub enum Mode {
     /// The help overlay, its first `top` lines scrolled out of view
     /// (where the terminal is too short for all of them).
     Help {
+        /// Lines scrolled past.
+        top: usize,
+    },
+    /// The messages in full ([`App::messages`]), scrolled as the help.
+    Messages {
         /// Lines scrolled past.
         top: usize,
     },
@@ -272,9 +282,9 @@ pub struct App {
     farewell: Option<&'static str>,
     /// Reads the memory the process holds (see [`App::memory`]).
     memory: Gauge,
-    /// The help overlay's lines that did not fit when it was last drawn
-    /// (how far it scrolls).
-    help_hidden: Cell<usize>,
+    /// The help's or the messages' lines that did not fit when they were
+    /// last drawn (how far they scroll).
+    scroll_hidden: Cell<usize>,
 }
 
 /// Told when the UI ends with unsaved changes kept for the next start.
@@ -317,7 +327,7 @@ impl App {
     pub fn new(session: Session, preset_dir: PathBuf) -> Self {
         let [yaw, pitch] = view_angles(session.preset().view);
         Self {
-            status: session.mesh_note().unwrap_or_default(),
+            status: session.mesh_note(NOTES_LISTED).unwrap_or_default(),
             caret_back: 0,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             session,
@@ -342,7 +352,7 @@ impl App {
             ignored: 0,
             farewell: None,
             memory: Gauge::default(),
-            help_hidden: Cell::new(0),
+            scroll_hidden: Cell::new(0),
         }
     }
 
@@ -364,10 +374,38 @@ impl App {
             .map_or_else(|| self.pacer.sim_fps(), SimWorker::sim_fps)
     }
 
-    /// Tells the keys how many of the help's lines the terminal left out
-    /// (the renderer calls it as it draws the help).
-    pub(crate) fn set_help_hidden(&self, hidden: usize) {
-        self.help_hidden.set(hidden);
+    /// Tells the keys how many of the help's or the messages' lines the
+    /// terminal left out (the renderer calls it as it draws them).
+    pub(crate) fn set_scroll_hidden(&self, hidden: usize) {
+        self.scroll_hidden.set(hidden);
+    }
+
+    /// What [`Mode::Messages`] shows, each with what it is: the last
+    /// outcome (the status line, which a narrow terminal cuts), a blow-up's
+    /// warning and every note of the mesh's build.
+    pub fn messages(&self) -> Vec<(&'static str, String)> {
+        let status = (!self.status.is_empty()).then(|| ("status", self.status.clone()));
+        let warning = (self.session.warning()).map(|w| ("warning", w.to_string()));
+        let notes = (self.session.built().warnings.iter()).map(|n| ("mesh", n.to_string()));
+        status.into_iter().chain(warning).chain(notes).collect()
+    }
+
+    /// The first line of a scrolled overlay after `code`, from `top`; `None`
+    /// when the key closes it (any key but the arrows, the pages, Home and
+    /// End, and any key at all when it fits).
+    fn scrolled(&self, code: KeyCode, top: usize) -> Option<usize> {
+        let hidden = self.scroll_hidden.get();
+        let top = top.min(hidden);
+        match code {
+            _ if hidden == 0 => None,
+            KeyCode::Up => Some(top.saturating_sub(1)),
+            KeyCode::Down => Some((top + 1).min(hidden)),
+            KeyCode::PageUp => Some(top.saturating_sub(HELP_PAGE)),
+            KeyCode::PageDown => Some((top + HELP_PAGE).min(hidden)),
+            KeyCode::Home => Some(0),
+            KeyCode::End => Some(hidden),
+            _ => None,
+        }
     }
 
     /// What to print once the UI has ended and the terminal is restored
@@ -542,23 +580,14 @@ impl App {
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => self.normal_key(key.code),
             Mode::Help { top } => {
-                // The arrows and pages scroll a help taller than the
-                // terminal; any other key closes it (any key at all when
-                // it fits).
-                let hidden = self.help_hidden.get();
-                let top = top.min(hidden);
-                let top = match key.code {
-                    _ if hidden == 0 => None,
-                    KeyCode::Up => Some(top.saturating_sub(1)),
-                    KeyCode::Down => Some((top + 1).min(hidden)),
-                    KeyCode::PageUp => Some(top.saturating_sub(HELP_PAGE)),
-                    KeyCode::PageDown => Some((top + HELP_PAGE).min(hidden)),
-                    KeyCode::Home => Some(0),
-                    KeyCode::End => Some(hidden),
-                    _ => None,
-                };
-                if let Some(top) = top {
+                if let Some(top) = self.scrolled(key.code, top) {
                     self.mode = Mode::Help { top };
+                }
+                Action::None
+            }
+            Mode::Messages { top } => {
+                if let Some(top) = self.scrolled(key.code, top) {
+                    self.mode = Mode::Messages { top };
                 }
                 Action::None
             }
@@ -714,6 +743,10 @@ impl App {
             KeyCode::Char('q') => Action::Quit,
             KeyCode::Char('?') => {
                 self.mode = Mode::Help { top: 0 };
+                Action::None
+            }
+            KeyCode::Char('w') => {
+                self.mode = Mode::Messages { top: 0 };
                 Action::None
             }
             KeyCode::Char('p') => {
@@ -1228,7 +1261,7 @@ impl App {
                 self.pacer.forget();
                 [self.yaw, self.pitch] = view_angles(self.session.preset().view);
                 let opened = format!("opened {}", self.session.name());
-                match self.session.mesh_note() {
+                match self.session.mesh_note(NOTES_LISTED) {
                     Some(note) => format!("{opened}; {note}"),
                     None => opened,
                 }
@@ -1257,10 +1290,12 @@ impl App {
                 let change = crate::preset::describe_changes(before, self.session.preset());
                 format!("{} {change}", report.done)
             }
-            Ok(Applied::Reloaded) if report.building => match self.session.mesh_note() {
-                Some(note) => format!("{}; {note}", report.done),
-                None => report.done.into_owned(),
-            },
+            Ok(Applied::Reloaded) if report.building => {
+                match self.session.mesh_note(NOTES_LISTED) {
+                    Some(note) => format!("{}; {note}", report.done),
+                    None => report.done.into_owned(),
+                }
+            }
             Ok(_) => report.done.into_owned(),
             Err(e) => format!("error: {e}"),
         };

@@ -68,11 +68,11 @@ pub fn render(frame: &mut Frame, app: &App) {
         1
     };
     let status_line = if short {
-        cut_line(status_line, width)
+        cut_message(status_line, width)
     } else if status_line.width() > 2 * width {
         // Past what three rows surely hold (words wrap whole), cut with
         // "…": the third row ended mid-sentence, "(and 3 more: softbody".
-        cut_line(status_line, 2 * width)
+        cut_message(status_line, 2 * width)
     } else {
         status_line
     };
@@ -152,6 +152,25 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(Paragraph::new(line).reversed(), area);
 }
 
+/// A message within `room` columns: whole if it fits, else cut by
+/// [`cut_line`] before [`READ_ALL`], which says how to read it whole.
+fn cut_message(line: Line<'_>, room: usize) -> Line<'_> {
+    if line.width() <= room {
+        return line;
+    }
+    let hint = READ_ALL.len();
+    if room <= 2 * hint {
+        return cut_line(line, room);
+    }
+    let mut line = cut_line(line, room - hint);
+    line.spans.push(Span::raw(READ_ALL));
+    line
+}
+
+/// What a cut message ends with, after its "…": the key that shows it
+/// whole (no space: the words wrap whole, and it stays with the last).
+const READ_ALL: &str = "[w]";
+
 /// `line` within `room` columns: whole if it fits, else its spans up to
 /// the last column, which is "…" (each span keeps its style).
 fn cut_line(line: Line<'_>, room: usize) -> Line<'_> {
@@ -160,6 +179,7 @@ fn cut_line(line: Line<'_>, room: usize) -> Line<'_> {
     }
     let mut left = room.saturating_sub(1);
     let mut spans = Vec::new();
+    let style = line.style;
     for span in line.spans {
         let (text, cut) = take_columns(&span.content, &mut left);
         spans.push(Span::styled(text, span.style));
@@ -170,7 +190,7 @@ fn cut_line(line: Line<'_>, room: usize) -> Line<'_> {
     if room > 0 {
         spans.push(Span::raw("…"));
     }
-    Line::from(spans)
+    Line::from(spans).style(style)
 }
 
 /// The start of `text` that fits in `left` columns (which it uses up),
@@ -599,29 +619,49 @@ fn draw_popup(
     );
 }
 
-/// The help overlay from line `top` on: where the terminal is too short
-/// for it, scrolled by the arrows, as its title says, its bottom border
-/// showing which lines are in view.
+/// The help overlay from line `top` on (see [`render_scrolled`]).
 fn render_help(frame: &mut Frame, app: &App, top: usize) {
-    let lines = key_lines(frame, KEYS);
+    render_scrolled(frame, app, "Help", key_lines(frame, KEYS), top);
+}
+
+/// The messages in full ([`App::messages`]) from line `top` on, each
+/// wrapped at its words under what it is (see [`render_scrolled`]).
+fn render_messages(frame: &mut Frame, app: &App, top: usize) {
+    let messages = app.messages();
+    let lines = if messages.is_empty() {
+        vec![Line::from(
+            " no outcome, warning or note on the mesh to show",
+        )]
+    } else {
+        let pairs: Vec<(&str, &str)> = (messages.iter()).map(|(k, m)| (*k, m.as_str())).collect();
+        key_lines(frame, &pairs)
+    };
+    render_scrolled(frame, app, "Messages", lines, top);
+}
+
+/// An overlay titled `name` showing `lines` from line `top` on: where the
+/// terminal is too short for them, scrolled by the arrows, as its title
+/// says, its bottom border showing which lines are in view.
+fn render_scrolled(frame: &mut Frame, app: &App, name: &str, lines: Vec<Line>, top: usize) {
     let area = popup_area(frame, &lines, 60);
     let rows = inner_rows(area);
     let hidden = lines.len().saturating_sub(rows);
-    app.set_help_hidden(hidden);
+    app.set_scroll_hidden(hidden);
     if hidden == 0 {
-        draw_popup(frame, area, [" Help (any key closes) ", ""], lines, 0);
+        let title = format!(" {name} (any key closes) ");
+        draw_popup(frame, area, [&title, ""], lines, 0);
         return;
     }
     let top = top.min(hidden);
     let position = format!(" {}–{} of {} ", top + 1, top + rows, lines.len());
-    let title = " Help (↑↓ PgUp PgDn scroll, other keys close) ";
-    draw_popup(frame, area, [title, &position], lines, top);
+    let title = format!(" {name} (↑↓ PgUp PgDn scroll, other keys close) ");
+    draw_popup(frame, area, [&title, &position], lines, top);
 }
 
 /// `(key, description)` pairs as aligned lines for a popup over `frame`:
 /// a description too long for the screen wraps at its words onto lines
 /// indented under it, instead of being cut at the border.
-fn key_lines<'a>(frame: &Frame, keys: &'a [(&'a str, &'a str)]) -> Vec<Line<'a>> {
+fn key_lines<'a>(frame: &Frame, keys: &[(&'a str, &'a str)]) -> Vec<Line<'a>> {
     let width = keys.iter().map(|(key, _)| key.chars().count()).max();
     let width = width.unwrap_or(0).max(7);
     let room = usize::from(frame.area().width).saturating_sub(POPUP_MARGIN);
@@ -671,6 +711,7 @@ fn render_overlay(frame: &mut Frame, app: &App) {
     match &app.mode {
         Mode::Normal => {}
         Mode::Help { top } => render_help(frame, app, *top),
+        Mode::Messages { top } => render_messages(frame, app, *top),
         Mode::Pins => {
             // The grid's rules only where the model is a grid, the planes
             // only where it does not lie flat (they could only fail).
