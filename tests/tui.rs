@@ -1091,11 +1091,73 @@ fn open_chooses_a_preset() {
     app.preset_dir = empty.clone();
     app.handle_key(ch('o'));
     std::fs::remove_dir(&empty).unwrap();
-    assert_eq!(app.mode, Mode::Normal);
+    // It asks for a path instead, starting in that directory.
+    assert_eq!(
+        app.mode,
+        Mode::OpenPath {
+            text: format!("{}/", empty.display())
+        }
+    );
     let full = std::env::current_dir().unwrap().join(&empty);
     assert_eq!(
         app.status,
-        format!("no presets (.toml files) in {}", full.display())
+        format!(
+            "no presets (.toml files) in {}: type the path of a preset or an OBJ",
+            full.display()
+        )
+    );
+}
+
+/// `/` in the list of presets types the path of any preset or OBJ to open
+/// (the list offered only the `.toml` files of `presets/`, so an OBJ or a
+/// preset kept elsewhere could not be opened once the UI ran), asking
+/// first when there are unsaved changes.
+#[test]
+fn open_takes_a_typed_path() {
+    let mut app = cloth();
+    app.handle_key(ch('o'));
+    assert_shows(&screen(&app, 80, 24), &["/ types a path"]);
+    app.handle_key(ch('/'));
+    assert_eq!(
+        app.mode,
+        Mode::OpenPath {
+            text: "presets/".into()
+        }
+    );
+    assert_shows(&screen(&app, 80, 24), &["an OBJ: its path", "presets/█"]);
+    // Ctrl-U clears the field, as in the other fields.
+    app.handle_key(ctrl('u'));
+    type_text(&mut app, "meshes/torus.obj");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Action::Apply(Command::Load(PathBuf::from("meshes/torus.obj")))
+    );
+    app.apply(Command::Load(PathBuf::from("meshes/torus.obj")));
+    assert_eq!(app.session.name(), "torus");
+    // A path that is not there is the session's to report, and the
+    // preset stays open.
+    app.handle_key(ch('o'));
+    app.handle_key(key(KeyCode::Tab));
+    type_text(&mut app, "nothing-here.toml");
+    let action = app.handle_key(key(KeyCode::Enter));
+    let missing = PathBuf::from("presets/nothing-here.toml");
+    assert_eq!(action, Action::Apply(Command::Load(missing.clone())));
+    app.apply(Command::Load(missing));
+    assert!(app.status.starts_with("error: "), "{}", app.status);
+    assert!(app.status.contains("nothing-here.toml"), "{}", app.status);
+    assert_eq!(app.session.name(), "torus");
+    // With unsaved changes it asks first, as the list does.
+    app.apply(Command::SetParam(softbody::command::Param::Iterations(12)));
+    app.handle_key(ch('o'));
+    app.handle_key(ch('/'));
+    app.handle_key(ctrl('u'));
+    type_text(&mut app, "presets/silk.toml");
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Action::None);
+    assert_eq!(
+        app.mode,
+        Mode::ConfirmOpen {
+            path: PathBuf::from("presets/silk.toml")
+        }
     );
 }
 

@@ -58,7 +58,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("u U", "undo / redo (also Ctrl-Z, Ctrl-Y / Ctrl-Shift-Z)"),
     ("s Ctrl-S", "save the preset (asks for a path if new)"),
     ("S", "save as: type a path"),
-    ("o", "open a preset from presets/ (asks first, as q)"),
+    ("o", "open a preset from presets/ or, with /, any path"),
     ("← → [ ]", "rotate / tilt the preview"),
     ("w", "the messages in full, the mesh's notes among them"),
     ("?", "this help"),
@@ -120,6 +120,12 @@ pub enum Mode {
         /// The highlighted entry.
         selected: usize,
     },
+    /// Typing the path of a preset or an OBJ to open (`/` in the list of
+    /// presets, or `o` where there are none).
+    OpenPath {
+        /// The text typed so far.
+        text: String,
+    },
     /// The pin menu.
     Pins,
     /// Typing the name of a group to pin.
@@ -163,6 +169,17 @@ pub enum Mode {
     /// An autosave from an earlier run that ended with unsaved changes:
     /// recover or discard it.
     Recover(Box<Recovery>),
+}
+
+impl Mode {
+    /// Whether the keys type into a text field (where Ctrl chords edit the
+    /// text and the cursor is kept).
+    fn is_typing(&self) -> bool {
+        matches!(
+            self,
+            Mode::Edit { .. } | Mode::SaveAs { .. } | Mode::OpenPath { .. } | Mode::PinGroup { .. }
+        )
+    }
 }
 
 /// What follows a save asked for on the way out of the preset: nothing,
@@ -523,10 +540,7 @@ impl App {
     /// read, never changed.
     pub fn handle_key(&mut self, key: KeyEvent) -> Action {
         let action = self.handle_key_in_mode(key);
-        if !matches!(
-            self.mode,
-            Mode::Edit { .. } | Mode::SaveAs { .. } | Mode::PinGroup { .. }
-        ) {
+        if !self.mode.is_typing() {
             // The next text field opens with its cursor at the end.
             self.caret_back = 0;
         }
@@ -550,11 +564,7 @@ impl App {
             };
         }
         let chord = is_chord(&key);
-        let typing = matches!(
-            self.mode,
-            Mode::Edit { .. } | Mode::SaveAs { .. } | Mode::PinGroup { .. }
-        );
-        if chord && !typing {
+        if chord && !self.mode.is_typing() {
             // Ctrl-U undid and Ctrl-R reset as the bare letters do, silently
             // (Ctrl-U clears a prompt, so a user pressed it by habit). Only
             // the editor's chords mean something here: Ctrl-S saves, Ctrl-Z
@@ -666,12 +676,7 @@ impl App {
                     after: after.clone(),
                 },
                 |app, text| {
-                    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
-                    let Some(path) = expand_home(text, home) else {
-                        // (A directory named `~` was made in the working one.)
-                        app.status = "~ is the home directory, and HOME is not set: \
-                                      give the whole path"
-                            .into();
+                    let Some(path) = app.typed_path(text) else {
                         app.mode = Mode::SaveAs {
                             text: text.to_owned(),
                             after: after.clone(),
@@ -691,6 +696,20 @@ impl App {
                         // to report.
                         None => save(Some(path), after.clone(), false),
                     }
+                },
+            ),
+            Mode::OpenPath { text } => self.text_field(
+                text,
+                key,
+                |text| Mode::OpenPath { text },
+                |app, text| match app.typed_path(text) {
+                    None => {
+                        app.mode = Mode::OpenPath {
+                            text: text.to_owned(),
+                        };
+                        Action::None
+                    }
+                    Some(path) => app.open(path),
                 },
             ),
             Mode::PinGroup { text } => self.text_field(
@@ -809,7 +828,11 @@ impl App {
                         // "." alone says little: the directory in full.
                         let dir = std::path::absolute(&self.preset_dir)
                             .unwrap_or_else(|_| self.preset_dir.clone());
-                        self.status = format!("no presets (.toml files) in {}", dir.display());
+                        self.status = format!(
+                            "no presets (.toml files) in {}: type the path of a preset or an OBJ",
+                            dir.display()
+                        );
+                        self.mode = self.open_path();
                     }
                     Err(e) => self.status = format!("{}: {e}", self.preset_dir.display()),
                 }
@@ -895,16 +918,44 @@ impl App {
                     files,
                 }
             }
-            KeyCode::Enter if self.session.is_dirty() => {
-                self.mode = Mode::ConfirmOpen {
-                    path: files[selected].clone(),
-                };
-            }
-            KeyCode::Enter => return Action::Apply(Command::Load(files[selected].clone())),
+            KeyCode::Enter => return self.open(files[selected].clone()),
+            KeyCode::Char('/') | KeyCode::Tab => self.mode = self.open_path(),
             KeyCode::Esc => {}
             _ => self.mode = Mode::Open { files, selected },
         }
         Action::None
+    }
+
+    /// Opens `path`, asking first when there are unsaved changes.
+    fn open(&mut self, path: PathBuf) -> Action {
+        if self.session.is_dirty() {
+            self.mode = Mode::ConfirmOpen { path };
+            Action::None
+        } else {
+            Action::Apply(Command::Load(path))
+        }
+    }
+
+    /// The field to type a path to open in, starting in the presets'
+    /// directory.
+    fn open_path(&self) -> Mode {
+        let dir = self.preset_dir.display().to_string();
+        Mode::OpenPath {
+            text: if dir.ends_with('/') { dir } else { dir + "/" },
+        }
+    }
+
+    /// The path `text` names, `~` being the home directory; `None`, said
+    /// on the status line, for a `~` without a home.
+    fn typed_path(&mut self, text: &str) -> Option<PathBuf> {
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+        let path = expand_home(text, home);
+        if path.is_none() {
+            // (A directory named `~` was made in the working one.)
+            self.status =
+                "~ is the home directory, and HOME is not set: give the whole path".into();
+        }
+        path
     }
 
     /// Saves to the preset's file and then does what comes `after` (see

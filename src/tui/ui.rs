@@ -743,7 +743,7 @@ fn render_overlay(frame: &mut Frame, app: &App) {
             // The list scrolls to keep the highlighted entry in view.
             let area = popup_area(frame, &lines, 50);
             let top = (selected + 1).saturating_sub(inner_rows(area));
-            let title = " Open preset (Enter, Esc) ";
+            let title = " Open preset (Enter; / types a path; Esc) ";
             draw_popup(frame, area, [title, ""], lines, top);
         }
         Mode::Edit { param, text } => {
@@ -756,6 +756,12 @@ fn render_overlay(frame: &mut Frame, app: &App) {
                 40,
             );
         }
+        Mode::OpenPath { text } => popup(
+            frame,
+            " Open a preset (.toml) or an OBJ: its path (Enter, Esc) ",
+            field(text, app.caret_back, field_room(frame)),
+            60,
+        ),
         Mode::SaveAs { text, after } => {
             let title = match after {
                 After::Stay => " Save as ".to_owned(),
