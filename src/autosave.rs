@@ -232,11 +232,60 @@ impl Recovery {
     pub fn resume(self, autosave: Option<&mut Autosave>) -> Result<Session, SessionError> {
         let ended = (self.slot.clone(), self.lock.clone());
         let session = self.into_session()?;
-        if let Some(autosave) = autosave {
-            autosave.ended = Some(ended);
-            // An error leaves `last` unset: the next tick writes again.
-            let _ = autosave.write(&session);
+        take_over(autosave, ended, &session);
+        Ok(session)
+    }
+
+    /// [`Recovery::resume`] with the session built on a thread of its own
+    /// (the editor's: a large model's build and factorisation took seconds,
+    /// in which its window froze); [`Resuming::finish`] takes it in.
+    pub fn resume_in_background(self) -> Resuming {
+        let ended = (self.slot.clone(), self.lock.clone());
+        Resuming {
+            thread: std::thread::spawn(move || self.into_session()),
+            ended,
         }
+    }
+}
+
+/// Hands the ended run's slot `ended` over to `autosave` (this run's),
+/// writing `session`, the recovered one, to it at once (see
+/// [`Recovery::resume`]).
+fn take_over(autosave: Option<&mut Autosave>, ended: Claimed, session: &Session) {
+    if let Some(autosave) = autosave {
+        autosave.ended = Some(ended);
+        // An error leaves `last` unset: the next tick writes again.
+        let _ = autosave.write(session);
+    }
+}
+
+/// A recovery building its session in the background
+/// ([`Recovery::resume_in_background`]).
+#[derive(Debug)]
+pub struct Resuming {
+    thread: std::thread::JoinHandle<Result<Session, SessionError>>,
+    /// The ended run's slot, locked until the session is in.
+    ended: Claimed,
+}
+
+impl Resuming {
+    /// Whether the session is built.
+    pub fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    /// Waits for the session and takes it over as [`Recovery::resume`]
+    /// does.
+    ///
+    /// # Errors
+    /// As [`Recovery::resume`], said in words, or that the build panicked
+    /// (the ended run's slot stays either way).
+    pub fn finish(self, autosave: Option<&mut Autosave>) -> Result<Session, String> {
+        let session = match self.thread.join() {
+            Ok(built) => built.map_err(|e| e.to_string())?,
+            Err(_) => return Err("building the recovered session failed (a bug)".to_owned()),
+        };
+        take_over(autosave, self.ended, &session);
         Ok(session)
     }
 }

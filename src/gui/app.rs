@@ -18,7 +18,7 @@ use super::panels::{self, PanelState, Request, Sliders, StatusInfo};
 use super::plots;
 use super::selection::Selection;
 use super::viewport::{Tool, ViewEvent, ViewInput, Viewport3d};
-use crate::autosave::{Autosave, Recovery};
+use crate::autosave::{Autosave, Recovery, Resuming};
 use crate::background::{self, Before, Work};
 use crate::command::Command;
 use crate::param::{LIVE_REFACTOR_MS, Pacer};
@@ -113,6 +113,8 @@ pub struct EditorApp {
     pub background: bool,
     /// Such a command applying.
     work: Option<Work>,
+    /// A recovered session building in the background (as a command does).
+    resuming: Option<Resuming>,
     /// The requests that change the session made while it applies, carried
     /// out after it in order.
     held: Vec<Request>,
@@ -176,6 +178,7 @@ impl EditorApp {
             unsynced: false,
             background: false,
             work: None,
+            resuming: None,
             held: Vec::new(),
             title: String::new(),
             last_frame: None,
@@ -246,9 +249,10 @@ impl EditorApp {
         &self.title
     }
 
-    /// Whether a command is applying in the background.
+    /// Whether a command is applying, or a recovered session building, in
+    /// the background.
     pub fn is_busy(&self) -> bool {
-        self.work.is_some()
+        self.work.is_some() || self.resuming.is_some()
     }
 
     /// Simulated frames per second.
@@ -294,7 +298,7 @@ impl EditorApp {
     /// says so (then it, and every change asked for until it is in, is
     /// held: see [`EditorApp::is_busy`]).
     pub fn apply(&mut self, command: Command) {
-        if self.work.is_some() {
+        if self.is_busy() {
             self.held.push(Request::Command(command));
             return;
         }
@@ -329,20 +333,26 @@ impl EditorApp {
         self.apply(command);
     }
 
-    /// Takes in the session a background command made once it is done,
-    /// then carries out the requests held meanwhile; until then, looks
-    /// again soon.
+    /// Takes in the session a background command made, or the recovered
+    /// one, once it is done, then carries out the requests held meanwhile;
+    /// until then, looks again soon.
     fn collect_work(&mut self, ctx: &egui::Context) {
-        let Some(work) = self.work.take_if(|w| w.is_finished()) else {
-            if self.work.is_some() {
+        if let Some(work) = self.work.take_if(|w| w.is_finished()) {
+            let before = work.before.clone();
+            match work.finish(&mut self.session) {
+                Ok(outcome) => self.applied(outcome, before),
+                Err(failed) => self.message = failed.to_owned(),
+            }
+        } else if let Some(resuming) = self.resuming.take_if(|r| r.is_finished()) {
+            match resuming.finish(self.autosave.as_mut()) {
+                Ok(session) => self.recovered(session),
+                Err(e) => self.message = format!("error: cannot recover the autosave: {e}"),
+            }
+        } else {
+            if self.is_busy() {
                 ctx.request_repaint_after(Duration::from_millis(30));
             }
             return;
-        };
-        let before = work.before.clone();
-        match work.finish(&mut self.session) {
-            Ok(outcome) => self.applied(outcome, before),
-            Err(failed) => self.message = failed.to_owned(),
         }
         // In the order they were held (a gesture's end held behind its last
         // change stays before the changes that followed it).
@@ -642,7 +652,7 @@ impl EditorApp {
                 request,
                 Request::FrameAll | Request::OpenDialog | Request::SaveAsDialog
             );
-            if self.work.is_some() && waits {
+            if self.is_busy() && waits {
                 self.held.push(request);
                 continue;
             }
@@ -930,16 +940,15 @@ impl EditorApp {
         match ask(ctx, "recover", "Recover unsaved changes?", &text, &buttons) {
             Some(true) => {
                 let recovery = self.recovery.take().expect("offered");
+                if self.background {
+                    // A large model's build took seconds, in which the
+                    // window froze.
+                    self.resuming = Some(recovery.resume_in_background());
+                    self.message = "recovering the autosaved changes: building the model…".into();
+                    return;
+                }
                 match recovery.resume(self.autosave.as_mut()) {
-                    Ok(session) => {
-                        self.session.replace_with(session);
-                        self.unsynced = true;
-                        self.selection = Selection::new(self.session.model().vertex_count());
-                        self.pacer.forget();
-                        self.viewport.reset();
-                        self.aim();
-                        self.message = "recovered the autosaved changes".to_owned();
-                    }
+                    Ok(session) => self.recovered(session),
                     Err(e) => self.message = format!("error: cannot recover the autosave: {e}"),
                 }
             }
@@ -950,6 +959,17 @@ impl EditorApp {
             }
             None => {}
         }
+    }
+
+    /// Continues in `session`, recovered from an autosave.
+    fn recovered(&mut self, session: Session) {
+        self.session.replace_with(session);
+        self.unsynced = true;
+        self.selection = Selection::new(self.session.model().vertex_count());
+        self.pacer.forget();
+        self.viewport.reset();
+        self.aim();
+        self.message = "recovered the autosaved changes".to_owned();
     }
 
     /// Opens files dropped on the window (the first one).
@@ -1044,14 +1064,16 @@ impl eframe::App for EditorApp {
             worker.sync(&self.session);
             self.unsynced = false;
         }
-        if let (Some(autosave), None) = (&mut self.autosave, &self.recovery)
+        // (Not while a recovered session builds: the one it replaces is
+        // not the work to keep.)
+        if let (Some(autosave), None, None) = (&mut self.autosave, &self.recovery, &self.resuming)
             && let Err(e) = autosave.tick(&self.session)
         {
             self.message = format!("error: autosave: {e}");
         }
         if ctx.input(|i| i.viewport().close_requested()) && !self.may_close && self.script.is_none()
         {
-            if self.work.is_some() {
+            if self.is_busy() {
                 // Closes (or asks) once the change applying is in.
                 ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
                 if !self.held.contains(&Request::Quit) {
