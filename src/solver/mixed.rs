@@ -1002,25 +1002,25 @@ impl Lanes for Avx2 {
             // no broadcast per entry.
             for i in (0..quads).step_by(4) {
                 let b = [at(0, i), at(1, i), at(2, i)];
-                for j in 0..4 {
+                for (j, acc) in acc.iter_mut().enumerate() {
                     let l = _mm256_cvtps_pd(_mm_loadu_ps(rows.four(j, i)));
-                    for c in 0..3 {
-                        acc[j][c] = _mm256_fmadd_pd(l, b[c], acc[j][c]);
+                    for (sum, b) in acc.iter_mut().zip(b) {
+                        *sum = _mm256_fmadd_pd(l, b, *sum);
                     }
                 }
             }
-            for j in 0..4 {
-                for c in 0..3 {
+            for (out, acc) in out.iter_mut().zip(&acc) {
+                for (out, &sum) in out.iter_mut().zip(acc) {
                     let mut lanes = [0.0; 4];
-                    _mm256_storeu_pd(lanes.as_mut_ptr(), acc[j][c]);
-                    out[j][c] = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+                    _mm256_storeu_pd(lanes.as_mut_ptr(), sum);
+                    *out = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
                 }
             }
             for i in quads..k {
                 for (j, out) in out.iter_mut().enumerate() {
                     let l = f64::from(rows.at(j, i));
-                    for c in 0..3 {
-                        out[c] += l * *xyz.get_unchecked(c * k + i);
+                    for (c, out) in out.iter_mut().take(3).enumerate() {
+                        *out += l * *xyz.get_unchecked(c * k + i);
                     }
                 }
             }
@@ -1042,8 +1042,8 @@ impl Lanes for Avx2 {
                 for c in 0..3 {
                     let p = xyz.as_mut_ptr().add(c * k + i);
                     let mut v = _mm256_loadu_pd(p);
-                    for j in 0..4 {
-                        v = _mm256_fnmadd_pd(l[j], _mm256_set1_pd(s[j][c]), v);
+                    for (&l, s) in l.iter().zip(&s) {
+                        v = _mm256_fnmadd_pd(l, _mm256_set1_pd(s[c]), v);
                     }
                     _mm256_storeu_pd(p, v);
                 }
