@@ -64,6 +64,11 @@ macro_rules! errln {
 }
 
 fn main() -> ExitCode {
+    // Before any other thread starts (see `signals::take`).
+    if let Err(e) = softbody::signals::take() {
+        errln!("error: cannot take the stop signals: {e}");
+        return ExitCode::from(1);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return mistyped_subcommand(&e).unwrap_or_else(|| e.exit()),

@@ -1,10 +1,11 @@
 //! Requests from outside to stop: SIGINT (Ctrl-C, where the terminal sends
 //! it as a signal), SIGTERM (`kill`, `timeout`, a job scheduler) and SIGHUP
 //! (the terminal or SSH session closed). Left to their default action they
-//! end the process mid-frame, losing what is not on disk; [`install`] turns
-//! the first into the flag [`STOP`] instead, which a bake polls to stop after
-//! its frame and the terminal UI to keep unsaved changes in the autosave
-//! before it leaves. A second request while stopping ends the process at
+//! end the process mid-frame, losing what is not on disk; [`take`] gives
+//! them to a thread of their own (no thread runs a handler for them), and
+//! [`install`] turns the first into the flag [`STOP`] instead, which a bake
+//! polls to stop after its frame and the terminal UI to keep unsaved
+//! changes in the autosave before it leaves. A second request while stopping ends the process at
 //! once with [`exit_status`]. (The editor does not install it: a window
 //! closes through its own unsaved-changes question, and a signal ends it as
 //! before, its autosave at most [`INTERVAL`](crate::autosave::INTERVAL)
@@ -58,141 +59,156 @@ pub struct Notices {
 /// Whether [`install`] ran.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
-/// Routes SIGINT, SIGTERM and SIGHUP to [`STOP`] for the rest of the
-/// process, saying `notices` on standard error (none for a terminal UI,
-/// whose screen the text would break into). The requests are taken on a
-/// thread of their own, one by one, each knowing its signal
-/// ([`exit_status`]).
+/// What [`install`] was given to say.
+static NOTICES: std::sync::OnceLock<Option<Notices>> = std::sync::OnceLock::new();
+
+/// Takes SIGINT, SIGTERM and SIGHUP away from every thread but one of its
+/// own, which waits for them (`sigwait`): until [`install`] each ends the
+/// process as its default action does, after it each is a stop request.
+/// Call it first in `main`, before any other thread starts (one started
+/// earlier would still be sent them). Later calls do nothing; nor does it
+/// anywhere without Unix signals.
+///
+/// No thread has a handler run for them, so none runs in a library's
+/// place: METIS's GKlib catches SIGTERM with a handler of its own while it
+/// orders a system, which took a bake's SIGTERM as its own error (the bake
+/// went on) or jumped out of `malloc` with its lock held (the bake hung:
+/// QA, one `kill` in 20 during a set-up).
 ///
 /// # Errors
-/// If it was installed already or the system refuses a handler.
+/// If the system refuses the mask or the thread.
+pub fn take() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        static TAKEN: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+        TAKEN
+            .get_or_init(|| unix::block_and_wait().map_err(|e| e.to_string()))
+            .clone()
+            .map_err(std::io::Error::other)
+    }
+    #[cfg(not(unix))]
+    Ok(())
+}
+
+/// Routes SIGINT, SIGTERM and SIGHUP to [`STOP`] for the rest of the
+/// process, saying `notices` on standard error (none for a terminal UI,
+/// whose screen the text would break into). The requests are taken on the
+/// thread of [`take`] (which it calls if `main` did not), one by one, each
+/// knowing its signal ([`exit_status`]); on Linux that thread is named
+/// `stop requests` from here on.
+///
+/// # Errors
+/// If it was installed already or the system refuses the mask, the thread
+/// or (without Unix signals) the handler.
 pub fn install(notices: Option<Notices>) -> std::io::Result<()> {
-    if INSTALLED.swap(true, Ordering::SeqCst) {
+    if INSTALLED.load(Ordering::SeqCst) || NOTICES.set(notices).is_err() {
         return Err(std::io::Error::other("the stop requests are taken already"));
     }
     #[cfg(unix)]
     {
-        use std::io::Read as _;
-        let mut requests = unix::take_requests()?;
-        std::thread::Builder::new()
-            .name("stop requests".into())
-            .spawn(move || {
-                let mut signal = [0u8];
-                loop {
-                    match requests.read(&mut signal) {
-                        Ok(1) => on_request(signal[0].into(), notices),
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        _ => break,
-                    }
-                }
-            })?;
+        take()?;
+        INSTALLED.store(true, Ordering::SeqCst);
+        unix::name_the_waiter();
         Ok(())
     }
     #[cfg(not(unix))]
-    ctrlc::set_handler(move || on_request(SIGINT, notices)).map_err(std::io::Error::other)
+    {
+        INSTALLED.store(true, Ordering::SeqCst);
+        ctrlc::set_handler(move || on_request(SIGINT, notices)).map_err(std::io::Error::other)
+    }
 }
 
-/// The handlers of the stop requests: a self-pipe. (signal-hook's published
-/// its table of handlers after the `sigaction` that makes a signal caught,
-/// so a SIGINT sent as soon as it showed caught was dropped, and it merged
-/// two requests that came before its thread ran; ctrlc's counts them but
-/// does not say which signal came.)
+/// The signals taken by a thread of their own ([`take`]).
 #[cfg(unix)]
 mod unix {
-    use std::os::fd::{FromRawFd as _, OwnedFd};
-    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::sync::atomic::{AtomicU64, Ordering};
 
-    /// The pipe's write end, once made (-1 before).
-    static WRITE_END: AtomicI32 = AtomicI32::new(-1);
+    /// The waiting thread (`pthread_t`), once started (0 before).
+    static WAITER: AtomicU64 = AtomicU64::new(0);
 
-    /// Writes the signal's number into the pipe: one byte a request.
-    /// (`write` is async-signal-safe; it sets `errno` where it fails, on a
-    /// full pipe of 64 KiB of unread requests, and the handler then puts
-    /// back the interrupted code's, which that code may be about to read.)
-    extern "C" fn handler(signal: libc::c_int) {
-        let fd = WRITE_END.load(Ordering::SeqCst);
-        if fd >= 0 {
-            let interrupted = errno::errno();
-            let byte = signal as u8;
-            // SAFETY: one byte from a live local, to a descriptor never closed.
-            unsafe { libc::write(fd, (&raw const byte).cast(), 1) };
-            errno::set_errno(interrupted);
+    /// SIGINT, SIGTERM and SIGHUP.
+    fn stop_signals() -> libc::sigset_t {
+        // SAFETY: sigemptyset initialises the set; sigaddset adds valid
+        // signal numbers to it.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::sigaddset(&mut set, signal);
+            }
+            set
         }
     }
 
-    /// Makes the pipe, then catches SIGINT, SIGTERM and SIGHUP into it:
-    /// each request caught from here on is a byte to read from the file
-    /// returned.
-    pub(super) fn take_requests() -> std::io::Result<std::fs::File> {
-        let mut fds = [0; 2];
-        // SAFETY: `pipe` fills the two descriptors of a live array.
-        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-            return Err(std::io::Error::last_os_error());
+    /// Blocks the stop signals in this thread (and so in the threads it
+    /// starts), and starts the thread that waits for them.
+    pub(super) fn block_and_wait() -> std::io::Result<()> {
+        let set = stop_signals();
+        // SAFETY: a valid set; a null old mask is not written.
+        let failed = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+        if failed != 0 {
+            return Err(std::io::Error::from_raw_os_error(failed));
         }
-        // SAFETY: both are open, and owned here alone.
-        let [read, write] = fds.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
-        for (fd, nonblocking) in [(&read, false), (&write, true)] {
-            use std::os::fd::AsRawFd as _;
-            let fd = fd.as_raw_fd();
-            // SAFETY: fcntl on an open descriptor.
-            let ok = unsafe {
-                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) == 0
-                    && (!nonblocking || libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) == 0)
-            };
-            if !ok {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-        // Kept open for the rest of the process (the handler writes to it).
-        WRITE_END.store(std::os::fd::IntoRawFd::into_raw_fd(write), Ordering::SeqCst);
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: a zeroed sigaction is valid; the handler is
-            // async-signal-safe and its descriptor is set above.
-            let failed = unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
-                action.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut action.sa_mask);
-                libc::sigaction(signal, &action, std::ptr::null_mut()) != 0
-            };
-            if failed {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-        Ok(std::fs::File::from(read))
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        /// The handler leaves `errno` as the code it interrupted had it,
-        /// even where its write fails (a full pipe sets EAGAIN).
-        #[test]
-        fn the_handler_keeps_the_interrupted_errno() {
-            let mut fds = [0; 2];
-            // SAFETY: `pipe` fills the two descriptors of a live array;
-            // fcntl and write act on them.
-            unsafe {
-                assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
-                assert_eq!(libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK), 0);
-                let chunk = [0u8; 4096];
-                for len in [chunk.len(), 1] {
-                    while libc::write(fds[1], chunk.as_ptr().cast(), len) > 0 {}
+        let waiter = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                loop {
+                    let mut signal = 0;
+                    // SAFETY: a valid set, blocked in this thread (as
+                    // sigwait needs), and a live out-parameter.
+                    if unsafe { libc::sigwait(&set, &mut signal) } == 0 {
+                        super::on_signal(signal);
+                    }
                 }
+            })?;
+        let thread = std::os::unix::thread::JoinHandleExt::as_pthread_t(&waiter);
+        // (`pthread_t` is 32 bits on some targets, a pointer on others.)
+        #[allow(clippy::unnecessary_cast)]
+        WAITER.store(thread as u64, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Names the waiting thread `stop requests` (on Linux, where a test
+    /// reads it to tell when a stop request is taken as one).
+    pub(super) fn name_the_waiter() {
+        #[cfg(target_os = "linux")]
+        {
+            let thread = WAITER.load(Ordering::SeqCst);
+            if thread != 0 {
+                // SAFETY: the waiter never ends, and the name is a C string
+                // within Linux's 16 bytes.
+                unsafe {
+                    libc::pthread_setname_np(thread as libc::pthread_t, c"stop requests".as_ptr())
+                };
             }
-            WRITE_END.store(fds[1], Ordering::SeqCst);
-            errno::set_errno(errno::Errno(libc::EINTR));
-            handler(libc::SIGINT);
-            let after = errno::errno();
-            WRITE_END.store(-1, Ordering::SeqCst);
-            // SAFETY: both are open, and closed once.
-            unsafe {
-                libc::close(fds[0]);
-                libc::close(fds[1]);
-            }
-            assert_eq!(after.0, libc::EINTR);
         }
+    }
+
+    /// Ends the process as `signal`'s default action does.
+    pub(super) fn die_by(signal: i32) -> ! {
+        // SAFETY: the default disposition, then the signal unblocked in
+        // this thread and raised in it, which ends the process.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::raise(signal);
+        }
+        // (Not reached where the default action ends the process.)
+        std::process::exit(128 + signal)
+    }
+}
+
+/// Takes `signal` from the waiting thread of [`take`]: a stop request once
+/// [`install`] ran, else the end of the process, as without [`take`].
+#[cfg(unix)]
+fn on_signal(signal: i32) {
+    if INSTALLED.load(Ordering::SeqCst) {
+        on_request(signal, NOTICES.get().copied().flatten());
+    } else {
+        unix::die_by(signal);
     }
 }
 
