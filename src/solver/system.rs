@@ -174,8 +174,10 @@ fn supernodal(symbolic: &SymbolicCholesky<usize>) -> Option<&SymbolicSupernodalC
 /// build is System V's one-shot kind: after a factorisation ordered by
 /// nested dissection, a bake's first SIGTERM reset SIGTERM to its default,
 /// and a second killed the process mid-write (status 143, a temporary
-/// frame left) instead of stopping it at once. (A signal arriving during
-/// the call itself still goes to GKlib.)
+/// frame left) instead of stopping it at once. (A SIGTERM arriving during
+/// the call would go to GKlib's handler, which the binary prevents by
+/// keeping the stop signals blocked in every thread: see
+/// [`crate::signals::take`].)
 #[cfg(unix)]
 struct KeptSignals([(libc::c_int, libc::sigaction); 2]);
 
