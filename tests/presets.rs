@@ -116,6 +116,31 @@ fn hang(file: &str, frames: usize) -> f64 {
     state.positions.iter().map(|x| x.y).fold(f64::MAX, f64::min)
 }
 
+/// The denim of the bake journey (`softbody bake presets/denim.toml`)
+/// moves in three dimensions: hung upright in the plane of gravity it only
+/// sagged in that plane, and its bake was 240 frames of a flat square (QA).
+#[test]
+fn the_denim_drapes_in_three_dimensions() {
+    let path = presets_dir().join("denim.toml");
+    let built = Preset::load(&path).unwrap().build(&path).unwrap();
+    let mut solver = Solver::new(&built.model, &built.params).unwrap();
+    let mut state = State::at_rest(&built.model);
+    let extent = |x: &[Vec3]| {
+        let (lo, hi) = x.iter().fold(
+            (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
+            |(lo, hi), p| (lo.inf(p), hi.sup(p)),
+        );
+        hi - lo
+    };
+    // Its 240 frames: it fell from lying flat, and hangs with depth.
+    for _ in 0..240 {
+        solver.step(&mut state).unwrap();
+    }
+    let now = extent(&state.positions);
+    assert!(now.y > 0.5, "it hangs {} m", now.y);
+    assert!(now.z > 0.02, "its drape is {} m deep", now.z);
+}
+
 #[test]
 fn stretchy_cloth_sags_more_than_stiff_cloth() {
     // Same grid and pins (the top edge): rubber stretches far more than silk.
