@@ -49,10 +49,13 @@ pub fn no_directory_there(dir: &Path) -> Option<String> {
     file_on_the_way(dir).map(|file| format!("{} is a file, not a directory", file.display()))
 }
 
-/// The first of `dir` and its ancestors that is a file, where no directory
-/// can be made, if any.
+/// The first of `dir` and its ancestors that is there but is no directory
+/// (a file, a device such as `/dev/null`, a pipe), where no directory can
+/// be made, if any. (A device was let through, and making the directory
+/// then failed with "File exists".)
 pub fn file_on_the_way(dir: &Path) -> Option<&Path> {
-    dir.ancestors().find(|a| a.is_file())
+    dir.ancestors()
+        .find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()))
 }
 
 /// Writes `path` atomically: `write` fills a new temporary file beside it

@@ -731,6 +731,14 @@ fn bake_names_what_is_wrong_with_its_input_and_output() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("afile: --out names a file"), "{err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    // A device is no directory either (it said "File exists").
+    #[cfg(unix)]
+    {
+        let out = softbody(&["bake", "presets/denim.toml", "--out", "/dev/null"]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("/dev/null: --out names a file"), "{err}");
+    }
 }
 
 /// `softbody tui` without a terminal says it needs one (raw mode failed
