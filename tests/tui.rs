@@ -451,14 +451,25 @@ fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
         &screen(&app, 120, 40),
         &["anderson, extrapolated", "error  – (a: measure)"],
     );
-    for expected in [
-        Acceleration::Plain,
-        Acceleration::Chebyshev,
-        Acceleration::Anderson,
+    // Each says what it set, the guess with it (it said nothing: QA).
+    for (expected, says) in [
+        (
+            Acceleration::Plain,
+            "plain acceleration, inertial initial guess",
+        ),
+        (
+            Acceleration::Chebyshev,
+            "chebyshev acceleration, inertial initial guess",
+        ),
+        (
+            Acceleration::Anderson,
+            "anderson acceleration, extrapolated initial guess",
+        ),
     ] {
         assert!(app.on_key(ch('m')));
         assert_eq!(app.session.preset().sim.acceleration, expected);
         assert_eq!(app.session.solver().acceleration(), expected);
+        assert_eq!(app.status, says);
     }
     assert!(app.on_key(ch('u')));
     assert_eq!(
@@ -469,6 +480,7 @@ fn m_cycles_the_acceleration_and_a_measures_the_accuracy() {
     // convergence plot (by default on with Anderson only).
     assert_shows(&screen(&app, 120, 40), &["chebyshev, inertial"]);
     assert!(app.on_key(ch('e')));
+    assert_eq!(app.status, "extrapolated initial guess");
     assert_eq!(app.session.preset().sim.extrapolate, Some(true));
     assert!(app.session.solver().params().extrapolates());
     assert_shows(&screen(&app, 120, 40), &["chebyshev, extrapolated"]);
@@ -1189,6 +1201,8 @@ fn pin_menu_sets_pin_rules() {
     for (key, what) in PIN_KEYS {
         assert_shows(&text, &[key, what]);
     }
+    // It says what holds now, which a key replaces.
+    assert_shows(&text, &["hard-pinned now: the top corners"]);
     let hard = |selector| {
         Action::Apply(Command::SetPins(PinSpec {
             hard: vec![selector],
@@ -2090,6 +2104,34 @@ fn the_scale_steps_by_ten_and_builds_once_the_keys_stop() {
         width(&app)
     );
     assert_eq!(app.session.undo_len(), 1);
+}
+
+/// A step its bound cut short is not retraced: the scale stepped from 500
+/// up to its largest, 1,000, steps down from there to 100 (it went back to
+/// 500, QA), while an exact step still comes back to where it was.
+#[test]
+fn a_step_cut_short_by_its_bound_steps_back_from_the_bound() {
+    let (session, _) = Session::open_or_default(Some(Path::new("meshes/sphere.obj"))).unwrap();
+    let mut app = app_on(session);
+    for _ in 1..app.params().len() {
+        app.on_key(key(KeyCode::Down));
+    }
+    assert_eq!(app.selected_param(), ParamId::Scale);
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "500");
+    app.on_key(key(KeyCode::Enter));
+    app.settle(Duration::ZERO);
+    assert_eq!(app.value(ParamId::Scale), 500.0);
+    app.on_key(ch('+'));
+    assert_eq!(app.value(ParamId::Scale), 1000.0);
+    app.on_key(ch('-'));
+    assert_eq!(app.value(ParamId::Scale), 100.0);
+    app.on_key(ch('+'));
+    assert_eq!(app.value(ParamId::Scale), 1000.0);
+    app.on_key(ch('-'));
+    app.on_key(ch('-'));
+    app.on_key(ch('+'));
+    assert_eq!(app.value(ParamId::Scale), 100.0);
 }
 
 /// A text field edits at its cursor, as readline does: ← → Home End (and

@@ -461,6 +461,23 @@ impl Selector {
         }
     }
 
+    /// What the selector holds, in words: "the top corners", "group feet",
+    /// "a plane", "12 vertices by number", …
+    pub fn describe(&self) -> String {
+        match self {
+            Selector::Indices(v) if v.len() == 1 => "1 vertex by number".to_owned(),
+            Selector::Indices(v) => format!("{} vertices by number", v.len()),
+            Selector::Group(name) => format!("group {name}"),
+            Selector::Plane { .. } => "a plane".to_owned(),
+            Selector::Box { .. } => "a box".to_owned(),
+            Selector::TopCorners => "the top corners".to_owned(),
+            Selector::TopEdge => "the top edge".to_owned(),
+            Selector::Except { of, indices } => {
+                format!("{} but {} of its vertices", of.describe(), indices.len())
+            }
+        }
+    }
+
     /// The horizontal plane through the highest (`top`) or lowest rest
     /// vertex of `model`, selecting the vertices within 1 % of its height
     /// of it (a body's top, or its feet); `None` for a model that lies flat

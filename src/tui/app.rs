@@ -22,8 +22,8 @@ use crate::preset::library::{self, LibraryMaterial};
 use crate::preset::{BuildKind, PinSpec, PresetError, Selector};
 use crate::session::{Applied, STILL_STOPPING, Session, SessionError};
 use crate::sim_thread::SimWorker;
-use crate::solver::Acceleration;
 use crate::solver::memory::{Gauge, Resident};
+use crate::solver::{Acceleration, SimParams};
 
 /// Rotation per key press, in radians (15°).
 pub const ROTATE_STEP: f64 = std::f64::consts::PI / 12.0;
@@ -1157,15 +1157,23 @@ impl App {
                     );
                     return Action::None;
                 }
-                if self.steps.len() == STEPS_KEPT {
-                    self.steps.remove(0);
+                // A step its bound cut short is not retraced: back from the
+                // bound is a step of its own (the scale stepped to 1,000
+                // from 500 went back to 500, not 100: QA).
+                let back = param.stepped(target, !up);
+                if (back - value).abs() > 1e-6 * value.abs() {
+                    self.steps.clear();
+                } else {
+                    if self.steps.len() == STEPS_KEPT {
+                        self.steps.remove(0);
+                    }
+                    self.steps.push(Step {
+                        param,
+                        up,
+                        from: value,
+                        to: target,
+                    });
                 }
-                self.steps.push(Step {
-                    param,
-                    up,
-                    from: value,
-                    to: target,
-                });
                 target
             }
         };
@@ -1239,6 +1247,27 @@ impl App {
                         .map_or("a library", |m| m.name);
                     format!("{name} material").into()
                 }
+                // Said whole (the stats box that shows them is cut in a
+                // short terminal): the guess follows the acceleration
+                // unless set.
+                Command::SetParam(Param::Acceleration(a)) => {
+                    let sim = SimParams {
+                        acceleration: *a,
+                        ..self.session.preset().sim.clone()
+                    };
+                    format!(
+                        "{} acceleration, {} initial guess",
+                        a.name(),
+                        sim.guess_name()
+                    )
+                    .into()
+                }
+                Command::SetParam(Param::Extrapolate(on)) => if *on {
+                    "extrapolated initial guess"
+                } else {
+                    "inertial initial guess"
+                }
+                .into(),
                 _ => "".into(),
             },
             retraces: match command {

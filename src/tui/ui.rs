@@ -723,8 +723,21 @@ fn render_overlay(frame: &mut Frame, app: &App) {
                 .filter(|(key, _)| grid || !GRID_PIN_KEYS.contains(key))
                 .filter(|(key, _)| !flat || !PLANE_PIN_KEYS.contains(key))
                 .collect();
-            let mut lines = key_lines(frame, &keys);
-            lines.push(Line::from(" Esc      cancel").dark_gray());
+            let mut keys = keys;
+            keys.push(("Esc", "cancel"));
+            // What holds now, which a key replaces (it was not shown: QA).
+            let hard = &app.session.preset().pins.hard;
+            let now = if hard.is_empty() {
+                "nothing is hard-pinned".to_owned()
+            } else {
+                let rules: Vec<String> = hard.iter().map(Selector::describe).collect();
+                format!("hard-pinned now: {}", rules.join("; "))
+            };
+            let room = usize::from(frame.area().width).saturating_sub(POPUP_MARGIN + 1);
+            let mut lines: Vec<Line> = (wrap_words(&now, room.max(MIN_WRAP)).into_iter())
+                .map(|l| Line::from(format!(" {l}")).dark_gray())
+                .collect();
+            lines.extend(key_lines(frame, &keys));
             popup(frame, " Pins ", lines, 56);
         }
         Mode::Open { files, selected } => {
