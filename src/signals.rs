@@ -5,11 +5,11 @@
 //! them to a thread of their own (no thread runs a handler for them), and
 //! [`install`] turns the first into the flag [`STOP`] instead, which a bake
 //! polls to stop after its frame and the terminal UI to keep unsaved
-//! changes in the autosave before it leaves. A second request while stopping ends the process at
-//! once with [`exit_status`]. (The editor does not install it: a window
-//! closes through its own unsaved-changes question, and a signal ends it as
-//! before, its autosave at most [`INTERVAL`](crate::autosave::INTERVAL)
-//! old.)
+//! changes in the autosave before it leaves. A second request while
+//! stopping ends the process at once with [`exit_status`]. (The editor
+//! does not install it: a window closes through its own unsaved-changes
+//! question, and a signal ends it as its default action does, its autosave
+//! at most [`INTERVAL`](crate::autosave::INTERVAL) old.)
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 

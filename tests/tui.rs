@@ -857,6 +857,23 @@ fn a_long_message_wraps_instead_of_being_cut() {
     assert!(rows[2].starts_with(" the mesh: a long"), "{tall}");
 }
 
+/// With nothing to say, the status line names the main keys that fit, `?`
+/// (help) and `q` (quit) always: at 60 columns it was cut after "s save".
+#[test]
+fn the_key_hint_keeps_help_and_quit_in_a_narrow_terminal() {
+    let mut app = cloth();
+    app.status.clear();
+    for width in [100, 60, 40, 24] {
+        let shown = screen(&app, width, 24);
+        let last = shown.lines().last().unwrap();
+        assert!(last.starts_with(" ? help"), "{width}: {last}");
+        assert!(last.trim_end().ends_with("q quit"), "{width}: {last}");
+        assert!(!last.contains('…'), "{width}: {last}");
+    }
+    let wide = screen(&app, 100, 24);
+    assert!(wide.lines().last().unwrap().contains("S save as"));
+}
+
 /// `w` shows the messages whole, which the status line cuts in a small
 /// terminal and which over SSH could not be read otherwise: the last
 /// outcome, and every note on the mesh (the status line says the first and

@@ -52,10 +52,10 @@ const PLAIN_MARKERS: [(Marker, &str); 4] = [
 
 /// Draws the whole screen.
 pub fn render(frame: &mut Frame, app: &App) {
-    let status_line = status_line(app);
     // A long message (an error naming a field) wraps onto up to three rows
     // instead of being cut at the screen's edge.
     let width = usize::from(frame.area().width.max(1));
+    let status_line = status_line(app, width);
     let message = !app.status.is_empty() || app.session.warning().is_some();
     // In a short terminal the message keeps to one row, cut with "…":
     // wrapped, it took the energy chart's last rows.
@@ -67,7 +67,9 @@ pub fn render(frame: &mut Frame, app: &App) {
     } else {
         1
     };
-    let status_line = if short {
+    let status_line = if !message {
+        cut_line(status_line, width)
+    } else if short {
         cut_message(status_line, width)
     } else if status_line.width() > 2 * width {
         // Past what three rows surely hold (words wrap whole), cut with
@@ -536,8 +538,8 @@ fn render_side(frame: &mut Frame, area: Rect, app: &App) {
 const SPARKLINE_ROWS: usize = 2;
 
 /// The status line: the latest outcome, else a blow-up's warning, else
-/// the main keys.
-fn status_line(app: &App) -> Line<'static> {
+/// the main keys (as many as `width` columns hold: [`key_hint`]).
+fn status_line(app: &App, width: usize) -> Line<'static> {
     // The latest outcome first: a blow-up's warning (also in the header)
     // must not hide what came after it.
     if !app.status.is_empty() {
@@ -550,8 +552,32 @@ fn status_line(app: &App) -> Line<'static> {
     } else if let Some(warning) = app.session.warning() {
         Line::from(format!(" warning: {warning}")).red()
     } else {
-        Line::from(" ? help │ space play │ n step │ ↑↓ +- Enter edit │ s save │ S save as │ q quit")
-            .dark_gray()
+        Line::from(key_hint(width)).dark_gray()
+    }
+}
+
+/// The main keys the status line names when it has nothing to say.
+const HINTS: [&str; 7] = [
+    "? help",
+    "space play",
+    "n step",
+    "↑↓ +- Enter edit",
+    "s save",
+    "S save as",
+    "q quit",
+];
+
+/// [`HINTS`] within `width` columns: those before the last left out from
+/// the end until they fit, so the keys to learn the rest and to leave stay
+/// (at 60 columns the line was cut after "s save", `q quit` with it: QA).
+fn key_hint(width: usize) -> String {
+    let mut shown = HINTS.to_vec();
+    loop {
+        let text = format!(" {}", shown.join(" │ "));
+        if unicode_width::UnicodeWidthStr::width(text.as_str()) <= width || shown.len() <= 2 {
+            return text;
+        }
+        shown.remove(shown.len() - 2);
     }
 }
 
