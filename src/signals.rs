@@ -121,10 +121,28 @@ pub fn install(notices: Option<Notices>) -> std::io::Result<()> {
 /// The signals taken by a thread of their own ([`take`]).
 #[cfg(unix)]
 mod unix {
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     /// The waiting thread (`pthread_t`), once started (0 before).
-    static WAITER: AtomicU64 = AtomicU64::new(0);
+    static WAITER: AtomicUsize = AtomicUsize::new(0);
+
+    /// Whether SIGHUP, SIGINT and SIGTERM (in that order) were ignored
+    /// when the process started (`nohup`, a script's background job):
+    /// blocked, an ignored signal is still taken by `sigwait`, and it must
+    /// not end a run that has not [`install`](super::install)ed.
+    static IGNORED: [AtomicBool; 3] = [const { AtomicBool::new(false) }; 3];
+
+    /// The index of `signal` in [`IGNORED`].
+    fn slot(signal: i32) -> Option<usize> {
+        [libc::SIGHUP, libc::SIGINT, libc::SIGTERM]
+            .iter()
+            .position(|&s| s == signal)
+    }
+
+    /// Whether `signal` was ignored when the process started.
+    pub(super) fn was_ignored(signal: i32) -> bool {
+        slot(signal).is_some_and(|i| IGNORED[i].load(Ordering::SeqCst))
+    }
 
     /// SIGINT, SIGTERM and SIGHUP.
     fn stop_signals() -> libc::sigset_t {
@@ -143,6 +161,18 @@ mod unix {
     /// Blocks the stop signals in this thread (and so in the threads it
     /// starts), and starts the thread that waits for them.
     pub(super) fn block_and_wait() -> std::io::Result<()> {
+        for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: a zeroed sigaction is a valid out-parameter, and a
+            // null new action only reads the current one.
+            let ignored = unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+            };
+            if let Some(i) = slot(signal) {
+                IGNORED[i].store(ignored, Ordering::SeqCst);
+            }
+        }
         let set = stop_signals();
         // SAFETY: a valid set; a null old mask is not written.
         let failed = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
@@ -162,9 +192,10 @@ mod unix {
                 }
             })?;
         let thread = std::os::unix::thread::JoinHandleExt::as_pthread_t(&waiter);
-        // (`pthread_t` is 32 bits on some targets, a pointer on others.)
+        // (`pthread_t` is an integer of a pointer's size on some targets, a
+        // pointer on others.)
         #[allow(clippy::unnecessary_cast)]
-        WAITER.store(thread as u64, Ordering::SeqCst);
+        WAITER.store(thread as usize, Ordering::SeqCst);
         Ok(())
     }
 
@@ -184,7 +215,10 @@ mod unix {
         }
     }
 
-    /// Ends the process as `signal`'s default action does.
+    /// Ends the process as `signal`'s default action does. (Were a library
+    /// to install a handler for it in the instant between the two calls,
+    /// as METIS's GKlib does for SIGTERM while it orders a system, that
+    /// handler would run here instead.)
     pub(super) fn die_by(signal: i32) -> ! {
         // SAFETY: the default disposition, then the signal unblocked in
         // this thread and raised in it, which ends the process.
@@ -202,12 +236,15 @@ mod unix {
 }
 
 /// Takes `signal` from the waiting thread of [`take`]: a stop request once
-/// [`install`] ran, else the end of the process, as without [`take`].
+/// [`install`] ran, else what its disposition at the start did: the end of
+/// the process, or nothing where it was ignored (`nohup softbody gui`), as
+/// without [`take`]. (A stop request overrides an ignored signal, as the
+/// handler [`install`] set before did.)
 #[cfg(unix)]
 fn on_signal(signal: i32) {
     if INSTALLED.load(Ordering::SeqCst) {
         on_request(signal, NOTICES.get().copied().flatten());
-    } else {
+    } else if !unix::was_ignored(signal) {
         unix::die_by(signal);
     }
 }

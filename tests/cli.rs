@@ -915,3 +915,59 @@ fn inspecting_a_preset_lists_its_warnings() {
             .starts_with("the body is 173.2 m across")
     );
 }
+
+/// A signal the process was started ignoring (`nohup`, a script's
+/// background job) stays ignored by a command that takes no stop requests
+/// (the editor, `inspect`, `bench`): blocked in every thread and taken by
+/// one with `sigwait`, it ended the process by its default action (review).
+/// One not ignored still ends it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_ignored_at_the_start_stays_ignored() {
+    use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_softbody"));
+    command
+        .args(["bench", "--scene", "cloth30", "--frames", "1000000"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let waits = |pid: u32| {
+        std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+            tasks.filter_map(Result::ok).any(|t| {
+                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "signals")
+            })
+        })
+    };
+    let started = std::time::Instant::now();
+    while !waits(child.id()) {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no thread takes the signals"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let pid = child.id().to_string();
+    let send = |name: &str| {
+        let kill = std::process::Command::new("kill")
+            .args([&format!("-{name}"), &pid])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+    };
+    send("HUP");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "an ignored SIGHUP ended it"
+    );
+    send("TERM");
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+}

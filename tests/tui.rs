@@ -666,6 +666,10 @@ fn stepping_back_returns_exactly_to_the_value_before() {
         1000.0,
         "a zero weight steps up to its default"
     );
+    // And back to zero: the step was not cut short by a bound.
+    app.on_key(ch('-'));
+    assert_eq!(weight(&app), 0.0);
+    app.on_key(ch('+'));
     // Any other change forgets the steps: after an undo (back to 0) and the
     // same value typed again, `-` steps down from it (it undid the first
     // step, back to 0).
@@ -1188,6 +1192,12 @@ fn open_takes_a_typed_path() {
             path: PathBuf::from("presets/silk.toml")
         }
     );
+    // A presets directory that cannot be listed (gone) asks for a path too.
+    app.handle_key(key(KeyCode::Esc));
+    app.preset_dir = PathBuf::from("target/no-such-presets-dir");
+    app.handle_key(ch('o'));
+    assert!(matches!(app.mode, Mode::OpenPath { .. }), "{:?}", app.mode);
+    assert!(app.status.starts_with("cannot list"), "{}", app.status);
 }
 
 /// On a body that is no grid the pin menu leaves out the grid's rules

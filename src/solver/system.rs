@@ -177,7 +177,9 @@ fn supernodal(symbolic: &SymbolicCholesky<usize>) -> Option<&SymbolicSupernodalC
 /// frame left) instead of stopping it at once. (A SIGTERM arriving during
 /// the call would go to GKlib's handler, which the binary prevents by
 /// keeping the stop signals blocked in every thread: see
-/// [`crate::signals::take`].)
+/// [`crate::signals::take`]. So GKlib's own `raise(SIGTERM)` on an internal
+/// error stays pending too, and the call carries on past it; default
+/// options reach none.)
 #[cfg(unix)]
 struct KeptSignals([(libc::c_int, libc::sigaction); 2]);
 

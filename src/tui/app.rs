@@ -834,7 +834,13 @@ impl App {
                         );
                         self.mode = self.open_path();
                     }
-                    Err(e) => self.status = format!("{}: {e}", self.preset_dir.display()),
+                    Err(e) => {
+                        self.status = format!(
+                            "cannot list {}: {e}; type the path of a preset or an OBJ",
+                            self.preset_dir.display()
+                        );
+                        self.mode = self.open_path();
+                    }
                 }
                 Action::None
             }
@@ -1159,9 +1165,11 @@ impl App {
                 }
                 // A step its bound cut short is not retraced: back from the
                 // bound is a step of its own (the scale stepped to 1,000
-                // from 500 went back to 500, not 100: QA).
+                // from 500 went back to 500, not 100: QA). Other steps are,
+                // exactly (a weight stepped up from 0 comes back to 0).
+                let at_bound = param.stepped(target, up) == target;
                 let back = param.stepped(target, !up);
-                if (back - value).abs() > 1e-6 * value.abs() {
+                if at_bound && (back - value).abs() > 1e-6 * value.abs() {
                     self.steps.clear();
                 } else {
                     if self.steps.len() == STEPS_KEPT {
