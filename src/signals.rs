@@ -126,32 +126,29 @@ mod unix {
     /// The waiting thread (`pthread_t`), once started (0 before).
     static WAITER: AtomicUsize = AtomicUsize::new(0);
 
-    /// Whether SIGHUP, SIGINT and SIGTERM (in that order) were ignored
-    /// when the process started (`nohup`, a script's background job):
-    /// blocked, an ignored signal is still taken by `sigwait`, and it must
-    /// not end a run that has not [`install`](super::install)ed.
-    static IGNORED: [AtomicBool; 3] = [const { AtomicBool::new(false) }; 3];
+    /// The stop signals.
+    const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGHUP, libc::SIGINT, libc::SIGTERM];
 
-    /// The index of `signal` in [`IGNORED`].
-    fn slot(signal: i32) -> Option<usize> {
-        [libc::SIGHUP, libc::SIGINT, libc::SIGTERM]
-            .iter()
-            .position(|&s| s == signal)
-    }
+    /// Whether each of [`STOP_SIGNALS`] was ignored when the process
+    /// started (`nohup`, a script's background job): blocked, an ignored
+    /// signal is still taken by `sigwait`, and it must not end a run that
+    /// has not [`install`](super::install)ed.
+    static IGNORED: [AtomicBool; 3] = [const { AtomicBool::new(false) }; 3];
 
     /// Whether `signal` was ignored when the process started.
     pub(super) fn was_ignored(signal: i32) -> bool {
-        slot(signal).is_some_and(|i| IGNORED[i].load(Ordering::SeqCst))
+        let slot = STOP_SIGNALS.iter().position(|&s| s == signal);
+        slot.is_some_and(|i| IGNORED[i].load(Ordering::SeqCst))
     }
 
-    /// SIGINT, SIGTERM and SIGHUP.
-    fn stop_signals() -> libc::sigset_t {
+    /// The set of `signals`.
+    fn set_of(signals: &[libc::c_int]) -> libc::sigset_t {
         // SAFETY: sigemptyset initialises the set; sigaddset adds valid
         // signal numbers to it.
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
-            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            for &signal in signals {
                 libc::sigaddset(&mut set, signal);
             }
             set
@@ -161,19 +158,17 @@ mod unix {
     /// Blocks the stop signals in this thread (and so in the threads it
     /// starts), and starts the thread that waits for them.
     pub(super) fn block_and_wait() -> std::io::Result<()> {
-        for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+        for (signal, ignored) in STOP_SIGNALS.into_iter().zip(&IGNORED) {
             // SAFETY: a zeroed sigaction is a valid out-parameter, and a
             // null new action only reads the current one.
-            let ignored = unsafe {
+            let was = unsafe {
                 let mut old: libc::sigaction = std::mem::zeroed();
                 libc::sigaction(signal, std::ptr::null(), &mut old) == 0
                     && old.sa_sigaction == libc::SIG_IGN
             };
-            if let Some(i) = slot(signal) {
-                IGNORED[i].store(ignored, Ordering::SeqCst);
-            }
+            ignored.store(was, Ordering::SeqCst);
         }
-        let set = stop_signals();
+        let set = set_of(&STOP_SIGNALS);
         // SAFETY: a valid set; a null old mask is not written.
         let failed = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
         if failed != 0 {
@@ -224,10 +219,7 @@ mod unix {
         // this thread and raised in it, which ends the process.
         unsafe {
             libc::signal(signal, libc::SIG_DFL);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, signal);
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set_of(&[signal]), std::ptr::null_mut());
             libc::raise(signal);
         }
         // (Not reached where the default action ends the process.)

@@ -648,26 +648,6 @@ fn signal(child: &std::process::Child, name: &str) {
     assert!(kill.success());
 }
 
-/// The threads of the process `pid`, as `/proc` lists them: each one's
-/// name and status text.
-#[cfg(target_os = "linux")]
-fn threads_of(pid: u32) -> Vec<(String, String)> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    let read =
-        |task: &Path, file: &str| std::fs::read_to_string(task.join(file)).unwrap_or_default();
-    tasks
-        .filter_map(Result::ok)
-        .map(|t| {
-            (
-                read(&t.path(), "comm").trim().to_owned(),
-                read(&t.path(), "status"),
-            )
-        })
-        .collect()
-}
-
 /// Until its first frame is done a bake has nothing to keep, and a stop
 /// ends it at once: setting up a large model takes minutes, and a stop that
 /// waited for the first frame took 127 s (QA). The 250 × 250 cloth's
@@ -686,7 +666,7 @@ fn a_stop_while_setting_up_ends_the_bake_at_once() {
         let takes_requests =
             |threads: &[(String, String)]| threads.iter().any(|(name, _)| name == "stop requests");
         let started = std::time::Instant::now();
-        while !takes_requests(&threads_of(child.id())) {
+        while !takes_requests(&common::threads_of(child.id())) {
             assert!(started.elapsed().as_secs() < 120, "no stop requests taken");
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
@@ -695,7 +675,7 @@ fn a_stop_while_setting_up_ends_the_bake_at_once() {
         // (sigwait unblocks them while it waits, and takes them in place of
         // a handler).
         let stop_signals = (1u64 << 1) | (1 << 14) | 1;
-        let threads = threads_of(child.id());
+        let threads = common::threads_of(child.id());
         assert!(threads.len() > 1, "{threads:?}");
         for (thread, status) in threads.into_iter().filter(|(t, _)| t != "stop requests") {
             let blocked = status.lines().find_map(|l| l.strip_prefix("SigBlk:"));

@@ -938,12 +938,10 @@ fn a_signal_ignored_at_the_start_stays_ignored() {
         });
     }
     let mut child = command.spawn().unwrap();
-    let waits = |pid: u32| {
-        std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
-            tasks.filter_map(Result::ok).any(|t| {
-                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "signals")
-            })
-        })
+    let waits = |pid| {
+        common::threads_of(pid)
+            .iter()
+            .any(|(name, _)| name == "signals")
     };
     let started = std::time::Instant::now();
     while !waits(child.id()) {

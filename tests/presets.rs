@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use softbody::mesh::Vec3;
 use softbody::model::{TetLimits, Weights};
 use softbody::preset::{
-    Build, BuildKind, GridSpec, Material, MeshSource, PinSpec, Preset, PresetErrorKind, Selector,
-    View, Written,
+    Build, BuildKind, Built, GridSpec, Material, MeshSource, PinSpec, Preset, PresetErrorKind,
+    Selector, View, Written,
 };
 use softbody::solver::{Collider, SimParams, Solver, State};
 
@@ -66,7 +66,7 @@ fn every_shipped_preset_loads_builds_and_runs() {
         );
         let mut solver = Solver::new(&built.model, &built.params).unwrap();
         let mut state = State::at_rest(&built.model);
-        let diagonal = bounds_diagonal(&built.model.rest);
+        let diagonal = extent(&built.model.rest).norm();
         for _ in 0..30 {
             solver
                 .step(&mut state)
@@ -87,12 +87,22 @@ fn every_shipped_preset_loads_builds_and_runs() {
     }
 }
 
-fn bounds_diagonal(x: &[Vec3]) -> f64 {
+/// The size of the box around `x`, along each axis.
+fn extent(x: &[Vec3]) -> Vec3 {
     let (lo, hi) = x.iter().fold(
         (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
         |(lo, hi), p| (lo.inf(p), hi.sup(p)),
     );
-    (hi - lo).norm()
+    hi - lo
+}
+
+/// The shipped preset `file` built, its solver, and its body at rest.
+fn at_rest(file: &str) -> (Built, Solver, State) {
+    let path = presets_dir().join(file);
+    let built = Preset::load(&path).unwrap().build(&path).unwrap();
+    let solver = Solver::new(&built.model, &built.params).unwrap();
+    let state = State::at_rest(&built.model);
+    (built, solver, state)
 }
 
 #[test]
@@ -106,10 +116,7 @@ fn the_default_scene_is_the_hanging_cloth_preset() {
 
 /// The bottom of a cloth hung from its top after `frames` frames.
 fn hang(file: &str, frames: usize) -> f64 {
-    let path = presets_dir().join(file);
-    let built = Preset::load(&path).unwrap().build(&path).unwrap();
-    let mut solver = Solver::new(&built.model, &built.params).unwrap();
-    let mut state = State::at_rest(&built.model);
+    let (_, mut solver, mut state) = at_rest(file);
     for _ in 0..frames {
         solver.step(&mut state).unwrap();
     }
@@ -121,17 +128,7 @@ fn hang(file: &str, frames: usize) -> f64 {
 /// sagged in that plane, and its bake was 240 frames of a flat square (QA).
 #[test]
 fn the_denim_drapes_in_three_dimensions() {
-    let path = presets_dir().join("denim.toml");
-    let built = Preset::load(&path).unwrap().build(&path).unwrap();
-    let mut solver = Solver::new(&built.model, &built.params).unwrap();
-    let mut state = State::at_rest(&built.model);
-    let extent = |x: &[Vec3]| {
-        let (lo, hi) = x.iter().fold(
-            (Vec3::repeat(f64::MAX), Vec3::repeat(f64::MIN)),
-            |(lo, hi), p| (lo.inf(p), hi.sup(p)),
-        );
-        hi - lo
-    };
+    let (_, mut solver, mut state) = at_rest("denim.toml");
     // Its 240 frames: it fell from lying flat, and hangs with depth.
     for _ in 0..240 {
         solver.step(&mut state).unwrap();
@@ -156,10 +153,7 @@ fn stretchy_cloth_sags_more_than_stiff_cloth() {
 /// after frame 60.)
 #[test]
 fn the_jelly_settles_where_it_stands() {
-    let path = presets_dir().join("jelly.toml");
-    let built = Preset::load(&path).unwrap().build(&path).unwrap();
-    let mut solver = Solver::new(&built.model, &built.params).unwrap();
-    let mut state = State::at_rest(&built.model);
+    let (built, mut solver, mut state) = at_rest("jelly.toml");
     let totals: Vec<f64> = (0..150)
         .map(|_| solver.step(&mut state).unwrap().energies.total())
         .collect();

@@ -1064,6 +1064,14 @@ impl Lanes for Avx2 {
 /// passes over them take the work rows by coordinate.
 const BY_COORDINATE_FROM: usize = 8;
 
+/// Whether the passes over the rows below a supernode of `k` columns, of
+/// which `grouped` come in groups of four, take its work rows by
+/// coordinate ([`by_coordinate`]): enough of them to pay for the copies.
+#[inline(always)]
+fn by_coordinates(k: usize, grouped: usize) -> bool {
+    grouped >= BY_COORDINATE_FROM && k >= 4
+}
+
 /// Copies the work rows `block` by coordinate into `xyz`: its x values,
 /// then its y, then its z (the passes over the rows below a supernode then
 /// meet four entries of `L` with four values of a coordinate, where by rows
@@ -1149,7 +1157,7 @@ fn forward<L: Lanes>(
         // A single column (29,760 of tet100k's 35,000 supernodes) is stored the
         // same either way, and its rows one at a time skip the grouping.
         let done = if k > 1 { rows.len() / 4 * 4 } else { 0 };
-        let coordinates = done >= BY_COORDINATE_FROM && k >= 4;
+        let coordinates = by_coordinates(k, done);
         if coordinates {
             by_coordinate(block, &mut xyz[..3 * k]);
         }
@@ -1204,7 +1212,7 @@ fn backward<L: Lanes>(
         // Four rows at a time: one load and store of `block` for four.
         let fours = rows.chunks_exact(4);
         let done = rows.len() - fours.remainder().len();
-        let coordinates = done >= BY_COORDINATE_FROM && k >= 4;
+        let coordinates = by_coordinates(k, done);
         if coordinates {
             by_coordinate(block, &mut xyz[..3 * k]);
         }

@@ -98,3 +98,23 @@ pub fn cube_obj(offset: [f64; 3], first: usize) -> String {
 /// import drops the copy and says so.
 pub const DUPLICATED_FACE_OBJ: &str =
     "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\nf 1 2 3\n";
+
+/// The threads of the process `pid`, as `/proc` lists them: each one's
+/// name and status text (none once it has ended).
+#[cfg(target_os = "linux")]
+pub fn threads_of(pid: u32) -> Vec<(String, String)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let read =
+        |task: &Path, file: &str| std::fs::read_to_string(task.join(file)).unwrap_or_default();
+    tasks
+        .filter_map(Result::ok)
+        .map(|t| {
+            (
+                read(&t.path(), "comm").trim().to_owned(),
+                read(&t.path(), "status"),
+            )
+        })
+        .collect()
+}
