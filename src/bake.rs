@@ -66,6 +66,9 @@ pub struct BakeSummary {
     pub frames_requested: usize,
     /// Frames simulated.
     pub frames: usize,
+    /// Simulated seconds per frame (the preset's `[sim] dt`): frame `k` is
+    /// at `k × dt`, as the energy CSV's `time` says.
+    pub dt: f64,
     /// OBJ files written.
     pub objs_written: usize,
     /// OBJ frames of an earlier bake of the same stem removed from the
@@ -149,18 +152,23 @@ pub enum BakeError {
          own; bake into another directory (--out) or rename the mesh"
     )]
     Input(PathBuf),
-    /// The output directory is a file, or lies below one (`file`); nothing
-    /// is baked.
-    #[error(
-        "{}: --out names a file{}; bake into a directory (it is made if missing)",
-        .out.display(),
-        if .file == .out { String::new() } else { format!(" ({} is one)", .file.display()) }
-    )]
+    /// The output directory is a file, or lies below one, or a symbolic
+    /// link leads nowhere on its way ([`crate::fsutil::no_directory_there`]
+    /// says which: `why`); nothing is baked.
+    #[error("{}: --out names no directory: {why}; bake into a directory (it is made if missing)", .out.display())]
     NotADirectory {
         /// The output directory asked for.
         out: PathBuf,
-        /// The file on its way.
-        file: PathBuf,
+        /// What is on its way.
+        why: String,
+    },
+    /// The output directory could not be made; nothing is baked.
+    #[error("{path}: cannot make the output directory: {error}")]
+    MakeDirectory {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error (in the message).
+        error: io::Error,
     },
     /// Another bake of the same preset is writing into the directory (its
     /// energy CSV is locked); nothing is baked.
@@ -233,7 +241,10 @@ pub fn bake(
     // Set up before anything is written or removed: a bake that cannot
     // start leaves the directory as it was (or does not make it).
     let mut solver = Solver::new(model, &built.params)?;
-    std::fs::create_dir_all(&options.out).map_err(write_err(&options.out))?;
+    std::fs::create_dir_all(&options.out).map_err(|error| BakeError::MakeDirectory {
+        path: options.out.clone(),
+        error,
+    })?;
     refuse_foreign()?;
     // Held to the end: two bakes of one preset into one directory mixed
     // their frames and lost rows of each other's CSV.
@@ -403,6 +414,7 @@ pub fn bake(
             name: name.to_string(),
             frames_requested: options.frames,
             frames: frame_ms.len(),
+            dt,
             objs_written: 0,
             earlier_objs_removed,
             obj_vertices,
@@ -450,10 +462,10 @@ fn frame_digits(last: usize) -> usize {
 /// # Errors
 /// [`BakeError::NotADirectory`] naming the file on the way.
 pub fn check_out(out: &Path) -> Result<(), BakeError> {
-    match crate::fsutil::file_on_the_way(out) {
-        Some(file) => Err(BakeError::NotADirectory {
+    match crate::fsutil::no_directory_there(out) {
+        Some(why) => Err(BakeError::NotADirectory {
             out: out.to_owned(),
-            file: file.to_owned(),
+            why,
         }),
         None => Ok(()),
     }

@@ -43,19 +43,31 @@ pub fn create_dir_of(path: &Path) -> Result<(), String> {
     }
 }
 
-/// Why no directory `dir` can be made, if a file is on the way: `… is a
-/// file, not a directory` ("File exists" said nothing of which).
+/// Why no directory `dir` can be made, if something is on the way
+/// ([`file_on_the_way`]): `… is a file, not a directory` ("File exists"
+/// said nothing of which), or `… is a symbolic link to …, which leads to
+/// no directory`.
 pub fn no_directory_there(dir: &Path) -> Option<String> {
-    file_on_the_way(dir).map(|file| format!("{} is a file, not a directory", file.display()))
+    file_on_the_way(dir).map(|file| match std::fs::read_link(file) {
+        Ok(target) => format!(
+            "{} is a symbolic link to {}, which leads to no directory",
+            file.display(),
+            target.display()
+        ),
+        Err(_) => format!("{} is a file, not a directory", file.display()),
+    })
 }
 
 /// The first of `dir` and its ancestors that is there but is no directory
-/// (a file, a device such as `/dev/null`, a pipe), where no directory can
-/// be made, if any. (A device was let through, and making the directory
-/// then failed with "File exists".)
+/// (a file, a device such as `/dev/null`, a pipe, a symbolic link to
+/// nothing or to itself), where no directory can be made, if any. (A
+/// device was let through, and making the directory then failed with "File
+/// exists", as it did below a dangling link.)
 pub fn file_on_the_way(dir: &Path) -> Option<&Path> {
-    dir.ancestors()
-        .find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()))
+    dir.ancestors().find(|a| match std::fs::metadata(a) {
+        Ok(m) => !m.is_dir(),
+        Err(_) => std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink()),
+    })
 }
 
 /// Writes `path` atomically: `write` fills a new temporary file beside it

@@ -126,7 +126,16 @@ fn main() -> ExitCode {
                     "{}: this build has neither the editor nor the terminal UI to open it in",
                     file.display()
                 ))),
-                None => help(),
+                None => help().inspect(|()| {
+                    // (QA: the help alone said nothing of why no UI opened.)
+                    #[cfg(feature = "tui")]
+                    if std::io::IsTerminal::is_terminal(&std::io::stdout()) && dumb_terminal() {
+                        errln!(
+                            "(the terminal UI needs a terminal that can move its cursor, and \
+                             TERM is `dumb`: set TERM, e.g. TERM=xterm-256color, to open it)"
+                        );
+                    }
+                }),
             },
         },
     };
@@ -631,11 +640,22 @@ fn bake(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
+    // A bake stopped early says so first (QA: "0 frames in 0.01 s, 1 OBJ
+    // file" read as a success above the blow-up).
+    let simulated = match &summary.stopped {
+        Some(_) => format!(
+            "stopped after {} of {} frames",
+            summary.frames, summary.frames_requested
+        ),
+        None => format!(
+            "{} frame{}",
+            summary.frames,
+            if summary.frames == 1 { "" } else { "s" }
+        ),
+    };
     outln!(
-        "{}: {} frame{} in {:.2} s ({:.2} ms per frame in the solver), {} OBJ file{}, {} and {} in {}",
+        "{}: {simulated} in {:.2} s ({:.2} ms per frame in the solver), {} OBJ file{}, {} and {} in {}",
         file.display(),
-        summary.frames,
-        if summary.frames == 1 { "" } else { "s" },
         summary.seconds,
         summary.frame_ms_median,
         summary.objs_written,

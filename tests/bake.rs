@@ -232,6 +232,7 @@ fn every_shipped_preset_bakes_and_reads_back() {
         )
         .unwrap();
         assert_eq!(summary["frames"], 120);
+        assert_eq!(summary["dt"].as_f64(), Some(built.params.dt), "{stem}");
         assert_eq!(summary["objs_written"], 4);
         let written = std::fs::read_to_string(out.join(format!("{stem}_0000.obj"))).unwrap();
         let vt = written.lines().filter(|l| l.starts_with("vt ")).count();

@@ -729,7 +729,10 @@ fn bake_names_what_is_wrong_with_its_input_and_output() {
     let out = softbody(&["bake", "presets/denim.toml", "--frames", "2", "--out", path]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("afile: --out names a file"), "{err}");
+    assert!(
+        err.contains("afile: --out names no directory: ") && err.contains("afile is a file"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
     // A device is no directory either (it said "File exists").
     #[cfg(unix)]
@@ -737,8 +740,78 @@ fn bake_names_what_is_wrong_with_its_input_and_output() {
         let out = softbody(&["bake", "presets/denim.toml", "--out", "/dev/null"]);
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8(out.stderr).unwrap();
-        assert!(err.contains("/dev/null: --out names a file"), "{err}");
+        assert!(
+            err.contains("/dev/null is a file, not a directory"),
+            "{err}"
+        );
+        // Nor is a link to nothing, below or at the end of the path (it
+        // said "cannot write: File exists").
+        let link = dir.join("dangling");
+        std::os::unix::fs::symlink(dir.join("nowhere"), &link).unwrap();
+        for out in [link.clone(), link.join("frames")] {
+            let out = softbody(&["bake", "presets/denim.toml", "--out", out.to_str().unwrap()]);
+            assert_eq!(out.status.code(), Some(2));
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert!(
+                err.contains("dangling is a symbolic link to ")
+                    && err.contains("leads to no directory"),
+                "{err}"
+            );
+        }
+        assert!(!dir.join("nowhere").exists());
     }
+    // A directory that cannot be made says so (it said "cannot write").
+    #[cfg(target_os = "linux")]
+    {
+        let out = softbody(&["bake", "presets/denim.toml", "--out", "/proc/softbody-test"]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("/proc/softbody-test: cannot make the output directory: "),
+            "{err}"
+        );
+    }
+}
+
+/// A bake that blows up says it stopped, before why (QA: "0 frames in
+/// 0.01 s, 1 OBJ file" read as a success), and a body started deep in the
+/// ground is told to move, not to shorten its steps.
+#[test]
+fn a_bake_started_inside_the_ground_says_it_stopped_and_why() {
+    let dir = scratch_dir("cli-inside");
+    let preset = dir.join("sunk.toml");
+    let mesh = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes/box.obj");
+    std::fs::write(
+        &preset,
+        format!(
+            "version = 1\n[mesh]\nobj = {:?}\n[material]\ndensity = 100.0\n\
+             weights = {{ structural = 1000.0, shear = 1000.0, bending = 10.0 }}\n[sim]\n\
+             colliders = [{{ type = \"ground\", height = 3.0, friction = 0.5 }}]\n",
+            mesh.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let run = softbody(&[
+        "bake",
+        preset.to_str().unwrap(),
+        "--frames",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    let (stdout, stderr) = (
+        String::from_utf8(run.stdout).unwrap(),
+        String::from_utf8(run.stderr).unwrap(),
+    );
+    assert!(
+        stdout.contains("sunk.toml: stopped after 0 of 5 frames in "),
+        "{stdout}"
+    );
+    assert!(stderr.contains("inside sim.colliders[0]"), "{stderr}");
+    assert!(stderr.contains("move the body or the collider"), "{stderr}");
+    assert!(!stderr.contains("nothing doing work"), "{stderr}");
 }
 
 /// `softbody tui` without a terminal says it needs one (raw mode failed

@@ -492,6 +492,12 @@ fn each_invalid_preset_names_its_field_and_line() {
             format!("{HEADER}[sim]\niterations = 1e12\n"),
             "bad.toml:7: sim.iterations: must be a whole number in [1, 10000], found 1e12",
         ),
+        // Vertex numbers where rules go (it said "wanted string or table").
+        (
+            format!("{HEADER}[pins]\nhard = [5, 500]\n"),
+            "bad.toml:7: pins.hard[0]: wanted a rule, found 5: \"top_corners\", \"top_edge\", or a \
+             table such as { indices = [5, 500] }, { group = \"feet\" }, { plane = … } or { box = … }",
+        ),
         (
             format!("{HEADER}[pins]\nhard = [{{ indices = [0, 5000000000] }}]\n"),
             "bad.toml:7: pins.hard[0].indices[1]: must be at most 4294967295, found 5000000000",

@@ -2644,13 +2644,67 @@ fn a_frame_that_gains_more_than_its_motion_may_is_a_blow_up() {
         }
         let before = state.clone();
         let error = solver.step(&mut state).unwrap_err();
-        let SolverError::BlowUp { frame, reason } = error else {
+        let SolverError::BlowUp {
+            frame,
+            reason,
+            remedy,
+        } = error
+        else {
             panic!("{error}");
         };
         assert!(reason.contains("total energy rose"), "{reason}");
+        assert!(reason.contains("nothing doing work"), "{reason}");
+        assert_eq!(remedy, softbody::solver::Remedy::Steps);
         assert_eq!((frame, &state), (1, &before), "the last good frame kept");
         assert!(solver.step(&mut state).is_err());
     }
+}
+
+/// A body started deep inside a collider gains its push out's energy in
+/// the first frame: the blow-up says so and asks to move it, not to step
+/// more finely (QA: a torus started 3 m into the ground was told that
+/// nothing did work on it, and to shorten its steps).
+#[test]
+fn a_blow_up_from_inside_a_collider_names_it() {
+    let weights = Weights {
+        strain: 2e4,
+        volume: 2e4,
+        ..Weights::default()
+    };
+    let model = tet_model(0.5, [4, 4, 4], weights, false);
+    let top = model.rest.iter().map(|x| x.y).fold(f64::MIN, f64::max);
+    let params = SimParams {
+        colliders: vec![
+            Collider::Sphere {
+                center: Vec3::new(0.0, 100.0, 0.0),
+                radius: 1.0,
+                friction: 0.0,
+            },
+            Collider::Ground {
+                height: top + 3.0,
+                friction: 0.5,
+            },
+        ],
+        ..SimParams::default()
+    };
+    let mut solver = Solver::new(&model, &params).unwrap();
+    let mut state = State::at_rest(&model);
+    let error = solver.step(&mut state).unwrap_err();
+    let SolverError::BlowUp { reason, remedy, .. } = &error else {
+        panic!("{error}");
+    };
+    let vertices = model.vertex_count();
+    assert!(
+        reason.contains(&format!(
+            "{vertices} free vertices started the step inside sim.colliders[1]"
+        )),
+        "{reason}"
+    );
+    assert_eq!(*remedy, softbody::solver::Remedy::Placement);
+    assert!(
+        error.to_string().contains("move the body or the collider"),
+        "{error}"
+    );
 }
 
 /// A tet cube dropped 1 m onto the ground at a step of 0.1 s lands and

@@ -2334,7 +2334,7 @@ fn the_pin_group_field_lists_the_groups() {
 fn without_colours_the_energy_series_differ_by_marker() {
     let mut app = cloth();
     app.session.apply(Command::Step(20)).unwrap();
-    app.no_color = false;
+    (app.no_color, app.braille) = (false, true);
     let coloured = screen(&app, 100, 30);
     assert!(coloured.contains("└kin "), "{coloured}");
     assert!(!coloured.contains('•'), "{coloured}");
@@ -2347,6 +2347,31 @@ fn without_colours_the_energy_series_differ_by_marker() {
     assert!(chart.contains('•'), "{plain}");
     assert!(chart.matches('█').count() > 1, "{plain}");
     assert!(!chart.contains('▀'), "{plain}");
+}
+
+/// On the Linux console (`TERM=linux`), whose fonts have no braille, the
+/// preview and the energy lines plot in half blocks (QA: both were braille,
+/// which such a console cannot show).
+#[test]
+fn without_braille_the_plots_are_drawn_in_half_blocks() {
+    let mut app = cloth();
+    app.session.apply(Command::Step(20)).unwrap();
+    let is_braille = |c: char| ('\u{2800}'..='\u{28ff}').contains(&c);
+    app.braille = true;
+    let shown = screen(&app, 100, 30);
+    assert!(shown.chars().any(is_braille), "{shown}");
+    app.braille = false;
+    let shown = screen(&app, 100, 30);
+    assert!(!shown.chars().any(is_braille), "{shown}");
+    let [preview, chart] = [2..15, 17..27]
+        .map(|rows| (shown.lines().skip(rows.start).take(rows.len())).collect::<String>());
+    for plot in [&preview, &chart] {
+        assert!(plot.contains(['▀', '▄', '█']), "{shown}");
+    }
+    app.no_color = true;
+    let plain = screen(&app, 100, 30);
+    assert!(!plain.chars().any(is_braille), "{plain}");
+    assert_shows(&plain, &["•kin", "▄grav", "█elast", "▀total"]);
 }
 /// However short the terminal, the header (playing or paused) and the
 /// status line (a save's outcome) stay on screen: below 10 rows the body's

@@ -526,6 +526,13 @@ impl<'a> Locator<'a> {
             "wanted exactly 1 element, found 0 elements" => {
                 "is empty; it needs one of its alternatives".to_owned()
             }
+            // A vertex number where a rule goes (QA: `hard = [5, 500]`
+            // was told only "wanted string or table").
+            "wanted string or table" if is_pin_rule(&field) => format!(
+                "wanted a rule, found {}: \"top_corners\", \"top_edge\", or a table such as \
+                 {{ indices = [5, 500] }}, {{ group = \"feet\" }}, {{ plane = … }} or {{ box = … }}",
+                written.unwrap_or("another value")
+            ),
             other => plain_type_error(other, written, super::whole_range(&field))
                 .unwrap_or_else(|| other.to_owned()),
         };
@@ -554,6 +561,16 @@ impl<'a> Locator<'a> {
         visit_table(self.root.get_ref(), "", offset, &mut best);
         best.map(|(_, path)| path)
     }
+}
+
+/// Whether `field` is a pin rule: `pins.hard[k]` or `pins.soft[k]`.
+fn is_pin_rule(field: &str) -> bool {
+    ["pins.hard[", "pins.soft["].iter().any(|list| {
+        field
+            .strip_prefix(list)
+            .and_then(|rest| rest.strip_suffix(']'))
+            .is_some_and(|k| k.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// Records `path` if `span` contains `offset` and is shorter than the best so far.

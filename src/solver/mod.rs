@@ -221,14 +221,38 @@ pub enum SolverError {
     /// The simulation diverged; the state was left at the last good frame.
     #[error(
         "simulation blew up at frame {frame}: {reason}; the state stays at the last good frame \
-         (try a smaller time step, more substeps or iterations, or lower the stiffest weight)"
+         ({remedy})"
     )]
     BlowUp {
         /// The frame that failed.
         frame: u64,
         /// What was detected.
         reason: String,
+        /// What to change.
+        remedy: Remedy,
     },
+}
+
+/// What to change after a [`SolverError::BlowUp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Remedy {
+    /// The steps cannot follow the motion.
+    Steps,
+    /// The body started a step inside a collider, whose push out did the
+    /// work (QA: a torus started 3 m into the ground was told it blew up
+    /// "with nothing doing work on the body", and to shorten its steps).
+    Placement,
+}
+
+impl std::fmt::Display for Remedy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Remedy::Steps => {
+                "try a smaller time step, more substeps or iterations, or lower the stiffest weight"
+            }
+            Remedy::Placement => "move the body or the collider so that it starts outside",
+        })
+    }
 }
 
 /// A prefactored projective-dynamics solver for one [`Model`]. A clone is
@@ -1690,7 +1714,13 @@ impl Solver {
         velocities: &[Vec3],
         energies: &Energies,
     ) -> Result<(), SolverError> {
-        let fail = |reason: String| Err(SolverError::BlowUp { frame, reason });
+        let fail = |reason: String| {
+            Err(SolverError::BlowUp {
+                frame,
+                reason,
+                remedy: Remedy::Steps,
+            })
+        };
         if let Some(i) = self.x.iter().position(|x| !x.iter().all(|c| c.is_finite())) {
             return fail(format!("vertex {i} has a non-finite position"));
         }
@@ -1773,14 +1803,33 @@ impl Solver {
             }
         };
         if total > start + allowed {
+            let rose = format!(
+                "the total energy rose to {total:.4e} J from {start:.4e} J at frame {since}"
+            );
+            let may_gain = format!(
+                "more than the {allowed:.3e} J its motion may gain (twice its weight times its \
+                 size, and what it had)"
+            );
+            let (reason, remedy) = match self.started_inside(state) {
+                Some((vertices, k)) => (
+                    format!(
+                        "{rose}, {may_gain}: {vertices} free vertices started the step inside \
+                         sim.colliders[{k}], and pushing them out did work on the body"
+                    ),
+                    Remedy::Placement,
+                ),
+                None => (
+                    format!(
+                        "{rose} with nothing doing work on the body, {may_gain}: its steps \
+                         cannot follow its motion"
+                    ),
+                    Remedy::Steps,
+                ),
+            };
             return Err(SolverError::BlowUp {
                 frame: from + 1,
-                reason: format!(
-                    "the total energy rose to {total:.4e} J from {start:.4e} J at frame \
-                     {since} with nothing doing work on the body, more than the {allowed:.3e} J \
-                     its motion may gain (twice its weight times its size, and what it had): \
-                     its steps cannot follow its motion"
-                ),
+                reason,
+                remedy,
             });
         }
         self.ceiling = Ceiling::Kept {
@@ -1790,6 +1839,21 @@ impl Solver {
             allowed,
         };
         Ok(())
+    }
+
+    /// How many free vertices of `state` lie inside a collider, deeper than
+    /// a millionth of the model's size (as the build's warning counts
+    /// them), and the first such collider; `None` if none do.
+    fn started_inside(&self, state: &State) -> Option<(usize, usize)> {
+        let tolerance = 1e-6 * self.diagonal;
+        let colliders = &self.params.colliders;
+        let mut first = None;
+        let inside = (state.positions.iter().enumerate())
+            .filter(|&(i, _)| self.system.is_free(i))
+            .filter_map(|(_, x)| colliders.iter().position(|c| c.depth(*x) > tolerance))
+            .inspect(|&k| first = Some(first.map_or(k, |f: usize| f.min(k))))
+            .count();
+        first.map(|k| (inside, k))
     }
 
     /// The energy a motion starting with `energies` may gain (see

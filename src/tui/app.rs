@@ -251,6 +251,11 @@ pub struct App {
     /// terminal back end honours): the energy chart's series then differ
     /// by their markers.
     pub no_color: bool,
+    /// Whether the terminal draws braille, which the preview and the energy
+    /// chart plot in: not the Linux console's (`TERM=linux`), whose fonts
+    /// have no braille, nor a VT terminal's (`TERM=vt…`), whose character
+    /// sets have none ([`draws_braille`]); they plot in half blocks.
+    pub braille: bool,
     /// Where `o` looks for presets.
     pub preset_dir: PathBuf,
     /// Steps the session in real time, on the UI's thread, unless the
@@ -347,6 +352,7 @@ impl App {
             status: session.mesh_note(NOTES_LISTED).unwrap_or_default(),
             caret_back: 0,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+            braille: draws_braille(std::env::var("TERM").ok().as_deref()),
             session,
             selected: 0,
             mode: Mode::Normal,
@@ -951,11 +957,11 @@ impl App {
         }
     }
 
-    /// The path `text` names, `~` being the home directory; `None`, said
-    /// on the status line, for a `~` without a home.
+    /// The path `text` names ([`path_of`]); `None`, said on the status
+    /// line, for a `~` without a home.
     fn typed_path(&mut self, text: &str) -> Option<PathBuf> {
         let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
-        let path = expand_home(text, home);
+        let path = path_of(text, home);
         if path.is_none() {
             // (A directory named `~` was made in the working one.)
             self.status =
@@ -1449,6 +1455,32 @@ impl App {
     }
 }
 
+/// Whether a terminal of type `term` (`TERM`) draws braille: all but the
+/// Linux console's (`linux`, `linux-16color`…; its fonts hold 256 or 512
+/// glyphs, braille not among them) and VT terminals' (`vt100`, `vt220`…).
+pub fn draws_braille(term: Option<&str>) -> bool {
+    !term.is_some_and(|t| t == "linux" || t.starts_with("linux-") || t.starts_with("vt"))
+}
+
+/// The path typed in a field that starts with a directory: what follows
+/// the last `//` (from its second `/`) or `/~` (before `/` or at the end),
+/// as Emacs reads its prompts, so a whole path typed after the directory
+/// given replaces it (QA: `./` then `/tmp/a.toml` opened `.//tmp/a.toml`,
+/// which is `./tmp/a.toml`); then [`expand_home`]. `None` for a `~`
+/// without a home.
+fn path_of(text: &str, home: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let bytes = text.as_bytes();
+    let start = (1..bytes.len())
+        .rev()
+        .find(|&i| {
+            bytes[i - 1] == b'/'
+                && (bytes[i] == b'/'
+                    || (bytes[i] == b'~' && bytes.get(i + 1).is_none_or(|&b| b == b'/')))
+        })
+        .unwrap_or(0);
+    expand_home(&text[start..], home)
+}
+
 /// `text` as a path, with a leading `~` (alone or before `/`) replaced by
 /// the directory `home`, as a shell would: the save-as prompt is not a
 /// shell, and `~/l3` failed with "No such file or directory". `None` for
@@ -1570,9 +1602,47 @@ mod tests {
         assert_eq!(expand("~/a.toml", home()), Some("/home/ada/a.toml".into()));
         // Another user's home, or a name starting with `~`, is left as it is.
         assert_eq!(expand("~bob/a.toml", home()), Some("~bob/a.toml".into()));
-        assert_eq!(expand("a/~/b", home()), Some("a/~/b".into()));
+        assert_eq!(expand("a~/b", home()), Some("a~/b".into()));
         // Without a home, no directory named `~` is made.
         assert_eq!(expand("~/a.toml", None), None);
         assert_eq!(expand("a.toml", None), Some("a.toml".into()));
+    }
+
+    #[test]
+    fn the_linux_console_and_vt_terminals_draw_no_braille() {
+        for term in ["linux", "linux-16color", "vt100", "vt220"] {
+            assert!(!draws_braille(Some(term)), "{term}");
+        }
+        for term in [
+            None,
+            Some("xterm-256color"),
+            Some("screen"),
+            Some("tmux-256color"),
+        ] {
+            assert!(draws_braille(term), "{term:?}");
+        }
+    }
+
+    /// A whole path typed after the directory a field starts with replaces
+    /// it, as in Emacs's prompts.
+    #[test]
+    fn a_path_starts_again_at_a_double_slash_or_a_tilde() {
+        let home = || Some("/home/ada".into());
+        for (text, path) in [
+            ("./presets/a.toml", "./presets/a.toml"),
+            (".//tmp/a.toml", "/tmp/a.toml"),
+            ("/work/presets//tmp/x//b.toml", "/b.toml"),
+            ("/work/presets/~/a.toml", "/home/ada/a.toml"),
+            ("/work/presets/~", "/home/ada"),
+            ("/work/presets/~bob/a.toml", "/work/presets/~bob/a.toml"),
+            ("/work/presets/a~/b.toml", "/work/presets/a~/b.toml"),
+            ("/work/x.toml/", "/work/x.toml/"),
+            ("~/a//b.toml", "/b.toml"),
+            ("//", "/"),
+            ("é//ü.toml", "/ü.toml"),
+        ] {
+            assert_eq!(path_of(text, home()), Some(path.into()), "{text}");
+        }
+        assert_eq!(path_of("/work/~/a.toml", None), None);
     }
 }

@@ -50,6 +50,17 @@ const PLAIN_MARKERS: [(Marker, &str); 4] = [
     (Marker::Braille, "⠶"),
 ];
 
+/// What the preview and the energy lines plot in: braille (2 × 4 dots a
+/// cell), else half blocks (1 × 2), which every console font holds
+/// ([`App::braille`]).
+fn plot_marker(app: &App) -> (Marker, &'static str) {
+    if app.braille {
+        (Marker::Braille, "⠶")
+    } else {
+        (Marker::HalfBlock, "▀")
+    }
+}
+
 /// Draws the whole screen.
 pub fn render(frame: &mut Frame, app: &App) {
     // A long message (an error naming a field) wraps onto up to three rows
@@ -335,7 +346,7 @@ fn render_preview(frame: &mut Frame, area: Rect, app: &App) {
     );
     let canvas = Canvas::default()
         .block(Block::bordered().title(title))
-        .marker(Marker::Braille)
+        .marker(plot_marker(app).0)
         .x_bounds([centre.0 - rx, centre.0 + rx])
         .y_bounds([centre.1 - ry, centre.1 + ry])
         .paint(|ctx| {
@@ -380,12 +391,10 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
     let pad = ((y1 - y0) * 0.05).max(1e-9);
     let (y0, y1) = (y0 - pad, y1 + pad);
     let x1 = x1.max(x0 + 1.0);
-    let marker = |k: usize| {
-        if app.no_color {
-            PLAIN_MARKERS[k]
-        } else {
-            (Marker::Braille, "")
-        }
+    let marker = |k: usize| match PLAIN_MARKERS[k] {
+        (Marker::Braille, _) if app.no_color => plot_marker(app),
+        plain if app.no_color => plain,
+        _ => (plot_marker(app).0, ""),
     };
     let datasets = SERIES
         .iter()
@@ -798,7 +807,7 @@ fn render_overlay(frame: &mut Frame, app: &App) {
         Mode::OpenPath { text } => popup(
             frame,
             " Open a preset (.toml) or an OBJ: its path (Enter, Esc) ",
-            field(text, app.caret_back, field_room(frame)),
+            path_field(text, app.caret_back, field_room(frame)),
             60,
         ),
         Mode::SaveAs { text, after } => {
@@ -810,7 +819,7 @@ fn render_overlay(frame: &mut Frame, app: &App) {
             popup(
                 frame,
                 &title,
-                field(text, app.caret_back, field_room(frame)),
+                path_field(text, app.caret_back, field_room(frame)),
                 60,
             );
         }
@@ -975,8 +984,26 @@ fn field(text: &str, back: usize, room: usize) -> Vec<Line<'_>> {
     if end < len {
         spans.push(Span::raw("…"));
     }
-    vec![
-        Line::from(spans),
-        Line::from(" Enter confirm, Esc cancel, ←→ Home End move, Ctrl-U clear").dark_gray(),
-    ]
+    // The keys, as many as fit (at 40 columns the whole line was cut
+    // after "Home En": QA).
+    let keys = FIELD_KEYS
+        .into_iter()
+        .find(|keys| keys.chars().count() <= room)
+        .unwrap_or(FIELD_KEYS[FIELD_KEYS.len() - 1]);
+    vec![Line::from(spans), Line::from(keys).dark_gray()]
+}
+
+/// A text field's keys, from the longest hint to the shortest.
+const FIELD_KEYS: [&str; 3] = [
+    " Enter confirm, Esc cancel, ←→ Home End move, Ctrl-U clear",
+    " Enter confirm, Esc cancel, Ctrl-U clear",
+    " Enter, Esc, Ctrl-U clear",
+];
+
+/// A [`field`] for a path, which says how to start one again over the
+/// directory it was given (see `app::typed_path`).
+fn path_field(text: &str, back: usize, room: usize) -> Vec<Line<'_>> {
+    let mut lines = field(text, back, room);
+    lines.push(Line::from(" // starts again at /, ~/ at home").dark_gray());
+    lines
 }
