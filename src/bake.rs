@@ -207,7 +207,9 @@ pub enum BakeError {
 ///
 /// # Errors
 /// [`BakeError::NotADirectory`] if `options.out` is a file or lies below
-/// one, [`BakeError::Solver`] if the model cannot be factorised,
+/// one (or a symbolic link on its way leads nowhere),
+/// [`BakeError::MakeDirectory`] if it is missing and cannot be made,
+/// [`BakeError::Solver`] if the model cannot be factorised,
 /// [`BakeError::Foreign`] if a file named like a frame, the energy CSV or
 /// the summary is there but was not written by a bake,
 /// [`BakeError::Input`] if one of `options.inputs` is named like a frame,

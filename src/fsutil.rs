@@ -45,8 +45,8 @@ pub fn create_dir_of(path: &Path) -> Result<(), String> {
 
 /// Why no directory `dir` can be made, if something is on the way
 /// ([`file_on_the_way`]): `… is a file, not a directory` ("File exists"
-/// said nothing of which), or `… is a symbolic link to …, which leads to
-/// no directory`.
+/// said nothing of which), `… is not a directory` (a device, a pipe), or
+/// `… is a symbolic link to …, which leads to no directory`.
 pub fn no_directory_there(dir: &Path) -> Option<String> {
     file_on_the_way(dir).map(|file| match std::fs::read_link(file) {
         Ok(target) => format!(
@@ -54,7 +54,10 @@ pub fn no_directory_there(dir: &Path) -> Option<String> {
             file.display(),
             target.display()
         ),
-        Err(_) => format!("{} is a file, not a directory", file.display()),
+        Err(_) if std::fs::metadata(file).is_ok_and(|m| m.is_file()) => {
+            format!("{} is a file, not a directory", file.display())
+        }
+        Err(_) => format!("{} is not a directory", file.display()),
     })
 }
 
@@ -66,7 +69,12 @@ pub fn no_directory_there(dir: &Path) -> Option<String> {
 pub fn file_on_the_way(dir: &Path) -> Option<&Path> {
     dir.ancestors().find(|a| match std::fs::metadata(a) {
         Ok(m) => !m.is_dir(),
-        Err(_) => std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink()),
+        // (A link into a directory this user cannot search is no obstacle
+        // it can tell.)
+        Err(e) => {
+            e.kind() != std::io::ErrorKind::PermissionDenied
+                && std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink())
+        }
     })
 }
 

@@ -126,16 +126,7 @@ fn main() -> ExitCode {
                     "{}: this build has neither the editor nor the terminal UI to open it in",
                     file.display()
                 ))),
-                None => help().inspect(|()| {
-                    // (QA: the help alone said nothing of why no UI opened.)
-                    #[cfg(feature = "tui")]
-                    if std::io::IsTerminal::is_terminal(&std::io::stdout()) && dumb_terminal() {
-                        errln!(
-                            "(the terminal UI needs a terminal that can move its cursor, and \
-                             TERM is `dumb`: set TERM, e.g. TERM=xterm-256color, to open it)"
-                        );
-                    }
-                }),
+                None => help_without_a_front_end(),
             },
         },
     };
@@ -176,7 +167,21 @@ fn fallback(file: Option<std::path::PathBuf>) -> Result<(), Failure> {
     }
     #[cfg(not(feature = "tui"))]
     let _ = file;
-    help()
+    help_without_a_front_end()
+}
+
+/// The help, where plain `softbody` opens no front end; on a `TERM=dumb`
+/// terminal with a line saying why (QA: the help alone said nothing of it).
+fn help_without_a_front_end() -> Result<(), Failure> {
+    help()?;
+    #[cfg(feature = "tui")]
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) && dumb_terminal() {
+        errln!(
+            "(the terminal UI needs a terminal that can move its cursor, and TERM is `dumb`: \
+             set TERM, e.g. TERM=xterm-256color, to open it)"
+        );
+    }
+    Ok(())
 }
 
 /// The error for `softbody WORD` where `WORD` is no file: a missing file
@@ -644,8 +649,14 @@ fn bake(
     // file" read as a success above the blow-up).
     let simulated = match &summary.stopped {
         Some(_) => format!(
-            "stopped after {} of {} frames",
-            summary.frames, summary.frames_requested
+            "stopped after {} of {} frame{}",
+            summary.frames,
+            summary.frames_requested,
+            if summary.frames_requested == 1 {
+                ""
+            } else {
+                "s"
+            }
         ),
         None => format!(
             "{} frame{}",

@@ -740,10 +740,7 @@ fn bake_names_what_is_wrong_with_its_input_and_output() {
         let out = softbody(&["bake", "presets/denim.toml", "--out", "/dev/null"]);
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8(out.stderr).unwrap();
-        assert!(
-            err.contains("/dev/null is a file, not a directory"),
-            "{err}"
-        );
+        assert!(err.contains("/dev/null is not a directory"), "{err}");
         // Nor is a link to nothing, below or at the end of the path (it
         // said "cannot write: File exists").
         let link = dir.join("dangling");

@@ -28,6 +28,9 @@ const CLOTH: &str = "presets/hanging_cloth.toml";
 fn app_on(session: Session) -> App {
     let mut app = App::new(session, "presets".into());
     app.live_refactor_ms = f64::INFINITY;
+    // As on a colour terminal that draws braille, whatever TERM and
+    // NO_COLOR the tests run under.
+    (app.braille, app.no_color) = (true, false);
     app
 }
 
@@ -2349,6 +2352,27 @@ fn without_colours_the_energy_series_differ_by_marker() {
     assert!(!chart.contains('▀'), "{plain}");
 }
 
+/// A text field's keys fit the screen, shorter where it is narrow (at 40
+/// columns the hint was cut after "Home En": QA), and a path's field says
+/// how to start a whole path again.
+#[test]
+fn a_field_s_hint_fits_the_screen() {
+    let mut app = cloth();
+    app.on_key(key(KeyCode::Enter));
+    assert_shows(
+        &screen(&app, 100, 30),
+        &["Enter confirm, Esc cancel, ←→ Home End move, Ctrl-U clear"],
+    );
+    assert_shows(
+        &screen(&app, 50, 24),
+        &["Enter confirm, Esc cancel, Ctrl-U clear"],
+    );
+    assert_shows(&screen(&app, 40, 24), &["Enter, Esc, Ctrl-U clear"]);
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(ch('S'));
+    assert_shows(&screen(&app, 40, 24), &["// starts again at /, ~/ at home"]);
+}
+
 /// On the Linux console (`TERM=linux`), whose fonts have no braille, the
 /// preview and the energy lines plot in half blocks (QA: both were braille,
 /// which such a console cannot show).
@@ -2371,7 +2395,9 @@ fn without_braille_the_plots_are_drawn_in_half_blocks() {
     app.no_color = true;
     let plain = screen(&app, 100, 30);
     assert!(!plain.chars().any(is_braille), "{plain}");
-    assert_shows(&plain, &["•kin", "▄grav", "█elast", "▀total"]);
+    assert_shows(&plain, &["•kin", "▄grav", "█elast", "+total"]);
+    let chart: String = plain.lines().skip(17).take(10).collect();
+    assert!(chart.contains('+') && !chart.contains('▀'), "{plain}");
 }
 /// However short the terminal, the header (playing or paused) and the
 /// status line (a save's outcome) stay on screen: below 10 rows the body's

@@ -1811,10 +1811,14 @@ impl Solver {
                  size, and what it had)"
             );
             let (reason, remedy) = match self.started_inside(state) {
-                Some((vertices, k)) => (
+                Some((k, vertices)) => (
                     format!(
-                        "{rose}, {may_gain}: {vertices} free vertices started the step inside \
-                         sim.colliders[{k}], and pushing them out did work on the body"
+                        "{rose}, {may_gain}: {} started the step inside sim.colliders[{k}], \
+                         and pushing them out did work on the body",
+                        match vertices {
+                            1 => "1 free vertex".to_owned(),
+                            n => format!("{n} free vertices"),
+                        }
                     ),
                     Remedy::Placement,
                 ),
@@ -1841,19 +1845,19 @@ impl Solver {
         Ok(())
     }
 
-    /// How many free vertices of `state` lie inside a collider, deeper than
-    /// a millionth of the model's size (as the build's warning counts
-    /// them), and the first such collider; `None` if none do.
+    /// The first collider that free vertices of `state` lie inside, deeper
+    /// than a millionth of the model's size (as the build's warning counts
+    /// them), and how many lie inside it; `None` if none do.
     fn started_inside(&self, state: &State) -> Option<(usize, usize)> {
         let tolerance = 1e-6 * self.diagonal;
-        let colliders = &self.params.colliders;
-        let mut first = None;
-        let inside = (state.positions.iter().enumerate())
-            .filter(|&(i, _)| self.system.is_free(i))
-            .filter_map(|(_, x)| colliders.iter().position(|c| c.depth(*x) > tolerance))
-            .inspect(|&k| first = Some(first.map_or(k, |f: usize| f.min(k))))
-            .count();
-        first.map(|k| (inside, k))
+        let free = || {
+            (state.positions.iter().enumerate())
+                .filter(|&(i, _)| self.system.is_free(i))
+                .map(|(_, x)| x)
+        };
+        (self.params.colliders.iter().enumerate())
+            .map(|(k, c)| (k, free().filter(|x| c.depth(**x) > tolerance).count()))
+            .find(|&(_, inside)| inside > 0)
     }
 
     /// The energy a motion starting with `energies` may gain (see

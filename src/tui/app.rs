@@ -951,7 +951,7 @@ impl App {
     /// The field to type a path to open in, starting in the presets'
     /// directory.
     fn open_path(&self) -> Mode {
-        let dir = self.preset_dir.display().to_string();
+        let dir = field_text(&self.preset_dir);
         Mode::OpenPath {
             text: if dir.ends_with('/') { dir } else { dir + "/" },
         }
@@ -1000,7 +1000,7 @@ impl App {
     /// Asks for the path to save to ([`Session::suggested_path`]), then
     /// does what comes `after`.
     fn save_as(&mut self, after: After) -> Action {
-        let text = self.session.suggested_path().display().to_string();
+        let text = field_text(&self.session.suggested_path());
         self.mode = Mode::SaveAs { text, after };
         Action::None
     }
@@ -1456,10 +1456,23 @@ impl App {
 }
 
 /// Whether a terminal of type `term` (`TERM`) draws braille: all but the
-/// Linux console's (`linux`, `linux-16color`…; its fonts hold 256 or 512
-/// glyphs, braille not among them) and VT terminals' (`vt100`, `vt220`…).
+/// Linux console's (`linux`, `linux-16color`, and `screen.linux` of GNU
+/// screen on it; its fonts hold 256 or 512 glyphs, braille not among them)
+/// and VT terminals' (`vt100`, `vt220`…, not VTE's `vte-256color`).
 pub fn draws_braille(term: Option<&str>) -> bool {
-    !term.is_some_and(|t| t == "linux" || t.starts_with("linux-") || t.starts_with("vt"))
+    let console = |t: &str| t == "linux" || t.starts_with("linux-") || t.ends_with(".linux");
+    let vt = |t: &str| {
+        t.strip_prefix("vt")
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    !term.is_some_and(|t| console(t) || vt(t))
+}
+
+/// `path` as a path field starts with it: without the doubled or `.`
+/// separators inside it (`presets//cloth.toml`, from a path given so), which
+/// [`path_of`] would take for a path typed over it.
+fn field_text(path: &Path) -> String {
+    path.components().collect::<PathBuf>().display().to_string()
 }
 
 /// The path typed in a field that starts with a directory: what follows
@@ -1610,7 +1623,14 @@ mod tests {
 
     #[test]
     fn the_linux_console_and_vt_terminals_draw_no_braille() {
-        for term in ["linux", "linux-16color", "vt100", "vt220"] {
+        for term in [
+            "linux",
+            "linux-16color",
+            "screen.linux",
+            "vt100",
+            "vt220",
+            "vt52",
+        ] {
             assert!(!draws_braille(Some(term)), "{term}");
         }
         for term in [
@@ -1618,6 +1638,7 @@ mod tests {
             Some("xterm-256color"),
             Some("screen"),
             Some("tmux-256color"),
+            Some("vte-256color"),
         ] {
             assert!(draws_braille(term), "{term:?}");
         }
@@ -1644,5 +1665,21 @@ mod tests {
             assert_eq!(path_of(text, home()), Some(path.into()), "{text}");
         }
         assert_eq!(path_of("/work/~/a.toml", None), None);
+    }
+
+    /// A path a field starts with has no doubled separator to be taken for
+    /// one typed over it (`presets//cloth.toml` saved to `/cloth.toml`).
+    #[test]
+    fn a_field_starts_with_a_tidy_path() {
+        for (path, text) in [
+            ("presets//cloth.toml", "presets/cloth.toml"),
+            ("./presets/./a.toml", "./presets/a.toml"),
+            ("/work//presets/", "/work/presets"),
+            (".", "."),
+        ] {
+            assert_eq!(field_text(Path::new(path)), text, "{path}");
+            let typed = path_of(&field_text(Path::new(path)), None);
+            assert_eq!(typed, Some(PathBuf::from(text)), "{path}");
+        }
     }
 }

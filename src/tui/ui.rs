@@ -53,11 +53,11 @@ const PLAIN_MARKERS: [(Marker, &str); 4] = [
 /// What the preview and the energy lines plot in: braille (2 × 4 dots a
 /// cell), else half blocks (1 × 2), which every console font holds
 /// ([`App::braille`]).
-fn plot_marker(app: &App) -> (Marker, &'static str) {
+fn plot_marker(app: &App) -> Marker {
     if app.braille {
-        (Marker::Braille, "⠶")
+        Marker::Braille
     } else {
-        (Marker::HalfBlock, "▀")
+        Marker::HalfBlock
     }
 }
 
@@ -346,7 +346,7 @@ fn render_preview(frame: &mut Frame, area: Rect, app: &App) {
     );
     let canvas = Canvas::default()
         .block(Block::bordered().title(title))
-        .marker(plot_marker(app).0)
+        .marker(plot_marker(app))
         .x_bounds([centre.0 - rx, centre.0 + rx])
         .y_bounds([centre.1 - ry, centre.1 + ry])
         .paint(|ctx| {
@@ -392,9 +392,10 @@ fn render_chart(frame: &mut Frame, area: Rect, app: &App) {
     let (y0, y1) = (y0 - pad, y1 + pad);
     let x1 = x1.max(x0 + 1.0);
     let marker = |k: usize| match PLAIN_MARKERS[k] {
-        (Marker::Braille, _) if app.no_color => plot_marker(app),
+        // (Half blocks would draw it as the bars and blocks above.)
+        (Marker::Braille, _) if app.no_color && !app.braille => (Marker::Custom('+'), "+"),
         plain if app.no_color => plain,
-        _ => (plot_marker(app).0, ""),
+        _ => (plot_marker(app), ""),
     };
     let datasets = SERIES
         .iter()
@@ -1001,9 +1002,17 @@ const FIELD_KEYS: [&str; 3] = [
 ];
 
 /// A [`field`] for a path, which says how to start one again over the
-/// directory it was given (see `app::typed_path`).
+/// directory it was given (see `app::path_of`), as briefly as the screen
+/// needs.
 fn path_field(text: &str, back: usize, room: usize) -> Vec<Line<'_>> {
     let mut lines = field(text, back, room);
-    lines.push(Line::from(" // starts again at /, ~/ at home").dark_gray());
+    let hint = [
+        " // starts again at /, ~/ at home",
+        " //: from /, ~/: from home",
+    ]
+    .into_iter()
+    .find(|hint| hint.chars().count() <= room)
+    .unwrap_or(" //: /, ~/: home");
+    lines.push(Line::from(hint).dark_gray());
     lines
 }
