@@ -143,10 +143,17 @@ else
 fi
 
 # 2. Plain `softbody` on a terminal with no display: the terminal UI.
-start "env -u DISPLAY -u WAYLAND_DISPLAY '$bin'"
+start "echo shell; env -u DISPLAY -u WAYLAND_DISPLAY '$bin'"
 wait_for "plain softbody starts the terminal UI" shows "Parameters"
+# Quit after the window grew: tmux filled the shell screen's new rows from
+# the terminal UI's, whose boxes stayed above the shell's line (QA).
+tm resize-window -t tui -x 160 -y 50
+redrawn_at_160x50() { screen | sed -n 49p | grep -q "^└kin"; }
+wait_for "redraws after an enlargement to 160x50" redrawn_at_160x50
 tm send-keys -t tui q
 wait_for "and quits" exited
+no_trace() { [ "$(screen | sed -n 1p)" = shell ]; }
+wait_for "the shell's screen keeps nothing of it" no_trace
 
 # 3. Plain `softbody` piped: the help, for scripts.
 if "$bin" | grep -q "Usage:"; then

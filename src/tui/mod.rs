@@ -221,6 +221,14 @@ struct Restore;
 
 impl Drop for Restore {
     fn drop(&mut self) {
+        // The screen cleared first: tmux, leaving the alternate screen of
+        // a window enlarged since it was entered, fills the shell screen's
+        // new rows from it, and the terminal UI's boxes stayed above the
+        // shell's lines (QA).
+        let _ = ratatui::crossterm::execute!(
+            std::io::stdout(),
+            ratatui::crossterm::terminal::Clear(ratatui::crossterm::terminal::ClearType::All)
+        );
         // A terminal that hung up cannot be restored, and has no one to
         // tell (`ratatui::restore` said so on it, which panicked).
         let _ = ratatui::try_restore();
