@@ -486,6 +486,7 @@ fn run(command: Command, threads: Option<usize>) -> Result<(), Failure> {
 
 /// `inspect` of a preset: the built model's counts and factor size.
 fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
+    use softbody::param::ParamId;
     use softbody::preset::Preset;
     use softbody::solver::Solver;
     let bad = |e: softbody::preset::PresetError| Failure::BadInput(e.into());
@@ -498,8 +499,29 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
         .map_err(|e| Failure::BadInput(anyhow::anyhow!("{}: {e}", file.display())))?;
     let factor = solver.factor_stats();
     let summary = built.summary();
+    // What the preset sets, as the terminal UI lists it (QA: inspect said
+    // nothing of the weights, the time step or the pin rules).
+    let preset = &loaded.preset;
+    let settings: Vec<(&str, f64)> = ParamId::for_model(preset, &built.model)
+        .into_iter()
+        .map(|p| (p.label(), p.value(preset)))
+        .collect();
+    let rules = |selectors: &[softbody::preset::Selector]| -> Vec<String> {
+        selectors
+            .iter()
+            .map(softbody::preset::Selector::describe)
+            .collect()
+    };
+    let (hard, soft) = (rules(&preset.pins.hard), rules(&preset.pins.soft));
+    let sim = &preset.sim;
     if json {
         let mut value = serde_json::to_value(summary).map_err(|e| Failure::Runtime(e.into()))?;
+        value["settings"] = (settings.iter())
+            .map(|&(k, v)| (k.to_owned(), serde_json::json!(v)))
+            .collect();
+        value["acceleration"] = serde_json::json!(sim.acceleration.name());
+        value["guess"] = serde_json::json!(sim.guess_name());
+        value["pin_rules"] = serde_json::json!({ "hard": hard, "soft": soft });
         value["file"] = serde_json::json!(file.display().to_string());
         value["name"] = serde_json::json!(loaded.preset.name);
         value["migrated_from"] = serde_json::json!(loaded.migrated_from);
@@ -528,6 +550,24 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
             factor.unknowns,
             factor.factor_nnz,
             factor.precision().describe()
+        );
+        let shown: Vec<String> = (settings.iter())
+            .map(|&(k, v)| format!("{k} {}", softbody::param::format_value(v)))
+            .collect();
+        outln!("  settings:    {}", shown.join(", "));
+        outln!(
+            "  solver:      {} iterations from the {} guess",
+            sim.acceleration,
+            sim.guess_name()
+        );
+        let listed = |rules: &[String]| match rules {
+            [] => "none".to_owned(),
+            rules => rules.join("; "),
+        };
+        outln!(
+            "  pin rules:   hard: {}; soft: {}",
+            listed(&hard),
+            listed(&soft)
         );
         // What the mesh's import repaired and the build had to guess (as
         // the editor and the terminal UI say on opening it).

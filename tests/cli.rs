@@ -428,6 +428,22 @@ fn inspect_reports_a_preset() {
     assert!(text.contains("2 hard, 0 soft"), "{text}");
     assert!(text.contains("texture:     900 coordinates"), "{text}");
     assert!(text.contains("non-zeros in L"), "{text}");
+    // What it sets, as the terminal UI lists it (it said nothing of it).
+    assert!(
+        text.contains(
+            "settings:    structural 1000, shear 500, bending 20, attachment 1000, density 0.15, \
+             dt 0.0167, iterations 10"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("solver:      anderson iterations from the extrapolated guess"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pin rules:   hard: the top corners; soft: none"),
+        "{text}"
+    );
     let json = softbody(&["inspect", "--json", "presets/jelly.toml"]);
     assert!(
         json.status.success(),
@@ -442,6 +458,11 @@ fn inspect_reports_a_preset() {
     assert!(v["total_mass"].as_f64().unwrap() > 0.0);
     // The sample sphere has no texture coordinates.
     assert_eq!(v["texcoords"], 0);
+    assert_eq!(v["settings"]["strain"], 2e4);
+    assert_eq!(v["settings"]["density"], 1050.0);
+    assert!(v["settings"]["structural"].is_null(), "a tet model's list");
+    assert_eq!(v["acceleration"], "anderson");
+    assert_eq!(v["pin_rules"]["soft"], serde_json::json!(["a plane"]));
 }
 
 #[test]
