@@ -201,6 +201,9 @@ fn box_selecting_the_bottom_edge_and_pinning_it_pins_those_vertices() {
         hi + egui::vec2(4.0, 3.0),
     );
     assert_eq!(harness.state().selection.indices(), bottom);
+    // The status bar says how many (only the Pins section, often scrolled
+    // away, said it: QA).
+    harness.get_by_label("30 selected");
     let pinned_before = harness
         .state()
         .session
@@ -248,6 +251,35 @@ fn box_selecting_the_bottom_edge_and_pinning_it_pins_those_vertices() {
         harness.state().session.model().pins.hard_vertices().len(),
         pinned.len()
     );
+}
+
+/// A file given on the command line that does not open leaves the editor
+/// on the default scene with the error to show, where a window would show
+/// it (QA: a bad OBJ opened from a launcher opened nothing); a scripted run
+/// or one without a display still fails with it.
+#[test]
+fn a_file_that_does_not_open_leaves_the_editor_on_the_default_scene() {
+    use softbody::gui::open_for_editor;
+    let dir = scratch_dir("gui-bad-file");
+    let bad = dir.join("nan.obj");
+    std::fs::write(&bad, "v 0 0 0\nv 1 0 nan\nv 0 1 0\nf 1 2 3\n").unwrap();
+    let (session, refused) = open_for_editor(Some(&bad), true).unwrap();
+    let why = refused.unwrap();
+    assert!(
+        why.starts_with("error: ") && why.contains("nan.obj:2"),
+        "{why}"
+    );
+    assert_eq!(session.path(), None, "untitled");
+    assert!(session.model().vertex_count() > 3, "the default scene");
+    assert!(open_for_editor(Some(&bad), false).is_err());
+    let (_, refused) = open_for_editor(Some(Path::new("presets/silk.toml")), true).unwrap();
+    assert_eq!(refused, None);
+    // Shown in the status bar, in red.
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 800.0])
+        .build_eframe(move |cc| live(EditorApp::new(cc, session, None).with_message(why)));
+    harness.run();
+    harness.get_by_label_contains("nan.obj:2");
 }
 
 /// Every note of the build is readable in the Model panel (the status bar

@@ -224,6 +224,13 @@ impl EditorApp {
         self
     }
 
+    /// Starts with `message` in the status bar (an error in red when it
+    /// starts with "error").
+    pub fn with_message(mut self, message: String) -> Self {
+        self.message = message;
+        self
+    }
+
     /// Steps the simulation on its own thread (see [`SimWorker`]), so a
     /// slow frame never holds up drawing; each of its frames repaints
     /// `ctx`.
@@ -502,6 +509,7 @@ impl EditorApp {
                     ui_fps: self.ui_fps,
                     sim_fps: self.sim_fps(),
                     memory: self.memory.resident(),
+                    selected: self.selection.len(),
                     message: &self.message,
                 },
             );

@@ -26,7 +26,8 @@ pub mod scene;
 pub mod selection;
 pub mod viewport;
 
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::autosave::{Autosave, INTERVAL};
@@ -75,11 +76,22 @@ pub fn display_available() -> bool {
 ///
 /// # Errors
 /// [`GuiError::Session`] if the scene does not load (before any window
-/// opens); [`GuiError::Window`] without a display or an OpenGL context;
+/// opens) where no window would show the error ([`open_for_editor`]);
+/// [`GuiError::Window`] without a display or an OpenGL context;
 /// [`GuiError::Check`] if a scripted run's screenshot is blank or cannot be
 /// saved.
 pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
-    let (session, _) = Session::open_or_default(path.as_deref())?;
+    let windowed = options.frames.is_none() && display_available();
+    let (session, refused) = open_for_editor(path.as_deref(), windowed)?;
+    if let Some(why) = &refused {
+        // Said where the editor was started from, too.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "softbody: {why}; the editor opens on the default scene"
+        );
+    }
+    // The autosave is of the file opened, if it opened.
+    let path = path.filter(|_| refused.is_none());
     if !display_available() {
         return Err(GuiError::Window(
             "no display: neither DISPLAY nor WAYLAND_DISPLAY is set".into(),
@@ -121,6 +133,9 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
         Box::new(move |cc| {
             let scripted = script.is_some();
             let mut app = EditorApp::new(cc, session, script).with_worker(&cc.egui_ctx);
+            if let Some(why) = refused {
+                app = app.with_message(why);
+            }
             // A scripted run (CI, screenshots) neither offers nor writes
             // crash-recovery autosaves.
             if !scripted {
@@ -143,6 +158,29 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
         .lock()
         .map_or_else(|_| Err("the editor panicked".to_owned()), |r| r.clone());
     result.map_err(GuiError::Check)
+}
+
+/// What the editor opens for `path` ([`Session::open_or_default`]): where
+/// it would open a window (`windowed`), a file that does not open leaves
+/// it on the default scene with the error to show (the second value), as
+/// File ▸ Open does: started from a file manager or a launcher, a bad OBJ
+/// opened nothing, its error on a standard error no one saw (QA).
+///
+/// # Errors
+/// As [`Session::open_or_default`] where no window would show them (a
+/// scripted run, no display), and where the default scene does not open.
+pub fn open_for_editor(
+    path: Option<&Path>,
+    windowed: bool,
+) -> Result<(Session, Option<String>), SessionError> {
+    match Session::open_or_default(path) {
+        Ok((session, _)) => Ok((session, None)),
+        Err(e) if windowed && path.is_some() => {
+            let (session, _) = Session::open_or_default(None)?;
+            Ok((session, Some(format!("error: {e}"))))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// `message` without a dependency's source location: winit's OS errors read

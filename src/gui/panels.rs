@@ -993,12 +993,16 @@ pub struct StatusInfo<'a> {
     pub sim_fps: f64,
     /// The memory the process holds, if known.
     pub memory: Option<Resident>,
+    /// Vertices selected.
+    pub selected: usize,
     /// The last outcome or error.
     pub message: &'a str,
 }
 
 /// The status bar: UI and simulation rates, the solver phases of the last
-/// frame, the memory the process holds, the warnings and the last outcome.
+/// frame, the memory the process holds, the vertices selected (QA: only the
+/// Pins section, often scrolled away, said how many), the warnings and the
+/// last outcome.
 pub fn status_bar(ui: &mut egui::Ui, session: &Session, info: &StatusInfo<'_>) {
     ui.horizontal(|ui| {
         ui.label(format!("UI {:.0} fps", info.ui_fps));
@@ -1028,6 +1032,10 @@ pub fn status_bar(ui: &mut egui::Ui, session: &Session, info: &StatusInfo<'_>) {
         if let Some(memory) = info.memory {
             ui.label(format!("memory {memory}"))
                 .on_hover_text("held in RAM by this process now, and the most it has held");
+            ui.separator();
+        }
+        if info.selected > 0 {
+            ui.label(format!("{} selected", info.selected));
             ui.separator();
         }
         // Cut at the window's edge with "…", the whole of it on hover (a
