@@ -502,9 +502,9 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
     // What the preset sets, as the terminal UI lists it (QA: inspect said
     // nothing of the weights, the time step or the pin rules).
     let preset = &loaded.preset;
-    let settings: Vec<(&str, f64)> = ParamId::for_model(preset, &built.model)
+    let settings: Vec<(ParamId, f64)> = ParamId::for_model(preset, &built.model)
         .into_iter()
-        .map(|p| (p.label(), p.value(preset)))
+        .map(|p| (p, p.value(preset)))
         .collect();
     let rules = |selectors: &[softbody::preset::Selector]| -> Vec<String> {
         selectors
@@ -516,8 +516,15 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
     let sim = &preset.sim;
     if json {
         let mut value = serde_json::to_value(summary).map_err(|e| Failure::Runtime(e.into()))?;
+        // (Keys in snake case, as the rest: `strain_limit`, `gravity_y`.)
         value["settings"] = (settings.iter())
-            .map(|&(k, v)| (k.to_owned(), serde_json::json!(v)))
+            .map(|&(p, v)| {
+                let v = match p {
+                    ParamId::Iterations => serde_json::json!(sim.iterations),
+                    _ => serde_json::json!(v),
+                };
+                (p.label().replace(' ', "_"), v)
+            })
             .collect();
         value["acceleration"] = serde_json::json!(sim.acceleration.name());
         value["guess"] = serde_json::json!(sim.guess_name());
@@ -552,7 +559,7 @@ fn inspect_preset(file: &std::path::Path, json: bool) -> Result<(), Failure> {
             factor.precision().describe()
         );
         let shown: Vec<String> = (settings.iter())
-            .map(|&(k, v)| format!("{k} {}", softbody::param::format_value(v)))
+            .map(|&(p, v)| format!("{} {}", p.label(), softbody::param::format_value(v)))
             .collect();
         outln!("  settings:    {}", shown.join(", "));
         outln!(

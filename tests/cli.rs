@@ -460,6 +460,8 @@ fn inspect_reports_a_preset() {
     assert_eq!(v["texcoords"], 0);
     assert_eq!(v["settings"]["strain"], 2e4);
     assert_eq!(v["settings"]["density"], 1050.0);
+    assert_eq!(v["settings"]["strain_limit"], 0.0);
+    assert_eq!(v["settings"]["iterations"], 10);
     assert!(v["settings"]["structural"].is_null(), "a tet model's list");
     assert_eq!(v["acceleration"], "anderson");
     assert_eq!(v["pin_rules"]["soft"], serde_json::json!(["a plane"]));

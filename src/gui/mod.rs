@@ -83,15 +83,7 @@ pub fn display_available() -> bool {
 pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
     let windowed = options.frames.is_none() && display_available();
     let (session, refused) = open_for_editor(path.as_deref(), windowed)?;
-    if let Some(why) = &refused {
-        // Said where the editor was started from, too.
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "softbody: {why}; the editor opens on the default scene"
-        );
-    }
-    // The autosave is of the file opened, if it opened.
-    let path = path.filter(|_| refused.is_none());
+    let why = refused.as_ref().map(|e| format!("error: {e}"));
     if !display_available() {
         return Err(GuiError::Window(
             "no display: neither DISPLAY nor WAYLAND_DISPLAY is set".into(),
@@ -133,7 +125,13 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
         Box::new(move |cc| {
             let scripted = script.is_some();
             let mut app = EditorApp::new(cc, session, script).with_worker(&cc.egui_ctx);
-            if let Some(why) = refused {
+            if let Some(why) = why {
+                // Said where the editor was started from too, once its
+                // window is there.
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "softbody: {why}; the editor opens on the default scene"
+                );
                 app = app.with_message(why);
             }
             // A scripted run (CI, screenshots) neither offers nor writes
@@ -153,6 +151,11 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
     if let Some(file) = scratch_state {
         let _ = std::fs::remove_file(file);
     }
+    // No window after all (a stale DISPLAY, no OpenGL): the file's error is
+    // what to say, as without a display.
+    if let (Err(_), Some(refused)) = (&ran, refused) {
+        return Err(GuiError::Session(refused));
+    }
     ran?;
     let result = outcome
         .lock()
@@ -168,17 +171,18 @@ pub fn run(path: Option<PathBuf>, options: Options) -> Result<(), GuiError> {
 ///
 /// # Errors
 /// As [`Session::open_or_default`] where no window would show them (a
-/// scripted run, no display), and where the default scene does not open.
+/// scripted run, no display), and the file's error where the default scene
+/// does not open either.
 pub fn open_for_editor(
     path: Option<&Path>,
     windowed: bool,
-) -> Result<(Session, Option<String>), SessionError> {
+) -> Result<(Session, Option<SessionError>), SessionError> {
     match Session::open_or_default(path) {
         Ok((session, _)) => Ok((session, None)),
-        Err(e) if windowed && path.is_some() => {
-            let (session, _) = Session::open_or_default(None)?;
-            Ok((session, Some(format!("error: {e}"))))
-        }
+        Err(e) if windowed && path.is_some() => match Session::open_or_default(None) {
+            Ok((session, _)) => Ok((session, Some(e))),
+            Err(_) => Err(e),
+        },
         Err(e) => Err(e),
     }
 }

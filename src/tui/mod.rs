@@ -196,6 +196,9 @@ fn keep_terminal_on_other_panics() {
     let restore = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if std::thread::current().id() == ui {
+            // (As [`Restore`] does: it clears no more once panicking, where
+            // it would wipe the message this prints.)
+            clear_screen();
             restore(info);
         } else if let Ok(mut last) = OTHER_PANIC.lock() {
             *last = Some(info.to_string());
@@ -221,18 +224,26 @@ struct Restore;
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        // The screen cleared first: tmux, leaving the alternate screen of
-        // a window enlarged since it was entered, fills the shell screen's
-        // new rows from it, and the terminal UI's boxes stayed above the
-        // shell's lines (QA).
-        let _ = ratatui::crossterm::execute!(
-            std::io::stdout(),
-            ratatui::crossterm::terminal::Clear(ratatui::crossterm::terminal::ClearType::All)
-        );
+        // After a panic of this thread its hook has restored the terminal
+        // and printed the panic on the shell's screen, which a clear would
+        // wipe.
+        if !std::thread::panicking() {
+            clear_screen();
+        }
         // A terminal that hung up cannot be restored, and has no one to
         // tell (`ratatui::restore` said so on it, which panicked).
         let _ = ratatui::try_restore();
     }
+}
+
+/// Clears the terminal UI's screen before it is left: tmux, leaving the
+/// alternate screen of a window enlarged since it was entered, fills the
+/// shell screen's new rows from it, and the terminal UI's boxes stayed
+/// above the shell's lines (QA). (A hung-up terminal fails the write at
+/// once.)
+fn clear_screen() {
+    use ratatui::crossterm::terminal::{Clear, ClearType};
+    let _ = ratatui::crossterm::execute!(std::io::stdout(), Clear(ClearType::All));
 }
 
 /// What wakes the event loop between drawn frames.
