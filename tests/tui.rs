@@ -2337,7 +2337,6 @@ fn the_pin_group_field_lists_the_groups() {
 fn without_colours_the_energy_series_differ_by_marker() {
     let mut app = cloth();
     app.session.apply(Command::Step(20)).unwrap();
-    (app.no_color, app.braille) = (false, true);
     let coloured = screen(&app, 100, 30);
     assert!(coloured.contains("└kin "), "{coloured}");
     assert!(!coloured.contains('•'), "{coloured}");
@@ -2381,7 +2380,6 @@ fn without_braille_the_plots_are_drawn_in_half_blocks() {
     let mut app = cloth();
     app.session.apply(Command::Step(20)).unwrap();
     let is_braille = |c: char| ('\u{2800}'..='\u{28ff}').contains(&c);
-    app.braille = true;
     let shown = screen(&app, 100, 30);
     assert!(shown.chars().any(is_braille), "{shown}");
     app.braille = false;

@@ -987,11 +987,19 @@ fn field(text: &str, back: usize, room: usize) -> Vec<Line<'_>> {
     }
     // The keys, as many as fit (at 40 columns the whole line was cut
     // after "Home En": QA).
-    let keys = FIELD_KEYS
-        .into_iter()
-        .find(|keys| keys.chars().count() <= room)
-        .unwrap_or(FIELD_KEYS[FIELD_KEYS.len() - 1]);
+    let keys = longest_fitting(&FIELD_KEYS, room);
     vec![Line::from(spans), Line::from(keys).dark_gray()]
+}
+
+/// The first of `hints` (longest first) that fits in `room` columns, else
+/// the last.
+fn longest_fitting(hints: &[&'static str], room: usize) -> &'static str {
+    use unicode_width::UnicodeWidthStr as _;
+    (hints.iter())
+        .find(|hint| hint.width() <= room)
+        .or(hints.last())
+        .copied()
+        .unwrap_or_default()
 }
 
 /// A text field's keys, from the longest hint to the shortest.
@@ -1006,13 +1014,14 @@ const FIELD_KEYS: [&str; 3] = [
 /// needs.
 fn path_field(text: &str, back: usize, room: usize) -> Vec<Line<'_>> {
     let mut lines = field(text, back, room);
-    let hint = [
-        " // starts again at /, ~/ at home",
-        " //: from /, ~/: from home",
-    ]
-    .into_iter()
-    .find(|hint| hint.chars().count() <= room)
-    .unwrap_or(" //: /, ~/: home");
+    let hint = longest_fitting(
+        &[
+            " // starts again at /, ~/ at home",
+            " //: from /, ~/: from home",
+            " //: /, ~/: home",
+        ],
+        room,
+    );
     lines.push(Line::from(hint).dark_gray());
     lines
 }
